@@ -1,0 +1,55 @@
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, describeFailure } from '../http/failures.js';
+import { MerchantError, type MerchantFailure } from '../merchants/service.js';
+
+const MERCHANT_FAILURE_STATUS: Record<MerchantFailure['kind'], 404 | 409> = {
+  merchant_not_found: 404,
+  api_key_not_found: 404,
+  api_key_deleted: 409,
+};
+
+/** Operator API errors: `{ "error": { "code", "message" } }` with a plain HTTP status. */
+export function sendAdminError(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
+  return reply.code(status).send({ error: { code, message } });
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
+}
+
+function bearerMatches(request: FastifyRequest, expected: string): boolean {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string' || !header.startsWith('Bearer ')) return false;
+  // Hashing first gives equal-length inputs, so the comparison is constant-time whatever is sent.
+  return timingSafeEqual(digest(header.slice('Bearer '.length)), digest(expected));
+}
+
+/** Bearer authentication and the error format of every route in the admin scope. */
+export function registerAdminAuth(scope: FastifyInstance, adminToken: string | undefined): void {
+  scope.addHook('onRequest', async (request, reply) => {
+    if (adminToken === undefined) {
+      return sendAdminError(reply, 403, 'admin_api_disabled', 'the admin API is disabled: set CASHGATE_ADMIN_TOKEN to enable it');
+    }
+    if (!bearerMatches(request, adminToken)) {
+      void reply.header('www-authenticate', 'Bearer realm="cashgate-admin"');
+      return sendAdminError(reply, 401, 'unauthorized', 'send Authorization: Bearer <CASHGATE_ADMIN_TOKEN>');
+    }
+    return undefined;
+  });
+
+  scope.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof ApiError) {
+      return sendAdminError(reply, 400, 'invalid_request', describeFailure(error.failure, 'en').text);
+    }
+    if (error instanceof MerchantError) {
+      const status = MERCHANT_FAILURE_STATUS[error.failure.kind];
+      return sendAdminError(reply, status, error.failure.kind, error.message);
+    }
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || (error.statusCode !== undefined && error.statusCode < 500)) {
+      return sendAdminError(reply, error.statusCode ?? 400, 'invalid_request', error.message);
+    }
+    request.log.error({ err: error }, 'admin request failed');
+    return sendAdminError(reply, 500, 'internal_error', `internal error; request id ${request.id}`);
+  });
+}

@@ -1,0 +1,140 @@
+import { stringToSign, signString, signsEqual } from '@cashgate/sdk';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Clock } from '../clock.js';
+import { ApiError, type ApiFailure } from '../http/failures.js';
+import type { Language } from '../http/language.js';
+import type { AuthKey, MerchantService } from '../merchants/service.js';
+import type { Store } from '../store/store.js';
+import { recordNonce } from './nonces.js';
+import { grants, type Permission } from './permissions.js';
+import type { KeyRateLimiter } from './rate-limit.js';
+
+/** Who is calling, once a signed request has passed every check. */
+export interface MerchantCaller {
+  merchantId: string;
+  accessKey: string;
+  language: Language;
+  debug: boolean;
+}
+
+/** What the error handler needs to word a failure before authentication has finished. */
+export interface CallerHints {
+  language: Language | undefined;
+  debug: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    merchantCaller: MerchantCaller | null;
+    callerHints: CallerHints;
+  }
+  interface FastifyContextConfig {
+    /** The permission a signed route requires. */
+    permission?: Permission;
+  }
+}
+
+export interface AuthDeps {
+  store: Store;
+  merchants: MerchantService;
+  clock: Clock;
+  rateLimiter: KeyRateLimiter;
+  signatureWindowMs: number;
+}
+
+const TIMESTAMP = /^\d{13}$/;
+const NONCE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+const SIGN = /^[A-Za-z0-9+/]{27}=$/;
+const ACCESS_KEY = /^[A-Za-z0-9]{1,64}$/;
+
+const HEADER_FORMATS = {
+  access_key: ACCESS_KEY,
+  timestamp: TIMESTAMP,
+  nonce: NONCE,
+  sign: SIGN,
+} as const;
+type AuthHeader = keyof typeof HEADER_FORMATS;
+
+function readAuthHeaders(request: FastifyRequest): Record<AuthHeader, string> {
+  const values = {} as Record<AuthHeader, string>;
+  for (const name of Object.keys(HEADER_FORMATS) as AuthHeader[]) {
+    const value = request.headers[name];
+    if (value === undefined || value === '') throw new ApiError({ kind: 'header_missing', header: name });
+    if (typeof value !== 'string' || !HEADER_FORMATS[name].test(value)) {
+      throw new ApiError({ kind: 'header_malformed', header: name, expected: name });
+    }
+    values[name] = value;
+  }
+  return values;
+}
+
+/** The signed parameters: query parameters for GET, the JSON body's members otherwise. */
+function signedParams(request: FastifyRequest): Record<string, unknown> | null {
+  const source: unknown = request.method === 'GET' ? request.query : request.body;
+  if (source === undefined || source === null) return null;
+  // A body that is not a JSON object has no members to sign: a parameter error, not a signature one.
+  if (typeof source !== 'object' || Array.isArray(source)) throw new ApiError({ kind: 'body_not_object' });
+  return source as Record<string, unknown>;
+}
+
+function withSignedString(failure: ApiFailure, key: AuthKey, signed: string): ApiError {
+  const error = new ApiError(failure);
+  if (key.debug) error.debugDetail = `server string to sign: ${signed}`;
+  return error;
+}
+
+/**
+ * Authenticates every route of the scope it is registered in, in the order of DESIGN §1.6:
+ * headers and signature (307), then key state, IP and permission (301), then the rate limit (429).
+ * The body is validated afterwards by the route (300).
+ */
+export function registerMerchantAuth(scope: FastifyInstance, deps: AuthDeps): void {
+  scope.addHook('preValidation', async (request) => {
+    const headers = readAuthHeaders(request);
+    const params = signedParams(request);
+    const key = await deps.merchants.findKeyForAuth(headers.access_key);
+    if (key === undefined) throw new ApiError({ kind: 'unknown_access_key' });
+    request.callerHints = { language: key.merchantLanguage, debug: key.debug };
+
+    const signed = stringToSign(params, headers);
+    if (!signsEqual(signString(key.secretKey, signed), headers.sign)) {
+      throw withSignedString({ kind: 'signature_mismatch' }, key, signed);
+    }
+    const now = deps.clock.now();
+    const timestamp = Number(headers.timestamp);
+    if (Math.abs(now - timestamp) > deps.signatureWindowMs) {
+      throw withSignedString(
+        { kind: 'timestamp_outside_window', windowSeconds: deps.signatureWindowMs / 1000, serverTime: now },
+        key,
+        signed,
+      );
+    }
+    const fresh = await deps.store.transact((tx) =>
+      recordNonce(tx, key.accessKey, headers.nonce, timestamp + deps.signatureWindowMs),
+    );
+    if (!fresh) throw withSignedString({ kind: 'nonce_reused' }, key, signed);
+
+    if (key.status === 'deleted') throw new ApiError({ kind: 'key_deleted' });
+    if (key.status === 'disabled') throw new ApiError({ kind: 'key_disabled' });
+    if (now < key.activeAt) throw new ApiError({ kind: 'key_not_active', activeAt: key.activeAt });
+    if (!key.whitelist.allows(request.ip)) throw new ApiError({ kind: 'ip_not_whitelisted', ip: request.ip });
+    const permission = request.routeOptions.config.permission;
+    if (permission === undefined) throw new Error(`signed route ${request.routeOptions.url ?? ''} declares no permission`);
+    if (!grants(key.permissions, permission)) throw new ApiError({ kind: 'permission_denied', permission });
+
+    const waitMs = deps.rateLimiter.take(key.accessKey, now);
+    if (waitMs > 0) {
+      throw new ApiError({
+        kind: 'rate_limited',
+        limitPerMinute: deps.rateLimiter.perMinute,
+        retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)),
+      });
+    }
+    request.merchantCaller = {
+      merchantId: key.merchantId,
+      accessKey: key.accessKey,
+      language: key.merchantLanguage,
+      debug: key.debug,
+    };
+  });
+}

@@ -1,0 +1,186 @@
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { startGateway, openServices } from './gateway.js';
+import { isLanguage } from './http/language.js';
+import { createLogger } from './logger.js';
+import { SERVICE_VERSION } from './version.js';
+
+const USAGE = `Cashgate ${SERVICE_VERSION}: self-hostable merchant payment gateway
+
+Usage: cashgate <command> [options]      (from a checkout: npm run cashgate -- <command> …)
+
+  serve                                  start the HTTP server and workers (default)
+  migrate                                apply database migrations and exit
+  merchant create --name NAME [--language en|pt-BR|es]
+  merchant list
+  key create --merchant ID [--permissions all|p1,p2] [--ip-whitelist 0.0.0.0|a,b/cidr] [--debug] [--label TEXT]
+  key list --merchant ID
+
+Configuration comes from the environment (see docs/operations.md).`;
+
+async function serve(config: Config): Promise<void> {
+  const logger = createLogger(config.logLevel);
+  let demoToken: string | undefined;
+  if (config.demo && config.adminToken === undefined) {
+    demoToken = randomBytes(24).toString('base64url');
+    config.adminToken = demoToken;
+  }
+  const gateway = await startGateway(config, logger);
+  if (config.demo) await printDemo(gateway, config, demoToken);
+  let closing = false;
+  const shutdown = (signal: string): void => {
+    if (closing) return;
+    closing = true;
+    logger.info({ signal }, 'shutting down');
+    gateway.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+async function printDemo(
+  gateway: Awaited<ReturnType<typeof startGateway>>,
+  config: Config,
+  demoToken: string | undefined,
+): Promise<void> {
+  const existing = (await gateway.merchants.listMerchants()).find((m) => m.name === 'Demo Merchant');
+  const merchant = existing ?? (await gateway.merchants.createMerchant({ name: 'Demo Merchant', language: 'en' }));
+  const key = await gateway.merchants.createApiKey(merchant.merchantId, {
+    permissions: ['all'],
+    ipWhitelist: ['0.0.0.0'],
+    debug: true,
+    label: 'demo',
+  });
+  const lines = [
+    '',
+    '  Cashgate demo is running',
+    `  URL          ${config.publicBaseUrl}`,
+    `  merchant     ${merchant.merchantId} (Demo Merchant)`,
+    `  access key   ${key.accessKey}`,
+    `  secret key   ${key.secretKey}   (shown once; a new key is made at every demo start)`,
+    `  active at    ${new Date(key.activeAt).toISOString()}  (KEY_ACTIVATION_DELAY_MS=${config.keyActivationDelayMs})`,
+    `  admin token  ${demoToken ?? '(CASHGATE_ADMIN_TOKEN from your environment)'}`,
+    '',
+    '  Try:  CASHGATE_ACCESS_KEY=… CASHGATE_SECRET_KEY=… node scripts/signed-curl.mjs POST /api/v3/bra/query/bank \'{"currencyType":"BRL"}\'',
+    '',
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+function option(values: Record<string, string | boolean | undefined>, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+async function withServices(
+  config: Config,
+  work: (services: Awaited<ReturnType<typeof openServices>>) => Promise<unknown>,
+): Promise<void> {
+  const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
+  const services = await openServices(config, logger);
+  try {
+    const result = await work(services);
+    if (result !== undefined) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  } finally {
+    await services.store.close();
+  }
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      language: { type: 'string' },
+      merchant: { type: 'string' },
+      permissions: { type: 'string' },
+      'ip-whitelist': { type: 'string' },
+      label: { type: 'string' },
+      debug: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const command = positionals.join(' ') || 'serve';
+  if (values.help === true || command === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      return 78;
+    }
+    throw error;
+  }
+  switch (command) {
+    case 'serve':
+      await serve(config);
+      return -1;
+    case 'migrate':
+      await withServices(config, async () => ({ migrated: true }));
+      return 0;
+    case 'merchant create': {
+      const name = option(values, 'name');
+      const language = option(values, 'language') ?? 'en';
+      if (name === undefined || !isLanguage(language)) {
+        process.stderr.write('merchant create needs --name NAME and optionally --language en|pt-BR|es\n');
+        return 64;
+      }
+      await withServices(config, ({ merchants }) => merchants.createMerchant({ name, language }));
+      return 0;
+    }
+    case 'merchant list':
+      await withServices(config, ({ merchants }) => merchants.listMerchants());
+      return 0;
+    case 'key create': {
+      const merchantId = option(values, 'merchant');
+      if (merchantId === undefined) {
+        process.stderr.write('key create needs --merchant ID\n');
+        return 64;
+      }
+      await withServices(config, ({ merchants }) =>
+        merchants.createApiKey(merchantId, {
+          permissions: (option(values, 'permissions') ?? 'all').split(',').map((p) => p.trim()),
+          ipWhitelist: option(values, 'ip-whitelist') ?? '0.0.0.0',
+          debug: values.debug === true,
+          label: option(values, 'label'),
+        }),
+      );
+      return 0;
+    }
+    case 'key list': {
+      const merchantId = option(values, 'merchant');
+      if (merchantId === undefined) {
+        process.stderr.write('key list needs --merchant ID\n');
+        return 64;
+      }
+      await withServices(config, ({ merchants }) => merchants.listApiKeys(merchantId));
+      return 0;
+    }
+    default:
+      process.stderr.write(`unknown command "${command}"\n\n${USAGE}\n`);
+      return 64;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exitCode = code;
+  },
+  (error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`cashgate: ${message}\n`);
+    process.exitCode = 1;
+  },
+);

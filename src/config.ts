@@ -1,0 +1,164 @@
+import { isAbsolute, resolve } from 'node:path';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+/** What Fastify accepts as trustProxy: off, on (any hop), a hop count, or trusted addresses/CIDRs. */
+export type TrustProxy = boolean | number | string[];
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** postgres://… selects PostgreSQL; undefined means the embedded SQLite file in dataDir. */
+  databaseUrl: string | undefined;
+  /** Bearer token of the admin API; undefined disables it. */
+  adminToken: string | undefined;
+  /** 32-byte key that encrypts API secrets at rest; undefined means the generated file in dataDir. */
+  masterKey: Buffer | undefined;
+  keyActivationDelayMs: number;
+  signatureWindowMs: number;
+  callbackRetryIntervalMs: number;
+  callbackMaxRetries: number;
+  callbackRetryWindowMs: number;
+  callbackAllowPrivateNetworks: boolean;
+  trustProxy: TrustProxy;
+  publicBaseUrl: string;
+  /** Signed requests allowed per access key per minute (token bucket, per process). */
+  rateLimitPerKeyPerMinute: number;
+  logLevel: LogLevel;
+  demo: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Reads each variable with its own rule and collects every problem before failing. */
+class EnvReader {
+  readonly problems: string[] = [];
+
+  constructor(private readonly env: Env) {}
+
+  private raw(name: string): string | undefined {
+    const value = this.env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  }
+
+  string(name: string, fallback: string): string {
+    return this.raw(name) ?? fallback;
+  }
+
+  optionalString(name: string): string | undefined {
+    return this.raw(name);
+  }
+
+  integer(name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+      this.problems.push(`${name}=${JSON.stringify(value)}: must be a whole number from ${min} to ${max}`);
+      return fallback;
+    }
+    return Number(value);
+  }
+
+  boolean(name: string, fallback: boolean): boolean {
+    const value = this.raw(name)?.toLowerCase();
+    if (value === undefined) return fallback;
+    if (['1', 'true', 'yes', 'on'].includes(value)) return true;
+    if (['0', 'false', 'no', 'off'].includes(value)) return false;
+    this.problems.push(`${name}=${JSON.stringify(value)}: must be true or false (also 1/0, yes/no, on/off)`);
+    return fallback;
+  }
+
+  oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if ((allowed as readonly string[]).includes(value)) return value as T;
+    this.problems.push(`${name}=${JSON.stringify(value)}: must be one of ${allowed.join(', ')}`);
+    return fallback;
+  }
+
+  url(name: string, fallback: string | undefined, protocols: readonly string[]): string | undefined {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    try {
+      const url = new URL(value);
+      if (protocols.includes(url.protocol)) return value;
+    } catch {
+      // reported below
+    }
+    this.problems.push(`${name}: must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`);
+    return fallback;
+  }
+
+  masterKey(name: string): Buffer | undefined {
+    const value = this.raw(name);
+    if (value === undefined) return undefined;
+    const key = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, 'hex') : Buffer.from(value, 'base64');
+    if (key.length === 32 && (/^[0-9a-fA-F]{64}$/.test(value) || /^[A-Za-z0-9+/]{43}=?$/.test(value))) {
+      return key;
+    }
+    this.problems.push(`${name}: must be 32 bytes, written as 64 hex digits or Base64`);
+    return undefined;
+  }
+
+  trustProxy(name: string): TrustProxy {
+    const value = this.raw(name);
+    if (value === undefined) return false;
+    const lower = value.toLowerCase();
+    if (lower === 'false' || lower === '0') return false;
+    if (lower === 'true') return true;
+    if (/^\d+$/.test(value)) return Number(value);
+    const entries = value.split(',').map((entry) => entry.trim());
+    const bad = entries.filter((entry) => !/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(entry));
+    if (bad.length === 0) return entries;
+    this.problems.push(
+      `${name}=${JSON.stringify(value)}: must be false, true, a hop count, or a comma-separated list of proxy addresses/CIDRs`,
+    );
+    return false;
+  }
+}
+
+/** Parses and validates the whole environment; throws one ConfigError naming every bad variable. */
+export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config {
+  const read = new EnvReader(env);
+  const host = read.string('HOST', '127.0.0.1');
+  const port = read.integer('PORT', 8080, 0, 65535);
+  const dataDirRaw = read.string('CASHGATE_DATA_DIR', './data');
+  const config: Config = {
+    host,
+    port,
+    dataDir: isAbsolute(dataDirRaw) ? dataDirRaw : resolve(cwd, dataDirRaw),
+    databaseUrl: read.url('DATABASE_URL', undefined, ['postgres:', 'postgresql:']),
+    adminToken: read.optionalString('CASHGATE_ADMIN_TOKEN'),
+    masterKey: read.masterKey('CASHGATE_MASTER_KEY'),
+    keyActivationDelayMs: read.integer('KEY_ACTIVATION_DELAY_MS', 90_000, 0),
+    signatureWindowMs: read.integer('SIGNATURE_WINDOW_MS', 300_000, 1_000),
+    callbackRetryIntervalMs: read.integer('CALLBACK_RETRY_INTERVAL_MS', 180_000, 1),
+    callbackMaxRetries: read.integer('CALLBACK_MAX_RETRIES', 2, 0, 100),
+    callbackRetryWindowMs: read.integer('CALLBACK_RETRY_WINDOW_MS', 1_800_000, 1),
+    callbackAllowPrivateNetworks: read.boolean('CALLBACK_ALLOW_PRIVATE_NETWORKS', false),
+    trustProxy: read.trustProxy('TRUST_PROXY'),
+    publicBaseUrl: '',
+    rateLimitPerKeyPerMinute: read.integer('RATE_LIMIT_PER_KEY_PER_MINUTE', 6_000, 1),
+    logLevel: read.oneOf<LogLevel>('LOG_LEVEL', 'info', [
+      'fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent',
+    ]),
+    demo: read.boolean('CASHGATE_DEMO', false),
+  };
+  const displayHost =
+    host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  const publicBaseUrl = read.url('PUBLIC_BASE_URL', `http://${displayHost}:${port}`, ['http:', 'https:']);
+  config.publicBaseUrl = (publicBaseUrl ?? '').replace(/\/+$/, '');
+  if (config.adminToken !== undefined && config.adminToken.length < 16) {
+    read.problems.push('CASHGATE_ADMIN_TOKEN: must be at least 16 characters');
+  }
+  if (read.problems.length > 0) throw new ConfigError(read.problems);
+  return config;
+}

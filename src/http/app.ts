@@ -1,0 +1,152 @@
+import { randomBytes } from 'node:crypto';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { registerAdminAuth, sendAdminError } from '../admin/plugin.js';
+import { registerMerchantAuth } from '../auth/plugin.js';
+import { KeyRateLimiter } from '../auth/rate-limit.js';
+import { bankListRoute } from '../banks/routes.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import { registerMerchantAdminRoutes } from '../merchants/admin-routes.js';
+import type { MerchantService } from '../merchants/service.js';
+import type { Store } from '../store/store.js';
+import { sendFailure } from './envelope.js';
+import { ApiError, type ApiFailure } from './failures.js';
+import { languageFromAcceptLanguage } from './language.js';
+import { registerPublicRoutes } from './public-routes.js';
+import { RouteCatalog } from './route-catalog.js';
+import { registerSignedRoute, type SignedRouteDef } from './signed-route.js';
+
+/** Request bodies above this size are refused with code 300. */
+export const BODY_LIMIT_BYTES = 64 * 1024;
+
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  merchants: MerchantService;
+  clock: Clock;
+  logger: Logger;
+  /** Extra signed routes (tests exercise the auth plugin on a GET route through this). */
+  extraSignedRoutes?: readonly SignedRouteDef[];
+}
+
+/** Every merchant API endpoint implemented so far. */
+const SIGNED_ROUTES: readonly SignedRouteDef[] = [bankListRoute];
+
+/** Maps Fastify's own request errors (parsing, size, media type) to the merchant API's failures. */
+function failureOfFastifyError(error: FastifyError, request: FastifyRequest): ApiFailure | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { kind: 'body_too_large', limitBytes: BODY_LIMIT_BYTES };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return { kind: 'unsupported_media_type', contentType: request.headers['content-type'] ?? '(none)' };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { kind: 'body_not_json', detail: 'the body is empty' };
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return { kind: 'body_not_json', detail: error.message };
+    default:
+      break;
+  }
+  if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON|proto/i.test(error.message))) {
+    return { kind: 'body_not_json', detail: error.message };
+  }
+  return undefined;
+}
+
+/** The HTTP server: public routes, the signed merchant API and the admin API. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config, clock } = deps;
+  const logger: FastifyBaseLogger = deps.logger;
+  const app = Fastify({
+    loggerInstance: logger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: BODY_LIMIT_BYTES,
+    // Fastify accepts a hop count at run time; its typings omit it.
+    trustProxy: config.trustProxy as boolean | string | string[],
+    genReqId: () => `req_${randomBytes(8).toString('hex')}`,
+    requestTimeout: 30_000,
+    connectionTimeout: 30_000,
+    keepAliveTimeout: 65_000,
+    return503OnClosing: true,
+  });
+  app.removeContentTypeParser('text/plain');
+  app.decorateRequest('merchantCaller', null);
+  app.decorateRequest('callerHints', null as never);
+  app.decorateRequest('apiCode', null);
+  app.addHook('onRequest', async (request, reply) => {
+    request.callerHints = { language: undefined, debug: false };
+    void reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? request.url.split('?')[0],
+        status: reply.statusCode,
+        code: request.apiCode ?? undefined,
+        merchantId: request.merchantCaller?.merchantId,
+        accessKey: request.merchantCaller?.accessKey ?? headerValue(request, 'access_key'),
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+      },
+      'request',
+    );
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const failure =
+      error instanceof ApiError ? error.failure : failureOfFastifyError(error, request);
+    const apiError = error instanceof ApiError ? error : failure !== undefined ? new ApiError(failure) : undefined;
+    const context = {
+      language: request.callerHints.language ?? languageFromAcceptLanguage(request.headers['accept-language']),
+      debug: request.callerHints.debug,
+      requestId: request.id,
+    };
+    if (apiError !== undefined) return sendFailure(reply, apiError, context);
+    request.log.error({ err: error }, 'request failed unexpectedly');
+    return sendFailure(reply, new ApiError({ kind: 'internal_error', requestId: request.id }), context);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    if (path.startsWith('/admin/')) {
+      return sendAdminError(reply, 404, 'not_found', `no admin route ${request.method} ${path}`);
+    }
+    return sendFailure(reply, new ApiError({ kind: 'route_not_found', method: request.method, path }), {
+      language: languageFromAcceptLanguage(request.headers['accept-language']),
+      debug: false,
+      requestId: request.id,
+    });
+  });
+
+  const catalog = new RouteCatalog();
+  registerPublicRoutes(app, catalog, { clock, store: deps.store, publicBaseUrl: config.publicBaseUrl });
+
+  const rateLimiter = new KeyRateLimiter(config.rateLimitPerKeyPerMinute);
+  const pruneTimer = setInterval(() => rateLimiter.prune(clock.now()), 60_000);
+  pruneTimer.unref();
+  app.addHook('onClose', async () => clearInterval(pruneTimer));
+
+  await app.register(async (api) => {
+    registerMerchantAuth(api, {
+      store: deps.store,
+      merchants: deps.merchants,
+      clock,
+      rateLimiter,
+      signatureWindowMs: config.signatureWindowMs,
+    });
+    for (const route of [...SIGNED_ROUTES, ...(deps.extraSignedRoutes ?? [])]) registerSignedRoute(api, catalog, route);
+  });
+
+  await app.register(async (admin) => {
+    registerAdminAuth(admin, config.adminToken);
+    registerMerchantAdminRoutes(admin, catalog, deps.merchants);
+  });
+
+  return app;
+}
+
+function headerValue(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return typeof value === 'string' ? value.slice(0, 64) : undefined;
+}

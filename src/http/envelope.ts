@@ -1,0 +1,63 @@
+import { Type, type TSchema } from '@sinclair/typebox';
+import type { FastifyReply } from 'fastify';
+import { describeFailure, type ApiError } from './failures.js';
+import type { Language } from './language.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The envelope code sent, for the request log. */
+    apiCode: string | null;
+  }
+}
+
+export const JSON_UTF8 = 'application/json;charset=utf-8';
+
+/** The envelope of every /api/v3 response, with `data` typed per endpoint. */
+export function Envelope<T extends TSchema>(data: T) {
+  return Type.Object({
+    code: Type.String({ description: '"200" on success; 300, 301, 307, 429 or 500 on failure' }),
+    success: Type.Boolean(),
+    msg: Type.String({ description: "message in the merchant's language" }),
+    msgEn: Type.String({ description: 'message in English: which field or header, which rule' }),
+    data,
+  });
+}
+
+export const FailureEnvelope = Envelope(Type.Null());
+
+export function sendSuccess(reply: FastifyReply, data: unknown): FastifyReply {
+  reply.request.apiCode = '200';
+  return reply
+    .code(200)
+    .type(JSON_UTF8)
+    .send({ code: '200', success: true, msg: 'success', msgEn: 'success', data });
+}
+
+export interface FailureContext {
+  language: Language;
+  /** Adds the error's debug detail and the request id, for keys in debug mode. */
+  debug: boolean;
+  requestId: string;
+}
+
+export function sendFailure(reply: FastifyReply, error: ApiError, context: FailureContext): FastifyReply {
+  const english = describeFailure(error.failure, 'en');
+  const localized = context.language === 'en' ? english : describeFailure(error.failure, context.language);
+  const debugSuffix = context.debug
+    ? ` [debug: request ${context.requestId}${error.debugDetail === undefined ? '' : `; ${error.debugDetail}`}]`
+    : '';
+  if (error.failure.kind === 'rate_limited') {
+    void reply.header('retry-after', String(error.failure.retryAfterSeconds));
+  }
+  reply.request.apiCode = english.code;
+  return reply
+    .code(english.status)
+    .type(JSON_UTF8)
+    .send({
+      code: english.code,
+      success: false,
+      msg: localized.text + debugSuffix,
+      msgEn: english.text + debugSuffix,
+      data: null,
+    });
+}

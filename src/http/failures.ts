@@ -1,0 +1,335 @@
+import type { Language } from './language.js';
+
+/** Response codes of the merchant API (DESIGN §1.5). */
+export type ApiCode = '200' | '300' | '301' | '307' | '429' | '500';
+
+export const HTTP_STATUS_OF_CODE: Record<ApiCode, number> = {
+  '200': 200,
+  '300': 400,
+  '301': 403,
+  '307': 401,
+  '429': 429,
+  '500': 500,
+};
+
+export type JsonType = 'string' | 'integer' | 'number' | 'boolean' | 'object' | 'array';
+
+/** Named formats a field can be required to follow; each has a localized description. */
+export type FieldFormat = 'url' | 'currencyCode' | 'ipOrCidr';
+
+/** The rule a field broke, structured so it can be said in every language. */
+export type FieldRule =
+  | { rule: 'required' }
+  | { rule: 'type'; expected: JsonType }
+  | { rule: 'maxLength'; max: number }
+  | { rule: 'minLength'; min: number }
+  | { rule: 'oneOf'; allowed: readonly string[] }
+  | { rule: 'format'; format: FieldFormat }
+  | { rule: 'minimum'; min: number }
+  | { rule: 'maximum'; max: number };
+
+/** Every expected failure of the merchant API, as a typed value. */
+export type ApiFailure =
+  | { kind: 'header_missing'; header: string }
+  | { kind: 'header_malformed'; header: string; expected: 'timestamp' | 'nonce' | 'sign' | 'access_key' }
+  | { kind: 'unknown_access_key' }
+  | { kind: 'signature_mismatch' }
+  | { kind: 'timestamp_outside_window'; windowSeconds: number; serverTime: number }
+  | { kind: 'nonce_reused' }
+  | { kind: 'key_not_active'; activeAt: number }
+  | { kind: 'key_disabled' }
+  | { kind: 'key_deleted' }
+  | { kind: 'ip_not_whitelisted'; ip: string }
+  | { kind: 'permission_denied'; permission: string }
+  | { kind: 'rate_limited'; limitPerMinute: number; retryAfterSeconds: number }
+  | { kind: 'route_not_found'; method: string; path: string }
+  | { kind: 'unsupported_media_type'; contentType: string }
+  | { kind: 'body_not_json'; detail: string }
+  | { kind: 'body_too_large'; limitBytes: number }
+  | { kind: 'body_not_object' }
+  | { kind: 'unknown_fields'; fields: readonly string[] }
+  | { kind: 'invalid_field'; field: string; rule: FieldRule }
+  | { kind: 'internal_error'; requestId: string };
+
+export type FailureKind = ApiFailure['kind'];
+type FailureOf<K extends FailureKind> = Extract<ApiFailure, { kind: K }>;
+type Texts<K extends FailureKind> = Record<Language, (f: FailureOf<K>) => string>;
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+const list = (items: readonly string[]): string => items.join(', ');
+
+const TYPE_NAMES: Record<JsonType, Record<Language, string>> = {
+  string: { en: 'a string', 'pt-BR': 'um texto (string)', es: 'un texto (string)' },
+  integer: { en: 'an integer', 'pt-BR': 'um número inteiro', es: 'un número entero' },
+  number: { en: 'a number', 'pt-BR': 'um número', es: 'un número' },
+  boolean: { en: 'true or false', 'pt-BR': 'true ou false', es: 'true o false' },
+  object: { en: 'a JSON object', 'pt-BR': 'um objeto JSON', es: 'un objeto JSON' },
+  array: { en: 'a JSON array', 'pt-BR': 'uma lista JSON', es: 'una lista JSON' },
+};
+
+const FORMAT_NAMES: Record<FieldFormat, Record<Language, string>> = {
+  ipOrCidr: {
+    en: 'an IPv4 or IPv6 address or CIDR range (0.0.0.0 = any)',
+    'pt-BR': 'um endereço IPv4 ou IPv6 ou uma faixa CIDR (0.0.0.0 = qualquer)',
+    es: 'una dirección IPv4 o IPv6 o un rango CIDR (0.0.0.0 = cualquiera)',
+  },
+  url: { en: 'an http or https URL', 'pt-BR': 'uma URL http ou https', es: 'una URL http o https' },
+  currencyCode: {
+    en: 'a three-letter currency code',
+    'pt-BR': 'um código de moeda de três letras',
+    es: 'un código de moneda de tres letras',
+  },
+};
+
+export function isFieldFormat(value: string): value is FieldFormat {
+  return Object.hasOwn(FORMAT_NAMES, value);
+}
+
+const HEADER_RULES: Record<FailureOf<'header_malformed'>['expected'], Record<Language, string>> = {
+  timestamp: {
+    en: 'must be a 13-digit Unix time in milliseconds',
+    'pt-BR': 'deve ser um horário Unix de 13 dígitos em milissegundos',
+    es: 'debe ser una hora Unix de 13 dígitos en milisegundos',
+  },
+  nonce: {
+    en: 'must be a 36-character UUID (8-4-4-4-12 hexadecimal groups)',
+    'pt-BR': 'deve ser um UUID de 36 caracteres (grupos hexadecimais 8-4-4-4-12)',
+    es: 'debe ser un UUID de 36 caracteres (grupos hexadecimales 8-4-4-4-12)',
+  },
+  sign: {
+    en: 'must be the Base64 HMAC-SHA1 signature (28 characters)',
+    'pt-BR': 'deve ser a assinatura HMAC-SHA1 em Base64 (28 caracteres)',
+    es: 'debe ser la firma HMAC-SHA1 en Base64 (28 caracteres)',
+  },
+  access_key: {
+    en: 'must be an access key of 1 to 64 letters and digits',
+    'pt-BR': 'deve ser uma access key de 1 a 64 letras e dígitos',
+    es: 'debe ser una access key de 1 a 64 letras y dígitos',
+  },
+};
+
+/** How a broken field rule reads in each language. */
+export function describeRule(rule: FieldRule, lang: Language): string {
+  switch (rule.rule) {
+    case 'required':
+      return { en: 'is required', 'pt-BR': 'é obrigatório', es: 'es obligatorio' }[lang];
+    case 'type':
+      return { en: 'must be ', 'pt-BR': 'deve ser ', es: 'debe ser ' }[lang] + TYPE_NAMES[rule.expected][lang];
+    case 'maxLength':
+      return {
+        en: `must be at most ${rule.max} characters long`,
+        'pt-BR': `deve ter no máximo ${rule.max} caracteres`,
+        es: `debe tener como máximo ${rule.max} caracteres`,
+      }[lang];
+    case 'minLength':
+      return {
+        en: `must be at least ${rule.min} characters long`,
+        'pt-BR': `deve ter pelo menos ${rule.min} caracteres`,
+        es: `debe tener al menos ${rule.min} caracteres`,
+      }[lang];
+    case 'oneOf':
+      return {
+        en: `must be one of ${list(rule.allowed)}`,
+        'pt-BR': `deve ser um de ${list(rule.allowed)}`,
+        es: `debe ser uno de ${list(rule.allowed)}`,
+      }[lang];
+    case 'format':
+      return { en: 'must be ', 'pt-BR': 'deve ser ', es: 'debe ser ' }[lang] + FORMAT_NAMES[rule.format][lang];
+    case 'minimum':
+      return {
+        en: `must be at least ${rule.min}`,
+        'pt-BR': `deve ser no mínimo ${rule.min}`,
+        es: `debe ser como mínimo ${rule.min}`,
+      }[lang];
+    case 'maximum':
+      return {
+        en: `must be at most ${rule.max}`,
+        'pt-BR': `deve ser no máximo ${rule.max}`,
+        es: `debe ser como máximo ${rule.max}`,
+      }[lang];
+  }
+}
+
+/**
+ * The one map from failure to code and message. A new failure kind does not compile until it has
+ * a code and a text in every language.
+ */
+const FAILURES: { [K in FailureKind]: { code: ApiCode; text: Texts<K> } } = {
+  header_missing: {
+    code: '307',
+    text: {
+      en: (f) => `header ${f.header} is missing`,
+      'pt-BR': (f) => `o cabeçalho ${f.header} está ausente`,
+      es: (f) => `falta el encabezado ${f.header}`,
+    },
+  },
+  header_malformed: {
+    code: '307',
+    text: {
+      en: (f) => `header ${f.header} ${HEADER_RULES[f.expected].en}`,
+      'pt-BR': (f) => `o cabeçalho ${f.header} ${HEADER_RULES[f.expected]['pt-BR']}`,
+      es: (f) => `el encabezado ${f.header} ${HEADER_RULES[f.expected].es}`,
+    },
+  },
+  unknown_access_key: {
+    code: '307',
+    text: {
+      en: () => 'access_key is not a known API key',
+      'pt-BR': () => 'access_key não é uma chave de API conhecida',
+      es: () => 'access_key no es una clave de API conocida',
+    },
+  },
+  signature_mismatch: {
+    code: '307',
+    text: {
+      en: () => 'sign does not match the request: check the string to sign and the secret key',
+      'pt-BR': () => 'sign não corresponde à requisição: verifique a string assinada e a secret key',
+      es: () => 'sign no corresponde a la solicitud: revise la cadena firmada y la secret key',
+    },
+  },
+  timestamp_outside_window: {
+    code: '307',
+    text: {
+      en: (f) => `timestamp is more than ${f.windowSeconds} s away from server time ${f.serverTime}`,
+      'pt-BR': (f) => `timestamp difere em mais de ${f.windowSeconds} s do horário do servidor ${f.serverTime}`,
+      es: (f) => `timestamp difiere en más de ${f.windowSeconds} s de la hora del servidor ${f.serverTime}`,
+    },
+  },
+  nonce_reused: {
+    code: '307',
+    text: {
+      en: () => 'nonce was already used with this access_key: send a new UUID with every request',
+      'pt-BR': () => 'nonce já foi usado com esta access_key: envie um UUID novo em cada requisição',
+      es: () => 'nonce ya fue usado con esta access_key: envíe un UUID nuevo en cada solicitud',
+    },
+  },
+  key_not_active: {
+    code: '301',
+    text: {
+      en: (f) => `API key is not active yet: it takes effect at ${iso(f.activeAt)}`,
+      'pt-BR': (f) => `a chave de API ainda não está ativa: passa a valer em ${iso(f.activeAt)}`,
+      es: (f) => `la clave de API aún no está activa: entra en vigor a las ${iso(f.activeAt)}`,
+    },
+  },
+  key_disabled: {
+    code: '301',
+    text: {
+      en: () => 'API key is disabled',
+      'pt-BR': () => 'a chave de API está desativada',
+      es: () => 'la clave de API está desactivada',
+    },
+  },
+  key_deleted: {
+    code: '301',
+    text: {
+      en: () => 'API key was deleted',
+      'pt-BR': () => 'a chave de API foi excluída',
+      es: () => 'la clave de API fue eliminada',
+    },
+  },
+  ip_not_whitelisted: {
+    code: '301',
+    text: {
+      en: (f) => `IP ${f.ip} is not in the API key's whitelist`,
+      'pt-BR': (f) => `o IP ${f.ip} não está na lista de IPs permitidos da chave de API`,
+      es: (f) => `la IP ${f.ip} no está en la lista de IPs permitidas de la clave de API`,
+    },
+  },
+  permission_denied: {
+    code: '301',
+    text: {
+      en: (f) => `API key lacks the permission ${f.permission} for this endpoint`,
+      'pt-BR': (f) => `a chave de API não tem a permissão ${f.permission} para este endpoint`,
+      es: (f) => `la clave de API no tiene el permiso ${f.permission} para este endpoint`,
+    },
+  },
+  rate_limited: {
+    code: '429',
+    text: {
+      en: (f) => `too many requests: at most ${f.limitPerMinute} per minute per access_key; retry in ${f.retryAfterSeconds} s`,
+      'pt-BR': (f) => `requisições demais: no máximo ${f.limitPerMinute} por minuto por access_key; tente de novo em ${f.retryAfterSeconds} s`,
+      es: (f) => `demasiadas solicitudes: como máximo ${f.limitPerMinute} por minuto por access_key; reintente en ${f.retryAfterSeconds} s`,
+    },
+  },
+  route_not_found: {
+    code: '300',
+    text: {
+      en: (f) => `no endpoint ${f.method} ${f.path}`,
+      'pt-BR': (f) => `não existe o endpoint ${f.method} ${f.path}`,
+      es: (f) => `no existe el endpoint ${f.method} ${f.path}`,
+    },
+  },
+  unsupported_media_type: {
+    code: '300',
+    text: {
+      en: (f) => `Content-Type ${f.contentType} is not accepted: send application/json;charset=utf-8`,
+      'pt-BR': (f) => `Content-Type ${f.contentType} não é aceito: envie application/json;charset=utf-8`,
+      es: (f) => `Content-Type ${f.contentType} no se acepta: envíe application/json;charset=utf-8`,
+    },
+  },
+  body_not_json: {
+    code: '300',
+    text: {
+      en: (f) => `body is not valid JSON: ${f.detail}`,
+      'pt-BR': (f) => `o corpo não é um JSON válido: ${f.detail}`,
+      es: (f) => `el cuerpo no es un JSON válido: ${f.detail}`,
+    },
+  },
+  body_too_large: {
+    code: '300',
+    text: {
+      en: (f) => `body is larger than ${f.limitBytes} bytes`,
+      'pt-BR': (f) => `o corpo é maior que ${f.limitBytes} bytes`,
+      es: (f) => `el cuerpo es mayor que ${f.limitBytes} bytes`,
+    },
+  },
+  body_not_object: {
+    code: '300',
+    text: {
+      en: () => 'body must be a JSON object',
+      'pt-BR': () => 'o corpo deve ser um objeto JSON',
+      es: () => 'el cuerpo debe ser un objeto JSON',
+    },
+  },
+  unknown_fields: {
+    code: '300',
+    text: {
+      en: (f) => `unknown field(s): ${list(f.fields)}`,
+      'pt-BR': (f) => `campo(s) desconhecido(s): ${list(f.fields)}`,
+      es: (f) => `campo(s) desconocido(s): ${list(f.fields)}`,
+    },
+  },
+  invalid_field: {
+    code: '300',
+    text: {
+      en: (f) => `${f.field} ${describeRule(f.rule, 'en')}`,
+      'pt-BR': (f) => `${f.field} ${describeRule(f.rule, 'pt-BR')}`,
+      es: (f) => `${f.field} ${describeRule(f.rule, 'es')}`,
+    },
+  },
+  internal_error: {
+    code: '500',
+    text: {
+      en: (f) => `internal error; quote request id ${f.requestId} to support`,
+      'pt-BR': (f) => `erro interno; informe o id de requisição ${f.requestId} ao suporte`,
+      es: (f) => `error interno; indique el id de solicitud ${f.requestId} a soporte`,
+    },
+  },
+};
+
+/** Code, HTTP status and message of a failure in the given language. */
+export function describeFailure(failure: ApiFailure, lang: Language): { code: ApiCode; status: number; text: string } {
+  const entry = FAILURES[failure.kind] as { code: ApiCode; text: Record<Language, (f: ApiFailure) => string> };
+  return { code: entry.code, status: HTTP_STATUS_OF_CODE[entry.code], text: entry.text[lang](failure) };
+}
+
+/** Thrown (or returned by a validator) to end a request with an expected failure. */
+export class ApiError extends Error {
+  /** Extra English detail for keys in debug mode (never a secret). */
+  debugDetail: string | undefined;
+
+  constructor(readonly failure: ApiFailure) {
+    super(describeFailure(failure, 'en').text);
+    this.name = 'ApiError';
+  }
+}

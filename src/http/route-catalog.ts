@@ -1,0 +1,31 @@
+import type { TSchema } from '@sinclair/typebox';
+
+/** How a route is protected, for the OpenAPI document. */
+export type RouteSecurity = 'signed' | 'admin' | 'public';
+
+/** What the OpenAPI document knows of a route: the same schemas that validate it. */
+export interface RouteDoc {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Fastify path syntax (`/admin/v1/merchants/:merchantId`). */
+  path: string;
+  tag: string;
+  summary: string;
+  description?: string;
+  security: RouteSecurity;
+  /** Permission a signed route needs. */
+  permission?: string;
+  body?: TSchema;
+  query?: TSchema;
+  /** Schema of a successful response: for signed routes, the envelope's `data`. */
+  response: TSchema;
+  successStatus?: number;
+}
+
+/** Routes registered so far; the OpenAPI document is generated from it. */
+export class RouteCatalog {
+  readonly routes: RouteDoc[] = [];
+
+  add(doc: RouteDoc): void {
+    this.routes.push(doc);
+  }
+}

@@ -1,0 +1,131 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { registerAdminRoute } from '../admin/admin-route.js';
+import type { RouteCatalog } from '../http/route-catalog.js';
+import { CallbackAddressBody, CreateApiKeyBody, CreateMerchantBody, EditApiKeyBody, MerchantLanguage } from './schemas.js';
+import type { MerchantService } from './service.js';
+
+const MerchantView = Type.Object({
+  merchantId: Type.String(),
+  name: Type.String(),
+  language: MerchantLanguage,
+  callbackUrl: Type.Union([Type.String(), Type.Null()]),
+  createdAt: Type.Integer({ description: 'Unix milliseconds' }),
+});
+
+const ApiKeyView = Type.Object({
+  accessKey: Type.String(),
+  label: Type.String(),
+  permissions: Type.Array(Type.String()),
+  ipWhitelist: Type.Array(Type.String()),
+  debug: Type.Boolean(),
+  status: Type.String({ description: 'active, disabled or deleted' }),
+  activeAt: Type.Integer({ description: 'Unix milliseconds from which the key (or its last edit) takes effect' }),
+  createdAt: Type.Integer(),
+  updatedAt: Type.Integer(),
+});
+
+const TAG = 'Admin: merchants and API keys';
+
+/** Operator routes for merchants, their API keys and their unified callback address. */
+export function registerMerchantAdminRoutes(scope: FastifyInstance, catalog: RouteCatalog, merchants: MerchantService): void {
+  registerAdminRoute(scope, catalog, {
+    method: 'POST',
+    path: '/admin/v1/merchants',
+    tag: TAG,
+    summary: 'Create a merchant',
+    body: CreateMerchantBody,
+    response: Type.Object({ merchantId: Type.String(), name: Type.String(), language: MerchantLanguage }),
+    successStatus: 201,
+    handle: async ({ body }) => {
+      const merchant = await merchants.createMerchant(body);
+      return { merchantId: merchant.merchantId, name: merchant.name, language: merchant.language };
+    },
+  });
+
+  registerAdminRoute(scope, catalog, {
+    method: 'GET',
+    path: '/admin/v1/merchants',
+    tag: TAG,
+    summary: 'List merchants',
+    response: Type.Object({ merchants: Type.Array(MerchantView) }),
+    handle: async () => ({ merchants: await merchants.listMerchants() }),
+  });
+
+  registerAdminRoute(scope, catalog, {
+    method: 'GET',
+    path: '/admin/v1/merchants/:merchantId',
+    tag: TAG,
+    summary: 'Show a merchant',
+    response: MerchantView,
+    handle: ({ params }) => merchants.getMerchant(params.merchantId ?? ''),
+  });
+
+  registerAdminRoute(scope, catalog, {
+    method: 'PUT',
+    path: '/admin/v1/merchants/:merchantId/callback',
+    tag: TAG,
+    summary: "Set (or clear with null) the merchant's unified callback address",
+    body: CallbackAddressBody,
+    response: MerchantView,
+    handle: ({ params, body }) => merchants.setCallbackUrl(params.merchantId ?? '', body.url),
+  });
+
+  registerAdminRoute(scope, catalog, {
+    method: 'POST',
+    path: '/admin/v1/merchants/:merchantId/api-keys',
+    tag: TAG,
+    summary: 'Create an API key (the only time its secret is shown)',
+    description: 'The key takes effect KEY_ACTIVATION_DELAY_MS after creation (activeAt).',
+    body: CreateApiKeyBody,
+    response: Type.Object({ accessKey: Type.String(), secretKey: Type.String(), activeAt: Type.Integer() }),
+    successStatus: 201,
+    handle: ({ params, body }) => merchants.createApiKey(params.merchantId ?? '', body),
+  });
+
+  registerAdminRoute(scope, catalog, {
+    method: 'GET',
+    path: '/admin/v1/merchants/:merchantId/api-keys',
+    tag: TAG,
+    summary: "List a merchant's API keys (never their secrets; deleted keys are left out)",
+    response: Type.Object({ apiKeys: Type.Array(ApiKeyView) }),
+    handle: async ({ params }) => ({ apiKeys: await merchants.listApiKeys(params.merchantId ?? '') }),
+  });
+
+  registerAdminRoute(scope, catalog, {
+    method: 'PATCH',
+    path: '/admin/v1/merchants/:merchantId/api-keys/:accessKey',
+    tag: TAG,
+    summary: 'Edit permissions, IP whitelist, debug flag or label; the edit takes effect after the activation delay',
+    body: EditApiKeyBody,
+    response: ApiKeyView,
+    handle: ({ params, body }) => merchants.editApiKey(params.merchantId ?? '', params.accessKey ?? '', body),
+  });
+
+  registerAdminRoute(scope, catalog, {
+    method: 'POST',
+    path: '/admin/v1/merchants/:merchantId/api-keys/:accessKey/disable',
+    tag: TAG,
+    summary: 'Disable an API key at once',
+    response: ApiKeyView,
+    handle: ({ params }) => merchants.setApiKeyEnabled(params.merchantId ?? '', params.accessKey ?? '', false),
+  });
+
+  registerAdminRoute(scope, catalog, {
+    method: 'POST',
+    path: '/admin/v1/merchants/:merchantId/api-keys/:accessKey/enable',
+    tag: TAG,
+    summary: 'Enable a disabled API key; it takes effect after the activation delay',
+    response: ApiKeyView,
+    handle: ({ params }) => merchants.setApiKeyEnabled(params.merchantId ?? '', params.accessKey ?? '', true),
+  });
+
+  registerAdminRoute(scope, catalog, {
+    method: 'DELETE',
+    path: '/admin/v1/merchants/:merchantId/api-keys/:accessKey',
+    tag: TAG,
+    summary: 'Delete an API key for good',
+    response: ApiKeyView,
+    handle: ({ params }) => merchants.deleteApiKey(params.merchantId ?? '', params.accessKey ?? ''),
+  });
+}

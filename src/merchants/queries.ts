@@ -1,0 +1,76 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { ApiKeyTable, Database, MerchantTable } from '../store/schema.js';
+
+type Db = Kysely<Database>;
+
+export type MerchantRow = Selectable<MerchantTable>;
+export type ApiKeyRow = Selectable<ApiKeyTable>;
+export type AuthKeyRow = ApiKeyRow & { merchant_language: string };
+
+export function findMerchant(db: Db, merchantId: string): Promise<MerchantRow | undefined> {
+  return db.selectFrom('merchants').selectAll().where('id', '=', merchantId).executeTakeFirst();
+}
+
+export function listMerchants(db: Db): Promise<MerchantRow[]> {
+  return db.selectFrom('merchants').selectAll().orderBy('created_at').orderBy('id').execute();
+}
+
+export async function insertMerchant(db: Db, row: MerchantRow): Promise<void> {
+  await db.insertInto('merchants').values(row).execute();
+}
+
+export async function updateMerchantCallbackUrl(
+  db: Db,
+  merchantId: string,
+  callbackUrl: string | null,
+  now: number,
+): Promise<void> {
+  await db
+    .updateTable('merchants')
+    .set({ callback_url: callbackUrl, updated_at: now })
+    .where('id', '=', merchantId)
+    .execute();
+}
+
+export function findApiKey(db: Db, merchantId: string, accessKey: string): Promise<ApiKeyRow | undefined> {
+  return db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('merchant_id', '=', merchantId)
+    .where('access_key', '=', accessKey)
+    .executeTakeFirst();
+}
+
+export function listApiKeys(db: Db, merchantId: string): Promise<ApiKeyRow[]> {
+  return db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('merchant_id', '=', merchantId)
+    .where('status', '!=', 'deleted')
+    .orderBy('created_at')
+    .orderBy('access_key')
+    .execute();
+}
+
+export async function insertApiKey(db: Db, row: ApiKeyRow): Promise<void> {
+  await db.insertInto('api_keys').values(row).execute();
+}
+
+export async function updateApiKey(
+  db: Db,
+  accessKey: string,
+  changes: Partial<Omit<ApiKeyRow, 'access_key' | 'merchant_id' | 'created_at'>>,
+): Promise<void> {
+  await db.updateTable('api_keys').set(changes).where('access_key', '=', accessKey).execute();
+}
+
+/** The key with its merchant's language, for request authentication. */
+export function findKeyForAuth(db: Db, accessKey: string): Promise<AuthKeyRow | undefined> {
+  return db
+    .selectFrom('api_keys')
+    .innerJoin('merchants', 'merchants.id', 'api_keys.merchant_id')
+    .selectAll('api_keys')
+    .select('merchants.language as merchant_language')
+    .where('api_keys.access_key', '=', accessKey)
+    .executeTakeFirst();
+}

@@ -1,0 +1,263 @@
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import { IpWhitelist, whitelistEntryProblem } from '../auth/ip-whitelist.js';
+import { isPermissionGrant, PERMISSION_GRANTS, type PermissionGrant } from '../auth/permissions.js';
+import { ApiError } from '../http/failures.js';
+import { isLanguage, type Language } from '../http/language.js';
+import { newId } from '../store/ids.js';
+import type { SecretBox } from '../store/secret-box.js';
+import type { Store } from '../store/store.js';
+import type { ApiKeyStatus } from '../store/schema.js';
+import * as q from './queries.js';
+
+/** Failures of operator actions on merchants and keys. */
+export type MerchantFailure =
+  | { kind: 'merchant_not_found'; merchantId: string }
+  | { kind: 'api_key_not_found'; accessKey: string }
+  | { kind: 'api_key_deleted'; accessKey: string };
+
+export class MerchantError extends Error {
+  constructor(readonly failure: MerchantFailure) {
+    super(
+      failure.kind === 'merchant_not_found'
+        ? `merchant ${failure.merchantId} does not exist`
+        : failure.kind === 'api_key_not_found'
+          ? `API key ${failure.accessKey} does not exist for this merchant`
+          : `API key ${failure.accessKey} was deleted and cannot change`,
+    );
+    this.name = 'MerchantError';
+  }
+}
+
+export interface Merchant {
+  merchantId: string;
+  name: string;
+  language: Language;
+  callbackUrl: string | null;
+  createdAt: number;
+}
+
+/** An API key as operators and merchants see it: never the secret. */
+export interface ApiKeyView {
+  accessKey: string;
+  label: string;
+  permissions: PermissionGrant[];
+  ipWhitelist: string[];
+  debug: boolean;
+  status: ApiKeyStatus;
+  activeAt: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface CreatedApiKey {
+  accessKey: string;
+  /** Shown once, at creation; stored only sealed. */
+  secretKey: string;
+  activeAt: number;
+}
+
+/** The key as request authentication needs it. */
+export interface AuthKey {
+  accessKey: string;
+  merchantId: string;
+  merchantLanguage: Language;
+  secretKey: string;
+  permissions: PermissionGrant[];
+  whitelist: IpWhitelist;
+  debug: boolean;
+  status: ApiKeyStatus;
+  activeAt: number;
+}
+
+export interface KeySettings {
+  permissions?: readonly string[] | undefined;
+  ipWhitelist?: readonly string[] | string | undefined;
+  debug?: boolean | undefined;
+  label?: string | undefined;
+}
+
+function parseWhitelist(input: readonly string[] | string): string[] {
+  const entries = (typeof input === 'string' ? input.split(',') : [...input]).map((e) => e.trim()).filter((e) => e !== '');
+  const bad = entries.find((entry) => whitelistEntryProblem(entry) !== undefined);
+  if (bad !== undefined || entries.length === 0) {
+    throw new ApiError({ kind: 'invalid_field', field: 'ipWhitelist', rule: { rule: 'format', format: 'ipOrCidr' } });
+  }
+  return [...new Set(entries)];
+}
+
+function parsePermissions(input: readonly string[]): PermissionGrant[] {
+  const bad = input.find((p) => !isPermissionGrant(p));
+  if (bad !== undefined || input.length === 0) {
+    throw new ApiError({
+      kind: 'invalid_field',
+      field: 'permissions',
+      rule: { rule: 'oneOf', allowed: PERMISSION_GRANTS },
+    });
+  }
+  return [...new Set(input as PermissionGrant[])];
+}
+
+function toMerchant(row: q.MerchantRow): Merchant {
+  return {
+    merchantId: row.id,
+    name: row.name,
+    language: isLanguage(row.language) ? row.language : 'en',
+    callbackUrl: row.callback_url,
+    createdAt: row.created_at,
+  };
+}
+
+function toKeyView(row: q.ApiKeyRow): ApiKeyView {
+  return {
+    accessKey: row.access_key,
+    label: row.label,
+    permissions: JSON.parse(row.permissions) as PermissionGrant[],
+    ipWhitelist: JSON.parse(row.ip_whitelist) as string[],
+    debug: row.debug === 1,
+    status: row.status,
+    activeAt: row.active_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** Merchants, their API keys and their unified callback address. */
+export class MerchantService {
+  constructor(
+    private readonly store: Store,
+    private readonly secrets: SecretBox,
+    private readonly clock: Clock,
+    private readonly keyActivationDelayMs: number,
+  ) {}
+
+  async createMerchant(input: { name: string; language?: Language | undefined }): Promise<Merchant> {
+    const now = this.clock.now();
+    const row: q.MerchantRow = {
+      id: newId('mch'),
+      name: input.name.trim(),
+      language: input.language ?? 'en',
+      callback_url: null,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.store.transact((tx) => q.insertMerchant(tx, row));
+    return toMerchant(row);
+  }
+
+  async listMerchants(): Promise<Merchant[]> {
+    return (await q.listMerchants(this.store.read)).map(toMerchant);
+  }
+
+  async getMerchant(merchantId: string): Promise<Merchant> {
+    const row = await q.findMerchant(this.store.read, merchantId);
+    if (row === undefined) throw new MerchantError({ kind: 'merchant_not_found', merchantId });
+    return toMerchant(row);
+  }
+
+  async setCallbackUrl(merchantId: string, url: string | null): Promise<Merchant> {
+    return this.store.transact(async (tx) => {
+      const row = await q.findMerchant(tx, merchantId);
+      if (row === undefined) throw new MerchantError({ kind: 'merchant_not_found', merchantId });
+      const now = this.clock.now();
+      await q.updateMerchantCallbackUrl(tx, merchantId, url, now);
+      return toMerchant({ ...row, callback_url: url, updated_at: now });
+    });
+  }
+
+  async createApiKey(merchantId: string, settings: KeySettings & { permissions: readonly string[]; ipWhitelist: readonly string[] | string }): Promise<CreatedApiKey> {
+    const permissions = parsePermissions(settings.permissions);
+    const whitelist = parseWhitelist(settings.ipWhitelist);
+    const accessKey = `AK${randomBytes(16).toString('hex')}`;
+    const secretKey = randomBytes(32).toString('hex');
+    const now = this.clock.now();
+    const activeAt = now + this.keyActivationDelayMs;
+    await this.store.transact(async (tx) => {
+      if ((await q.findMerchant(tx, merchantId)) === undefined) {
+        throw new MerchantError({ kind: 'merchant_not_found', merchantId });
+      }
+      await q.insertApiKey(tx, {
+        access_key: accessKey,
+        merchant_id: merchantId,
+        label: settings.label ?? '',
+        secret_sealed: this.secrets.seal(secretKey, accessKey),
+        permissions: JSON.stringify(permissions),
+        ip_whitelist: JSON.stringify(whitelist),
+        debug: settings.debug === true ? 1 : 0,
+        status: 'active',
+        active_at: activeAt,
+        created_at: now,
+        updated_at: now,
+      });
+    });
+    return { accessKey, secretKey, activeAt };
+  }
+
+  async listApiKeys(merchantId: string): Promise<ApiKeyView[]> {
+    await this.getMerchant(merchantId);
+    return (await q.listApiKeys(this.store.read, merchantId)).map(toKeyView);
+  }
+
+  /** Edits a key's settings; like creation, an edit takes effect after the activation delay. */
+  editApiKey(merchantId: string, accessKey: string, settings: KeySettings): Promise<ApiKeyView> {
+    return this.changeKey(merchantId, accessKey, (row, now) => ({
+      ...(settings.permissions !== undefined && { permissions: JSON.stringify(parsePermissions(settings.permissions)) }),
+      ...(settings.ipWhitelist !== undefined && { ip_whitelist: JSON.stringify(parseWhitelist(settings.ipWhitelist)) }),
+      ...(settings.debug !== undefined && { debug: settings.debug ? 1 : 0 }),
+      ...(settings.label !== undefined && { label: settings.label }),
+      active_at: now + this.keyActivationDelayMs,
+      status: row.status,
+    }));
+  }
+
+  /** Disabling takes effect at once; enabling again waits the activation delay, like an edit. */
+  setApiKeyEnabled(merchantId: string, accessKey: string, enabled: boolean): Promise<ApiKeyView> {
+    return this.changeKey(merchantId, accessKey, (row, now) =>
+      enabled
+        ? { status: 'active', active_at: row.status === 'active' ? row.active_at : now + this.keyActivationDelayMs }
+        : { status: 'disabled' },
+    );
+  }
+
+  /** Deletion is final: the key stays on record (so its use is refused with 301) but never works again. */
+  deleteApiKey(merchantId: string, accessKey: string): Promise<ApiKeyView> {
+    return this.changeKey(merchantId, accessKey, () => ({ status: 'deleted' }));
+  }
+
+  private changeKey(
+    merchantId: string,
+    accessKey: string,
+    change: (row: q.ApiKeyRow, now: number) => Partial<q.ApiKeyRow>,
+  ): Promise<ApiKeyView> {
+    return this.store.transact(async (tx) => {
+      if ((await q.findMerchant(tx, merchantId)) === undefined) {
+        throw new MerchantError({ kind: 'merchant_not_found', merchantId });
+      }
+      const row = await q.findApiKey(tx, merchantId, accessKey);
+      if (row === undefined) throw new MerchantError({ kind: 'api_key_not_found', accessKey });
+      if (row.status === 'deleted') throw new MerchantError({ kind: 'api_key_deleted', accessKey });
+      const now = this.clock.now();
+      const changes = { ...change(row, now), updated_at: now };
+      await q.updateApiKey(tx, accessKey, changes);
+      return toKeyView({ ...row, ...changes });
+    });
+  }
+
+  /** The key, its merchant's language and its opened secret, or undefined when unknown. */
+  async findKeyForAuth(accessKey: string): Promise<AuthKey | undefined> {
+    const row = await q.findKeyForAuth(this.store.read, accessKey);
+    if (row === undefined) return undefined;
+    const view = toKeyView(row);
+    return {
+      accessKey: row.access_key,
+      merchantId: row.merchant_id,
+      merchantLanguage: isLanguage(row.merchant_language) ? row.merchant_language : 'en',
+      secretKey: this.secrets.open(row.secret_sealed, row.access_key),
+      permissions: view.permissions,
+      whitelist: new IpWhitelist(view.ipWhitelist),
+      debug: view.debug,
+      status: row.status,
+      activeAt: row.active_at,
+    };
+  }
+}

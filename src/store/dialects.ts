@@ -1,0 +1,62 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import pg from 'pg';
+import {
+  CompiledQuery,
+  PostgresDialect,
+  SqliteDialect,
+  SqliteDriver,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type SqliteDialectConfig,
+} from 'kysely';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+/** SQLite takes the write lock at BEGIN, so two processes never deadlock upgrading a read lock. */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class CashgateSqliteDialect extends SqliteDialect {
+  constructor(private readonly sqliteConfig: SqliteDialectConfig) {
+    super(sqliteConfig);
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.sqliteConfig);
+  }
+}
+
+export const SQLITE_FILE_NAME = 'cashgate.sqlite';
+
+/** The embedded database: WAL for concurrent readers, synchronous=FULL so an acknowledged commit survives a power cut. */
+export function sqliteDialect(dataDir: string): Dialect {
+  mkdirSync(dataDir, { recursive: true });
+  const database = new SqliteDatabase(join(dataDir, SQLITE_FILE_NAME));
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = FULL');
+  database.pragma('foreign_keys = ON');
+  database.pragma('busy_timeout = 5000');
+  return new CashgateSqliteDialect({ database });
+}
+
+const INT8_OID = 20;
+
+/** bigint columns hold milliseconds and minor units: parse them as exact JS numbers, refusing any that would lose precision. */
+function parseInt8(text: string): number {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value)) throw new RangeError(`bigint ${text} exceeds the safe integer range`);
+  return value;
+}
+
+export function postgresDialect(databaseUrl: string, maxConnections = 10): { dialect: Dialect; pool: pg.Pool } {
+  const types = new pg.TypeOverrides();
+  types.setTypeParser(INT8_OID, parseInt8);
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: maxConnections, types });
+  return { dialect: new PostgresDialect({ pool }), pool };
+}

@@ -1,0 +1,62 @@
+import { Kysely, Migrator, sql, type Transaction } from 'kysely';
+import type { Database } from './schema.js';
+import { migrationProvider } from './migrations/index.js';
+import { postgresDialect, sqliteDialect, type DialectName } from './dialects.js';
+
+export type Tx = Transaction<Database>;
+
+/**
+ * The storage of Cashgate. Reads may use `read`; every write goes through `transact`, one unit of
+ * work per call, so commits can later be coalesced (group commit) without touching callers.
+ */
+export class Store {
+  private constructor(
+    readonly dialect: DialectName,
+    private readonly db: Kysely<Database>,
+  ) {}
+
+  static open(options: { databaseUrl: string | undefined; dataDir: string }): Store {
+    if (options.databaseUrl !== undefined) {
+      const { dialect } = postgresDialect(options.databaseUrl);
+      return new Store('postgres', new Kysely<Database>({ dialect }));
+    }
+    return new Store('sqlite', new Kysely<Database>({ dialect: sqliteDialect(options.dataDir) }));
+  }
+
+  /** Query builder for reads outside a unit of work. */
+  get read(): Kysely<Database> {
+    return this.db;
+  }
+
+  /** Runs `work` in one database transaction: all of it commits, or none of it does. */
+  transact<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute(work);
+  }
+
+  /** Applies every pending migration; safe when several processes start at once. */
+  async migrate(): Promise<string[]> {
+    const migrator = new Migrator({ db: this.db, provider: migrationProvider });
+    const { error, results } = await migrator.migrateToLatest();
+    if (error !== undefined) {
+      const cause = error instanceof Error ? error.message : JSON.stringify(error);
+      throw new Error(`migration failed: ${cause}`, { cause: error });
+    }
+    return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  }
+
+  /** Resolves when the database answers a trivial query. */
+  async ping(): Promise<void> {
+    await sql`select 1`.execute(this.db);
+  }
+
+  async close(): Promise<void> {
+    await this.db.destroy();
+  }
+}
+
+/** True when the error is a unique-constraint violation on either database. */
+export function isUniqueViolation(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}

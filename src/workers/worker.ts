@@ -1,0 +1,39 @@
+import type { Logger } from 'pino';
+
+/** A periodic background job. Each run must be safe while other nodes run the same job. */
+export interface Worker {
+  name: string;
+  intervalMs: number;
+  run(): Promise<void>;
+}
+
+/** Runs workers in this process, each run after the previous one finished; stop() waits for runs in flight. */
+export function startWorkers(workers: readonly Worker[], logger: Logger): { stop(): Promise<void> } {
+  let stopped = false;
+  const timers = new Set<NodeJS.Timeout>();
+  const inFlight = new Set<Promise<void>>();
+  const schedule = (worker: Worker, delay: number): void => {
+    if (stopped) return;
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      const run = worker
+        .run()
+        .catch((error: unknown) => logger.error({ err: error, worker: worker.name }, 'worker run failed'))
+        .finally(() => {
+          inFlight.delete(run);
+          schedule(worker, worker.intervalMs);
+        });
+      inFlight.add(run);
+    }, delay);
+    timer.unref();
+    timers.add(timer);
+  };
+  for (const worker of workers) schedule(worker, 0);
+  return {
+    async stop() {
+      stopped = true;
+      for (const timer of timers) clearTimeout(timer);
+      await Promise.all(inFlight);
+    },
+  };
+}
