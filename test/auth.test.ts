@@ -137,6 +137,20 @@ describe(`merchant API authentication (${databaseLabel})`, () => {
       assertFailure(upper, '307', 401, /nonce was already used/);
     });
 
+    it('refuses a nonce replayed to another node on the same database', async () => {
+      const second = await startTestGateway({ sameDatabaseAs: gw });
+      try {
+        second.clock.advance(gw.clock.now() - second.clock.now());
+        const nonce = crypto.randomUUID();
+        assert.equal((await call({ path: BANKS, body: {}, nonce })).body.code, '200');
+        const replay = await signedCall(second.url, key.credentials, { path: BANKS, body: {}, nonce }, gw.clock.now());
+        assert.equal(replay.body.code, '307');
+        assert.match(replay.body.msgEn, /nonce was already used/);
+      } finally {
+        await second.close();
+      }
+    });
+
     it('keeps nonces per key: another key may use the same nonce', async () => {
       const other = await gw.merchantWithKey();
       const nonce = crypto.randomUUID();

@@ -1,7 +1,10 @@
 interface Bucket {
-  tokens: number;
+  /** Tokens in 1/60000ths, so that refilling `perMinute` tokens a minute adds a whole number each millisecond. */
+  units: number;
   updatedAt: number;
 }
+
+const UNITS_PER_TOKEN = 60_000;
 
 /**
  * Token bucket per access key: `perMinute` requests of burst, refilled evenly over a minute.
@@ -9,29 +12,32 @@ interface Bucket {
  */
 export class KeyRateLimiter {
   readonly #buckets = new Map<string, Bucket>();
-  readonly #refillPerMs: number;
+  readonly #capacity: number;
 
   constructor(readonly perMinute: number) {
-    this.#refillPerMs = perMinute / 60_000;
+    this.#capacity = perMinute * UNITS_PER_TOKEN;
+  }
+
+  #refilled(bucket: Bucket, now: number): number {
+    return Math.min(this.#capacity, bucket.units + Math.max(0, now - bucket.updatedAt) * this.perMinute);
   }
 
   /** Takes one token; returns 0 when allowed, else the milliseconds until the next token. */
   take(accessKey: string, now: number): number {
-    const bucket = this.#buckets.get(accessKey) ?? { tokens: this.perMinute, updatedAt: now };
-    bucket.tokens = Math.min(this.perMinute, bucket.tokens + (now - bucket.updatedAt) * this.#refillPerMs);
-    bucket.updatedAt = now;
+    const existing = this.#buckets.get(accessKey);
+    const bucket = { units: existing === undefined ? this.#capacity : this.#refilled(existing, now), updatedAt: now };
     this.#buckets.set(accessKey, bucket);
-    if (bucket.tokens >= 1) {
-      bucket.tokens -= 1;
+    if (bucket.units >= UNITS_PER_TOKEN) {
+      bucket.units -= UNITS_PER_TOKEN;
       return 0;
     }
-    return Math.ceil((1 - bucket.tokens) / this.#refillPerMs);
+    return Math.ceil((UNITS_PER_TOKEN - bucket.units) / this.perMinute);
   }
 
   /** Forgets buckets that have refilled completely; they are equal to a fresh one. */
   prune(now: number): void {
     for (const [key, bucket] of this.#buckets) {
-      if (bucket.tokens + (now - bucket.updatedAt) * this.#refillPerMs >= this.perMinute) this.#buckets.delete(key);
+      if (this.#refilled(bucket, now) >= this.#capacity) this.#buckets.delete(key);
     }
   }
 }

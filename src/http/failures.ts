@@ -12,7 +12,7 @@ export const HTTP_STATUS_OF_CODE: Record<ApiCode, number> = {
   '500': 500,
 };
 
-export type JsonType = 'string' | 'integer' | 'number' | 'boolean' | 'object' | 'array';
+export type JsonType = 'string' | 'integer' | 'number' | 'boolean' | 'object' | 'array' | 'null';
 
 /** Named formats a field can be required to follow; each has a localized description. */
 export type FieldFormat = 'url' | 'currencyCode' | 'ipOrCidr';
@@ -20,7 +20,10 @@ export type FieldFormat = 'url' | 'currencyCode' | 'ipOrCidr';
 /** The rule a field broke, structured so it can be said in every language. */
 export type FieldRule =
   | { rule: 'required' }
-  | { rule: 'type'; expected: JsonType }
+  | { rule: 'type'; expected: readonly JsonType[] }
+  | { rule: 'minItems'; min: number }
+  | { rule: 'maxItems'; max: number }
+  | { rule: 'invalid' }
   | { rule: 'maxLength'; max: number }
   | { rule: 'minLength'; min: number }
   | { rule: 'oneOf'; allowed: readonly string[] }
@@ -65,7 +68,10 @@ const TYPE_NAMES: Record<JsonType, Record<Language, string>> = {
   boolean: { en: 'true or false', 'pt-BR': 'true ou false', es: 'true o false' },
   object: { en: 'a JSON object', 'pt-BR': 'um objeto JSON', es: 'un objeto JSON' },
   array: { en: 'a JSON array', 'pt-BR': 'uma lista JSON', es: 'una lista JSON' },
+  null: { en: 'null', 'pt-BR': 'null', es: 'null' },
 };
+
+const OR: Record<Language, string> = { en: ' or ', 'pt-BR': ' ou ', es: ' o ' };
 
 const FORMAT_NAMES: Record<FieldFormat, Record<Language, string>> = {
   ipOrCidr: {
@@ -114,7 +120,24 @@ export function describeRule(rule: FieldRule, lang: Language): string {
     case 'required':
       return { en: 'is required', 'pt-BR': 'é obrigatório', es: 'es obligatorio' }[lang];
     case 'type':
-      return { en: 'must be ', 'pt-BR': 'deve ser ', es: 'debe ser ' }[lang] + TYPE_NAMES[rule.expected][lang];
+      return (
+        { en: 'must be ', 'pt-BR': 'deve ser ', es: 'debe ser ' }[lang] +
+        rule.expected.map((type) => TYPE_NAMES[type][lang]).join(OR[lang])
+      );
+    case 'minItems':
+      return {
+        en: `must have at least ${rule.min} item(s)`,
+        'pt-BR': `deve ter pelo menos ${rule.min} item(ns)`,
+        es: `debe tener al menos ${rule.min} elemento(s)`,
+      }[lang];
+    case 'maxItems':
+      return {
+        en: `must have at most ${rule.max} item(s)`,
+        'pt-BR': `deve ter no máximo ${rule.max} item(ns)`,
+        es: `debe tener como máximo ${rule.max} elemento(s)`,
+      }[lang];
+    case 'invalid':
+      return { en: 'is not valid', 'pt-BR': 'não é válido', es: 'no es válido' }[lang];
     case 'maxLength':
       return {
         en: `must be at most ${rule.max} characters long`,

@@ -59,6 +59,7 @@ const TYPE_ERRORS: Partial<Record<ValueErrorType, JsonType>> = {
   [ValueErrorType.Boolean]: 'boolean',
   [ValueErrorType.Object]: 'object',
   [ValueErrorType.Array]: 'array',
+  [ValueErrorType.Null]: 'null',
 };
 
 function literalValues(schema: TSchema): string[] | undefined {
@@ -67,36 +68,54 @@ function literalValues(schema: TSchema): string[] | undefined {
   return anyOf.map((s) => String((s as TLiteral).const));
 }
 
-function ruleOf(error: ValueError): FieldRule {
+/** The broken rule behind a TypeBox error; `path` is where it was found (a union may point deeper). */
+function ruleOf(error: ValueError): { path: string; rule: FieldRule } {
   const schema = error.schema as Record<string, unknown>;
+  const at = (rule: FieldRule) => ({ path: error.path, rule });
   const expected = TYPE_ERRORS[error.type];
-  if (expected !== undefined) return { rule: 'type', expected };
+  if (expected !== undefined) return at({ rule: 'type', expected: [expected] });
   switch (error.type) {
     case ValueErrorType.StringMaxLength:
-      return { rule: 'maxLength', max: Number(schema.maxLength) };
+      return at({ rule: 'maxLength', max: Number(schema.maxLength) });
     case ValueErrorType.StringMinLength:
-      return { rule: 'minLength', min: Number(schema.minLength) };
+      return at({ rule: 'minLength', min: Number(schema.minLength) });
+    case ValueErrorType.ArrayMinItems:
+      return at({ rule: 'minItems', min: Number(schema.minItems) });
+    case ValueErrorType.ArrayMaxItems:
+      return at({ rule: 'maxItems', max: Number(schema.maxItems) });
     case ValueErrorType.NumberMinimum:
     case ValueErrorType.IntegerMinimum:
-      return { rule: 'minimum', min: Number(schema.minimum) };
+      return at({ rule: 'minimum', min: Number(schema.minimum) });
     case ValueErrorType.NumberMaximum:
     case ValueErrorType.IntegerMaximum:
-      return { rule: 'maximum', max: Number(schema.maximum) };
+      return at({ rule: 'maximum', max: Number(schema.maximum) });
     case ValueErrorType.Literal:
-      return { rule: 'oneOf', allowed: [String(schema.const)] };
-    case ValueErrorType.Union: {
-      const allowed = literalValues(error.schema);
-      if (allowed !== undefined) return { rule: 'oneOf', allowed };
+      return at({ rule: 'oneOf', allowed: [String(schema.const)] });
+    case ValueErrorType.StringFormat:
+      if (typeof schema.format === 'string' && isFieldFormat(schema.format)) {
+        return at({ rule: 'format', format: schema.format });
+      }
       break;
-    }
+    case ValueErrorType.Union:
+      return unionRule(error);
     default:
       break;
   }
-  const format = schema.format;
-  if (error.type === ValueErrorType.StringFormat && typeof format === 'string' && isFieldFormat(format)) {
-    return { rule: 'format', format };
-  }
-  throw new Error(`no field rule for TypeBox error ${error.type} at ${error.path}: ${error.message}`);
+  return at({ rule: 'invalid' });
+}
+
+/**
+ * A union fails when every variant fails. When the value had the right type for one variant, that
+ * variant's rule is the one to report; otherwise the value had a wrong type and every type is listed.
+ */
+function unionRule(error: ValueError): { path: string; rule: FieldRule } {
+  const allowed = literalValues(error.schema);
+  if (allowed !== undefined) return { path: error.path, rule: { rule: 'oneOf', allowed } };
+  const firsts = error.errors.map((variant) => variant.First()).filter((e): e is ValueError => e !== undefined);
+  const specific = firsts.find((e) => TYPE_ERRORS[e.type] === undefined);
+  if (specific !== undefined) return ruleOf(specific);
+  const types = firsts.map((e) => TYPE_ERRORS[e.type]).filter((t): t is JsonType => t !== undefined);
+  return { path: error.path, rule: types.length > 0 ? { rule: 'type', expected: [...new Set(types)] } : { rule: 'invalid' } };
 }
 
 /**
@@ -127,5 +146,6 @@ export function validateInput(schema: TSchema, input: unknown): ApiError | undef
     const extra = Object.keys((first.value as object | null) ?? {});
     return new ApiError({ kind: 'unknown_fields', fields: extra.map((k) => `${fieldName(first.path)}.${k}`) });
   }
-  return new ApiError({ kind: 'invalid_field', field: fieldName(first.path), rule: ruleOf(first) });
+  const { path, rule } = ruleOf(first);
+  return new ApiError({ kind: 'invalid_field', field: fieldName(path), rule });
 }

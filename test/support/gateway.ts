@@ -16,6 +16,7 @@ export interface TestGateway {
   clock: OffsetClock;
   gateway: Gateway;
   dataDir: string;
+  databaseUrl: string | undefined;
   /** Calls the admin API with the bearer token. */
   admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
   /** A merchant and a key that is already active (the clock is moved past the activation delay). */
@@ -31,19 +32,23 @@ export interface TestGatewayOptions {
   /** Receives the server's JSON log lines (default: discarded unless TEST_LOG_LEVEL is set). */
   logDestination?: { write(line: string): void };
   extraSignedRoutes?: readonly SignedRouteDef[];
+  /** Start a second node on the same database (and master key) as this gateway. */
+  sameDatabaseAs?: TestGateway;
 }
 
 /** Starts the real gateway on a free port with its own empty database (SQLite, or PostgreSQL when TEST_DATABASE_URL is set). */
 export async function startTestGateway(options: TestGatewayOptions = {}): Promise<TestGateway> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'cashgate-test-'));
-  const database = TEST_DATABASE_URL === undefined ? undefined : await createTestDatabase();
+  const shared = options.sameDatabaseAs;
+  const dataDir = shared?.dataDir ?? mkdtempSync(join(tmpdir(), 'cashgate-test-'));
+  const database = shared !== undefined || TEST_DATABASE_URL === undefined ? undefined : await createTestDatabase();
+  const databaseUrl = shared?.databaseUrl ?? database?.url;
   const config = loadConfig({
     HOST: '127.0.0.1',
     PORT: '0',
     CASHGATE_DATA_DIR: dataDir,
     CASHGATE_ADMIN_TOKEN: ADMIN_TOKEN,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-    ...(database !== undefined && { DATABASE_URL: database.url }),
+    ...(databaseUrl !== undefined && { DATABASE_URL: databaseUrl }),
     ...options.env,
   });
   const clock = new OffsetClock();
@@ -74,6 +79,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     clock,
     gateway,
     dataDir,
+    databaseUrl,
     admin,
     async merchantWithKey(settings = {}) {
       const merchant = await admin('POST', '/admin/v1/merchants', {
@@ -96,6 +102,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     },
     async close() {
       await gateway.close();
+      if (shared !== undefined) return;
       await database?.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },

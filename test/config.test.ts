@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+describe('configuration', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig({}, '/srv/cashgate');
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.port, 8080);
+    assert.equal(config.dataDir, '/srv/cashgate/data');
+    assert.equal(config.databaseUrl, undefined);
+    assert.equal(config.adminToken, undefined);
+    assert.equal(config.keyActivationDelayMs, 90_000);
+    assert.equal(config.signatureWindowMs, 300_000);
+    assert.equal(config.callbackRetryIntervalMs, 180_000);
+    assert.equal(config.callbackMaxRetries, 2);
+    assert.equal(config.callbackRetryWindowMs, 1_800_000);
+    assert.equal(config.callbackAllowPrivateNetworks, false);
+    assert.equal(config.trustProxy, false);
+    assert.equal(config.publicBaseUrl, 'http://127.0.0.1:8080');
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      HOST: '0.0.0.0',
+      PORT: '9000',
+      CASHGATE_DATA_DIR: '/var/lib/cashgate',
+      DATABASE_URL: 'postgres://u@db:5432/cashgate',
+      CASHGATE_ADMIN_TOKEN: 'a-long-enough-admin-token',
+      CASHGATE_MASTER_KEY: 'ab'.repeat(32),
+      KEY_ACTIVATION_DELAY_MS: '0',
+      SIGNATURE_WINDOW_MS: '60000',
+      CALLBACK_RETRY_INTERVAL_MS: '1000',
+      CALLBACK_MAX_RETRIES: '5',
+      CALLBACK_RETRY_WINDOW_MS: '10000',
+      CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
+      TRUST_PROXY: '10.0.0.0/8, 127.0.0.1',
+      PUBLIC_BASE_URL: 'https://pay.example.com/',
+    });
+    assert.equal(config.port, 9000);
+    assert.equal(config.databaseUrl, 'postgres://u@db:5432/cashgate');
+    assert.equal(config.masterKey?.length, 32);
+    assert.equal(config.keyActivationDelayMs, 0);
+    assert.equal(config.callbackAllowPrivateNetworks, true);
+    assert.deepEqual(config.trustProxy, ['10.0.0.0/8', '127.0.0.1']);
+    assert.equal(config.publicBaseUrl, 'https://pay.example.com');
+    assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2);
+    assert.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true);
+    assert.equal(loadConfig({ CASHGATE_MASTER_KEY: Buffer.alloc(32, 7).toString('base64') }).masterKey?.[0], 7);
+  });
+
+  it('lists every bad variable in one error', () => {
+    try {
+      loadConfig({
+        PORT: '80a',
+        DATABASE_URL: 'mysql://x',
+        KEY_ACTIVATION_DELAY_MS: '-5',
+        SIGNATURE_WINDOW_MS: '1.5',
+        CALLBACK_MAX_RETRIES: 'two',
+        CALLBACK_ALLOW_PRIVATE_NETWORKS: 'maybe',
+        TRUST_PROXY: 'some proxies',
+        PUBLIC_BASE_URL: 'pay.example.com',
+        CASHGATE_MASTER_KEY: 'short',
+        CASHGATE_ADMIN_TOKEN: 'short',
+        LOG_LEVEL: 'loud',
+      });
+      assert.fail('expected a ConfigError');
+    } catch (error) {
+      assert.ok(error instanceof ConfigError);
+      const names = error.problems.map((p) => /^[A-Z_]+/.exec(p)?.[0]);
+      assert.deepEqual(names.sort(), [
+        'CALLBACK_ALLOW_PRIVATE_NETWORKS',
+        'CALLBACK_MAX_RETRIES',
+        'CASHGATE_ADMIN_TOKEN',
+        'CASHGATE_MASTER_KEY',
+        'DATABASE_URL',
+        'KEY_ACTIVATION_DELAY_MS',
+        'LOG_LEVEL',
+        'PORT',
+        'PUBLIC_BASE_URL',
+        'SIGNATURE_WINDOW_MS',
+        'TRUST_PROXY',
+      ]);
+      for (const problem of error.problems) assert.match(problem, /must/);
+    }
+  });
+});
