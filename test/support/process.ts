@@ -36,6 +36,8 @@ export function startServerProcess(env: Record<string, string>): Promise<ServerP
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
   });
   let output = '';
+  let started = false;
+  const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
@@ -43,12 +45,14 @@ export function startServerProcess(env: Record<string, string>): Promise<ServerP
     }, 20_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      for (const line of output.split('\n')) {
+      if (started) return;
+      const complete = output.split('\n').slice(0, -1);
+      for (const line of complete) {
         if (!line.startsWith('{')) continue;
         const entry = JSON.parse(line) as { msg?: string; url?: string };
         if (entry.msg === 'Cashgate is serving' && entry.url !== undefined) {
+          started = true;
           clearTimeout(timer);
-          const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
           resolve({
             url: entry.url,
             child,
@@ -64,9 +68,9 @@ export function startServerProcess(env: Record<string, string>): Promise<ServerP
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('close', (code) => {
+    void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`server exited with ${code}:\n${output}`));
+      if (!started) reject(new Error(`server exited with ${code}:\n${output}`));
     });
   });
 }

@@ -1,0 +1,92 @@
+// Throughput and latency of signed merchant requests against /ping, in one run, as ratios.
+//   npm run bench                      (SQLite in a temporary directory)
+//   BENCH_DATABASE_URL=postgres://… npm run bench   (also PostgreSQL; the database must be empty or disposable)
+// Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { signedHeaders, type Credentials } from '@cashgate/sdk';
+import { runCli, startServerProcess } from '../test/support/process.js';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
+
+interface Figures {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+}
+
+async function measure(name: string, url: string, request: autocannon.Request): Promise<Figures> {
+  const result = await autocannon({ url, connections, duration: seconds, requests: [request] });
+  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx };
+}
+
+function signedPost(path: string, credentials: Credentials, body: Record<string, unknown>): autocannon.Request {
+  return {
+    method: 'POST',
+    path,
+    setupRequest: (request) => ({
+      ...request,
+      headers: { ...signedHeaders(credentials, body), 'content-type': 'application/json;charset=utf-8' },
+      body: JSON.stringify(body),
+    }),
+  };
+}
+
+async function createKey(env: Record<string, string>, merchantId: string, permissions: string): Promise<Credentials> {
+  const key = await runCli(['key', 'create', '--merchant', merchantId, '--permissions', permissions], env);
+  if (key.code !== 0) throw new Error(key.stderr);
+  return JSON.parse(key.stdout) as Credentials;
+}
+
+async function benchDatabase(label: string, databaseUrl: string | undefined): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'cashgate-bench-'));
+  const env: Record<string, string> = {
+    CASHGATE_DATA_DIR: dataDir,
+    KEY_ACTIVATION_DELAY_MS: '0',
+    RATE_LIMIT_PER_KEY_PER_MINUTE: '100000000',
+    LOG_LEVEL: 'info', // production default: one log line per request is part of the cost
+    ...(databaseUrl !== undefined && { DATABASE_URL: databaseUrl }),
+  };
+  try {
+    const merchant = await runCli(['merchant', 'create', '--name', 'Bench'], env);
+    if (merchant.code !== 0) throw new Error(merchant.stderr);
+    const { merchantId } = JSON.parse(merchant.stdout) as { merchantId: string };
+    const full = await createKey(env, merchantId, 'all');
+    const noQuery = await createKey(env, merchantId, 'balance');
+    const server = await startServerProcess(env);
+    try {
+      const rows = [
+        await measure('GET /ping (public, no auth)', server.url, { method: 'GET', path: '/ping' }),
+        await measure('signed, refused 301 after full auth (nonce write)', server.url, signedPost('/api/v3/bra/query/bank', noQuery, {})),
+        await measure('signed POST /api/v3/bra/query/bank (513 banks)', server.url, signedPost('/api/v3/bra/query/bank', full, { currencyType: 'BRL' })),
+      ];
+      const base = rows[0];
+      if (base === undefined) return;
+      console.log(`\n${label}: ${connections} connections, ${seconds} s each`);
+      console.log('case'.padEnd(54), 'req/s'.padStart(8), 'p50 ms'.padStart(8), 'p99 ms'.padStart(8), 'rps÷ping'.padStart(9), 'p99÷ping'.padStart(9));
+      for (const row of rows) {
+        console.log(
+          row.name.padEnd(54),
+          row.rps.toFixed(0).padStart(8),
+          row.p50.toFixed(1).padStart(8),
+          row.p99.toFixed(1).padStart(8),
+          (row.rps / base.rps).toFixed(3).padStart(9),
+          (row.p99 / Math.max(base.p99, 1)).toFixed(2).padStart(9),
+          row.name.startsWith('GET') || row.non2xx === 0 || row.name.includes('refused') ? '' : `  (${row.non2xx} non-2xx!)`,
+        );
+      }
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await benchDatabase('SQLite (WAL, synchronous=FULL)', undefined);
+if (process.env.BENCH_DATABASE_URL !== undefined) await benchDatabase('PostgreSQL', process.env.BENCH_DATABASE_URL);
