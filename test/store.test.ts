@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { pruneExpiredNonces, recordNonce } from '../src/auth/nonces.js';
+import { isUniqueViolation, Store } from '../src/store/store.js';
+import { createTestDatabase, databaseLabel, TEST_DATABASE_URL } from './support/database.js';
+
+describe(`store (${databaseLabel})`, () => {
+  let store: Store;
+  let dataDir: string;
+  let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
+
+  before(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'cashgate-store-'));
+    database = TEST_DATABASE_URL === undefined ? undefined : await createTestDatabase();
+    store = Store.open({ databaseUrl: database?.url, dataDir });
+    await store.migrate();
+  });
+  after(async () => {
+    await store.close();
+    await database?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('migrates idempotently', async () => {
+    assert.deepEqual(await store.migrate(), []);
+  });
+
+  it('commits all of a unit of work or none of it', async () => {
+    const merchant = { name: 'Atomic', language: 'en', callback_url: null, created_at: 1, updated_at: 1 };
+    await assert.rejects(
+      store.transact(async (tx) => {
+        await tx.insertInto('merchants').values({ ...merchant, id: 'mch_atomic_1' }).execute();
+        await tx.insertInto('merchants').values({ ...merchant, id: 'mch_atomic_1' }).execute();
+      }),
+      (error: unknown) => isUniqueViolation(error),
+    );
+    const rows = await store.read.selectFrom('merchants').select('id').where('id', '=', 'mch_atomic_1').execute();
+    assert.deepEqual(rows, [], 'the first insert was rolled back with the failed second one');
+  });
+
+  it('keeps bigint milliseconds exact', async () => {
+    const when = 1_795_412_351_492;
+    await store.transact((tx) =>
+      tx.insertInto('merchants').values({ id: 'mch_time', name: 't', language: 'en', callback_url: null, created_at: when, updated_at: when }).execute(),
+    );
+    const row = await store.read.selectFrom('merchants').select('created_at').where('id', '=', 'mch_time').executeTakeFirstOrThrow();
+    assert.equal(row.created_at, when);
+    assert.equal(typeof row.created_at, 'number');
+  });
+
+  it('records a nonce once per key and prunes only expired ones', async () => {
+    assert.equal(await store.transact((tx) => recordNonce(tx, 'AK1', 'a0000000-0000-4000-8000-000000000001', 1_000)), true);
+    assert.equal(await store.transact((tx) => recordNonce(tx, 'AK1', 'A0000000-0000-4000-8000-000000000001', 9_000)), false);
+    assert.equal(await store.transact((tx) => recordNonce(tx, 'AK2', 'a0000000-0000-4000-8000-000000000001', 1_000)), true);
+    assert.equal(await store.transact((tx) => recordNonce(tx, 'AK1', 'a0000000-0000-4000-8000-000000000002', 5_000)), true);
+    assert.equal(await store.transact((tx) => pruneExpiredNonces(tx, 2_000, 1)), 1, 'batch limit respected');
+    assert.equal(await store.transact((tx) => pruneExpiredNonces(tx, 2_000, 100)), 1);
+    assert.equal(await store.transact((tx) => pruneExpiredNonces(tx, 2_000, 100)), 0);
+    const left = await store.read.selectFrom('request_nonces').select(['access_key', 'expires_at']).execute();
+    assert.deepEqual(left, [{ access_key: 'AK1', expires_at: 5_000 }]);
+  });
+
+  it('answers a readiness ping', async () => {
+    await store.ping();
+  });
+});
