@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { startGateway, openServices } from './gateway.js';
-import { isLanguage } from './http/language.js';
+import type { Static, TSchema } from '@sinclair/typebox';
+import { validateInput } from './http/validation.js';
+import { CreateApiKeyBody, CreateMerchantBody } from './merchants/schemas.js';
 import { createLogger } from './logger.js';
 import { SERVICE_VERSION } from './version.js';
 
@@ -74,7 +76,7 @@ async function printDemo(
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-function option(values: Record<string, string | boolean | undefined>, name: string): string | undefined {
+function option(values: Options, name: string): string | undefined {
   const value = values[name];
   return typeof value === 'string' ? value : undefined;
 }
@@ -123,6 +125,20 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw error;
   }
+  try {
+    return await run(command, values, config);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`${error.message}\n`);
+      return 64;
+    }
+    throw error;
+  }
+}
+
+type Options = Record<string, string | boolean | undefined>;
+
+async function run(command: string, values: Options, config: Config): Promise<number> {
   switch (command) {
     case 'serve':
       await serve(config);
@@ -131,47 +147,49 @@ export async function main(argv: string[]): Promise<number> {
       await withServices(config, async () => ({ migrated: true }));
       return 0;
     case 'merchant create': {
-      const name = option(values, 'name');
-      const language = option(values, 'language') ?? 'en';
-      if (name === undefined || !isLanguage(language)) {
-        process.stderr.write('merchant create needs --name NAME and optionally --language en|pt-BR|es\n');
-        return 64;
-      }
-      await withServices(config, ({ merchants }) => merchants.createMerchant({ name, language }));
+      const input: unknown = { name: required(values, 'name', command), language: option(values, 'language') ?? 'en' };
+      assertValid(CreateMerchantBody, input);
+      await withServices(config, ({ merchants }) => merchants.createMerchant(input));
       return 0;
     }
     case 'merchant list':
       await withServices(config, ({ merchants }) => merchants.listMerchants());
       return 0;
     case 'key create': {
-      const merchantId = option(values, 'merchant');
-      if (merchantId === undefined) {
-        process.stderr.write('key create needs --merchant ID\n');
-        return 64;
-      }
-      await withServices(config, ({ merchants }) =>
-        merchants.createApiKey(merchantId, {
-          permissions: (option(values, 'permissions') ?? 'all').split(',').map((p) => p.trim()),
-          ipWhitelist: option(values, 'ip-whitelist') ?? '0.0.0.0',
-          debug: values.debug === true,
-          label: option(values, 'label'),
-        }),
-      );
+      const merchantId = required(values, 'merchant', command);
+      const input: unknown = {
+        permissions: (option(values, 'permissions') ?? 'all').split(',').map((p) => p.trim()),
+        ipWhitelist: option(values, 'ip-whitelist') ?? '0.0.0.0',
+        debug: values.debug === true,
+        ...(option(values, 'label') !== undefined && { label: option(values, 'label') }),
+      };
+      assertValid(CreateApiKeyBody, input);
+      await withServices(config, ({ merchants }) => merchants.createApiKey(merchantId, input));
       return 0;
     }
     case 'key list': {
-      const merchantId = option(values, 'merchant');
-      if (merchantId === undefined) {
-        process.stderr.write('key list needs --merchant ID\n');
-        return 64;
-      }
+      const merchantId = required(values, 'merchant', command);
       await withServices(config, ({ merchants }) => merchants.listApiKeys(merchantId));
       return 0;
     }
     default:
-      process.stderr.write(`unknown command "${command}"\n\n${USAGE}\n`);
-      return 64;
+      throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
   }
+}
+
+/** Bad command-line use: printed with exit code 64 (EX_USAGE). */
+class UsageError extends Error {}
+
+function required(values: Options, name: string, command: string): string {
+  const value = option(values, name);
+  if (value === undefined) throw new UsageError(`${command} needs --${name}`);
+  return value;
+}
+
+/** Applies the admin API's schema to CLI input, so both refuse the same things with the same words. */
+function assertValid<T extends TSchema>(schema: T, input: unknown): asserts input is Static<T> {
+  const error = validateInput(schema, input);
+  if (error !== undefined) throw new UsageError(error.message);
 }
 
 main(process.argv.slice(2)).then(

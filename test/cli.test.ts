@@ -64,8 +64,14 @@ describe(`the cashgate command (${databaseLabel})`, () => {
     assert.ok(!list.stdout.includes(credentials.secretKey));
 
     const bad = await runCli(['key', 'create', '--merchant', merchantId, '--permissions', 'everything'], env);
-    assert.equal(bad.code, 1);
-    assert.match(bad.stderr, /permissions must be one of/);
+    assert.equal(bad.code, 64);
+    assert.match(bad.stderr, /permissions\.0 must be one of exchange/);
+    const noName = await runCli(['merchant', 'create', '--name', ''], env);
+    assert.equal(noName.code, 64);
+    assert.match(noName.stderr, /name must be at least 1 characters long/);
+    const usage = await runCli(['key', 'list'], env);
+    assert.equal(usage.code, 64);
+    assert.match(usage.stderr, /key list needs --merchant/);
     const missing = await runCli(['key', 'create', '--merchant', 'mch_nope'], env);
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /merchant mch_nope does not exist/);
