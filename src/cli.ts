@@ -54,12 +54,12 @@ async function printDemo(
 ): Promise<void> {
   const existing = (await gateway.merchants.listMerchants()).find((m) => m.name === 'Demo Merchant');
   const merchant = existing ?? (await gateway.merchants.createMerchant({ name: 'Demo Merchant', language: 'en' }));
-  const key = await gateway.merchants.createApiKey(merchant.merchantId, {
-    permissions: ['all'],
-    ipWhitelist: ['0.0.0.0'],
-    debug: true,
-    label: 'demo',
-  });
+  // The demo key works at once; keys made afterwards follow KEY_ACTIVATION_DELAY_MS.
+  const key = await gateway.merchants.createApiKey(
+    merchant.merchantId,
+    { permissions: ['all'], ipWhitelist: ['0.0.0.0'], debug: true, label: 'demo' },
+    0,
+  );
   const lines = [
     '',
     '  Cashgate demo is running',
@@ -67,10 +67,12 @@ async function printDemo(
     `  merchant     ${merchant.merchantId} (Demo Merchant)`,
     `  access key   ${key.accessKey}`,
     `  secret key   ${key.secretKey}   (shown once; a new key is made at every demo start)`,
-    `  active at    ${new Date(key.activeAt).toISOString()}  (KEY_ACTIVATION_DELAY_MS=${config.keyActivationDelayMs})`,
     `  admin token  ${demoToken ?? '(CASHGATE_ADMIN_TOKEN from your environment)'}`,
+    '  console      not yet: the merchant console is still to be built',
     '',
-    '  Try:  CASHGATE_ACCESS_KEY=… CASHGATE_SECRET_KEY=… node scripts/signed-curl.mjs POST /api/v3/bra/query/bank \'{"currencyType":"BRL"}\'',
+    '  Try a signed request (in another terminal, in this directory):',
+    `    export CASHGATE_URL=${config.publicBaseUrl} CASHGATE_ACCESS_KEY=${key.accessKey} CASHGATE_SECRET_KEY=${key.secretKey}`,
+    '    eval "$(node scripts/signed-curl.mjs POST /api/v3/bra/query/bank \'{"currencyType":"BRL"}\')"',
     '',
   ];
   process.stdout.write(`${lines.join('\n')}\n`);

@@ -165,13 +165,21 @@ export class MerchantService {
     });
   }
 
-  async createApiKey(merchantId: string, settings: KeySettings & { permissions: readonly string[]; ipWhitelist: readonly string[] | string }): Promise<CreatedApiKey> {
+  /**
+   * Creates a key that takes effect after the activation delay. Only the operator's own demo
+   * bootstrap passes `activationDelayMs` (0) to have a key that works at once.
+   */
+  async createApiKey(
+    merchantId: string,
+    settings: KeySettings & { permissions: readonly string[]; ipWhitelist: readonly string[] | string },
+    activationDelayMs = this.keyActivationDelayMs,
+  ): Promise<CreatedApiKey> {
     const permissions = parsePermissions(settings.permissions);
     const whitelist = parseWhitelist(settings.ipWhitelist);
     const accessKey = `AK${randomBytes(16).toString('hex')}`;
     const secretKey = randomBytes(32).toString('hex');
     const now = this.clock.now();
-    const activeAt = now + this.keyActivationDelayMs;
+    const activeAt = now + activationDelayMs;
     await this.store.transact(async (tx) => {
       if ((await q.findMerchant(tx, merchantId)) === undefined) {
         throw new MerchantError({ kind: 'merchant_not_found', merchantId });
