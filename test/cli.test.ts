@@ -130,6 +130,32 @@ describe(`the cashgate command (${databaseLabel})`, () => {
     }
   });
 
+  it('in demo mode prints a merchant, a key that works at once and an admin token', async () => {
+    const demoDir = mkdtempSync(join(tmpdir(), 'cashgate-demo-'));
+    const server = await startServerProcess({
+      CASHGATE_DATA_DIR: demoDir,
+      CASHGATE_DEMO: '1',
+      ...(database !== undefined && { DATABASE_URL: database.url }),
+    });
+    try {
+      // The demo block is printed just after the server starts serving.
+      for (let i = 0; i < 100 && !server.output().includes('admin token'); i += 1) await new Promise((r) => setTimeout(r, 50));
+      const out = server.output();
+      const accessKey = /access key\s+(AK[0-9a-f]+)/.exec(out)?.[1];
+      const secretKey = /secret key\s+([0-9a-f]{64})/.exec(out)?.[1];
+      const adminToken = /admin token\s+(\S+)/.exec(out)?.[1];
+      assert.ok(accessKey !== undefined && secretKey !== undefined && adminToken !== undefined, out);
+      const client = new CashgateClient({ baseUrl: server.url, accessKey, secretKey });
+      const res = await client.post('/api/v3/bra/query/bank', { currencyType: 'BRL' });
+      assert.equal(res.code, '200', res.msgEn);
+      const merchants = await fetch(new URL('/admin/v1/merchants', server.url), { headers: { authorization: `Bearer ${adminToken}` } });
+      assert.equal(merchants.status, 200);
+    } finally {
+      await server.stop();
+      rmSync(demoDir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses to open the secrets under another master key', async () => {
     const server = await startServerProcess({ ...env, CASHGATE_MASTER_KEY: 'cd'.repeat(32) });
     try {
