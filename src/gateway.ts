@@ -28,7 +28,11 @@ export interface GatewayOptions {
 
 /** Opens the store, applies migrations and wires the services that both the server and the CLI use. */
 export async function openServices(config: Config, logger: Logger, clock: Clock = systemClock) {
-  const store = Store.open({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const store = Store.open({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    onConnectionError: (error) => logger.warn({ err: error }, 'an idle database connection failed; it will be replaced'),
+  });
   try {
     const applied = await store.migrate();
     if (applied.length > 0) logger.info({ migrations: applied }, 'applied migrations');

@@ -54,9 +54,18 @@ function parseInt8(text: string): number {
   return value;
 }
 
-export function postgresDialect(databaseUrl: string, maxConnections = 10): { dialect: Dialect; pool: pg.Pool } {
+/**
+ * PostgreSQL through a pool. An idle connection that breaks (a database restart, a network cut) is
+ * reported to `onIdleError` and replaced on next use, instead of crashing the process.
+ */
+export function postgresDialect(
+  databaseUrl: string,
+  onIdleError: (error: Error) => void,
+  maxConnections = 10,
+): { dialect: Dialect; pool: pg.Pool } {
   const types = new pg.TypeOverrides();
   types.setTypeParser(INT8_OID, parseInt8);
   const pool = new pg.Pool({ connectionString: databaseUrl, max: maxConnections, types });
+  pool.on('error', onIdleError);
   return { dialect: new PostgresDialect({ pool }), pool };
 }

@@ -15,9 +15,13 @@ export class Store {
     private readonly db: Kysely<Database>,
   ) {}
 
-  static open(options: { databaseUrl: string | undefined; dataDir: string }): Store {
+  static open(options: {
+    databaseUrl: string | undefined;
+    dataDir: string;
+    onConnectionError?: (error: Error) => void;
+  }): Store {
     if (options.databaseUrl !== undefined) {
-      const { dialect } = postgresDialect(options.databaseUrl);
+      const { dialect } = postgresDialect(options.databaseUrl, options.onConnectionError ?? (() => undefined));
       return new Store('postgres', new Kysely<Database>({ dialect }));
     }
     return new Store('sqlite', new Kysely<Database>({ dialect: sqliteDialect(options.dataDir) }));
