@@ -13,7 +13,6 @@ export interface AdminRouteDef<B extends TSchema | undefined, R extends TSchema>
   description?: string;
   body?: B;
   response: R;
-  successStatus?: 200 | 201;
   handle(input: { body: StaticOrUndefined<B>; params: Record<string, string>; reply: FastifyReply }): Promise<Static<R>>;
 }
 
@@ -32,7 +31,6 @@ export function registerAdminRoute<B extends TSchema | undefined, R extends TSch
     security: 'admin',
     ...(def.body !== undefined && { body: def.body }),
     response: def.response,
-    successStatus: def.successStatus ?? 200,
   });
   scope.route({
     method: def.method,
@@ -47,7 +45,7 @@ export function registerAdminRoute<B extends TSchema | undefined, R extends TSch
         params: request.params as Record<string, string>,
         reply,
       });
-      return reply.code(def.successStatus ?? 200).send(result);
+      return reply.code(200).send(result);
     },
   });
 }

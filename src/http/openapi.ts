@@ -69,7 +69,7 @@ function operation(route: RouteDoc): Record<string, unknown> {
       properties: { error: { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' } } } },
     };
     op.responses = {
-      [String(route.successStatus ?? 200)]: {
+      '200': {
         description: 'success',
         content: { 'application/json': { schema: plain(route.response) } },
       },

@@ -18,7 +18,6 @@ export interface RouteDoc {
   query?: TSchema;
   /** Schema of a successful response: for signed routes, the envelope's `data`. */
   response: TSchema;
-  successStatus?: number;
 }
 
 /** Routes registered so far; the OpenAPI document is generated from it. */

@@ -36,7 +36,6 @@ export function registerMerchantAdminRoutes(scope: FastifyInstance, catalog: Rou
     summary: 'Create a merchant',
     body: CreateMerchantBody,
     response: Type.Object({ merchantId: Type.String(), name: Type.String(), language: MerchantLanguage }),
-    successStatus: 201,
     handle: async ({ body }) => {
       const merchant = await merchants.createMerchant(body);
       return { merchantId: merchant.merchantId, name: merchant.name, language: merchant.language };
@@ -79,7 +78,6 @@ export function registerMerchantAdminRoutes(scope: FastifyInstance, catalog: Rou
     description: 'The key takes effect KEY_ACTIVATION_DELAY_MS after creation (activeAt).',
     body: CreateApiKeyBody,
     response: Type.Object({ accessKey: Type.String(), secretKey: Type.String(), activeAt: Type.Integer() }),
-    successStatus: 201,
     handle: ({ params, body }) => merchants.createApiKey(params.merchantId ?? '', body),
   });
 

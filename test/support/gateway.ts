@@ -86,13 +86,13 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
         name: 'Test Merchant',
         ...(settings.language !== undefined && { language: settings.language }),
       });
-      if (merchant.status !== 201) throw new Error(`merchant create failed: ${JSON.stringify(merchant.body)}`);
+      if (merchant.status !== 200) throw new Error(`merchant create failed: ${JSON.stringify(merchant.body)}`);
       const key = await admin('POST', `/admin/v1/merchants/${merchant.body.merchantId}/api-keys`, {
         permissions: settings.permissions ?? ['all'],
         ipWhitelist: settings.ipWhitelist ?? ['0.0.0.0'],
         debug: settings.debug ?? false,
       });
-      if (key.status !== 201) throw new Error(`key create failed: ${JSON.stringify(key.body)}`);
+      if (key.status !== 200) throw new Error(`key create failed: ${JSON.stringify(key.body)}`);
       const wait = key.body.activeAt - clock.now();
       if (wait >= 0) clock.advance(wait + 1);
       return {
