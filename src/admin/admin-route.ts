@@ -22,16 +22,7 @@ export function registerAdminRoute<B extends TSchema | undefined, R extends TSch
   catalog: RouteCatalog,
   def: AdminRouteDef<B, R>,
 ): void {
-  catalog.add({
-    method: def.method,
-    path: def.path,
-    tag: def.tag,
-    summary: def.summary,
-    ...(def.description !== undefined && { description: def.description }),
-    security: 'admin',
-    ...(def.body !== undefined && { body: def.body }),
-    response: def.response,
-  });
+  catalog.add(def, { security: 'admin', response: def.response });
   scope.route({
     method: def.method,
     url: def.path,

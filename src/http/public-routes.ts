@@ -16,23 +16,22 @@ export function registerPublicRoutes(
   deps: { clock: Clock; store: Store; publicBaseUrl: string },
 ): void {
   const Ping = Type.Object({ version: Type.String(), timestamp: Type.Integer({ description: 'Unix milliseconds' }) });
-  catalog.add({ method: 'GET', path: '/ping', tag: TAG, summary: 'Connectivity check', security: 'public', response: Ping });
+  catalog.add({ method: 'GET', path: '/ping', tag: TAG, summary: 'Connectivity check' }, { security: 'public', response: Ping });
   app.get('/ping', { schema: { response: { 200: Ping } } }, async (_request, reply) =>
     reply.type(JSON_UTF8).send({ version: SERVICE_VERSION, timestamp: deps.clock.now() }),
   );
 
   const Health = Type.Object({ status: Type.String() });
-  catalog.add({ method: 'GET', path: '/healthz', tag: TAG, summary: 'Liveness: the process serves HTTP', security: 'public', response: Health });
+  catalog.add(
+    { method: 'GET', path: '/healthz', tag: TAG, summary: 'Liveness: the process serves HTTP' },
+    { security: 'public', response: Health },
+  );
   app.get('/healthz', async () => ({ status: 'ok' }));
 
-  catalog.add({
-    method: 'GET',
-    path: '/readyz',
-    tag: TAG,
-    summary: 'Readiness: the database answers (503 when it does not)',
-    security: 'public',
-    response: Health,
-  });
+  catalog.add(
+    { method: 'GET', path: '/readyz', tag: TAG, summary: 'Readiness: the database answers (503 when it does not)' },
+    { security: 'public', response: Health },
+  );
   app.get('/readyz', async (request, reply) => {
     try {
       await deps.store.ping();
@@ -43,14 +42,10 @@ export function registerPublicRoutes(
     }
   });
 
-  catalog.add({
-    method: 'GET',
-    path: '/openapi.json',
-    tag: TAG,
-    summary: 'This OpenAPI 3.1 document',
-    security: 'public',
-    response: Type.Object({}, { additionalProperties: true }),
-  });
+  catalog.add(
+    { method: 'GET', path: '/openapi.json', tag: TAG, summary: 'This OpenAPI 3.1 document' },
+    { security: 'public', response: Type.Object({}, { additionalProperties: true }) },
+  );
   let document: Record<string, unknown> | undefined;
   app.get('/openapi.json', async () => {
     document ??= buildOpenApiDocument(catalog, deps.publicBaseUrl);

@@ -20,11 +20,32 @@ export interface RouteDoc {
   response: TSchema;
 }
 
+/** What every route definition (signed or admin) says about itself. */
+export interface DescribedRoute {
+  method: RouteDoc['method'];
+  path: string;
+  tag: string;
+  summary: string;
+  description?: string | undefined;
+  body?: TSchema | undefined;
+  query?: TSchema | undefined;
+}
+
 /** Routes registered so far; the OpenAPI document is generated from it. */
 export class RouteCatalog {
   readonly routes: RouteDoc[] = [];
 
-  add(doc: RouteDoc): void {
-    this.routes.push(doc);
+  add(def: DescribedRoute, how: Pick<RouteDoc, 'security' | 'permission' | 'response'>): void {
+    const { method, path, tag, summary, description, body, query } = def;
+    this.routes.push({
+      method,
+      path,
+      tag,
+      summary,
+      ...how,
+      ...(description !== undefined && { description }),
+      ...(body !== undefined && { body }),
+      ...(query !== undefined && { query }),
+    });
   }
 }

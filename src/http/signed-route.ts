@@ -41,18 +41,7 @@ export function signedRoute<B extends TSchema | undefined, Q extends TSchema | u
 
 /** Mounts a signed route in a scope where the merchant auth hook runs, and lists it in the catalog. */
 export function registerSignedRoute(scope: FastifyInstance, catalog: RouteCatalog, def: SignedRouteDef): void {
-  catalog.add({
-    method: def.method,
-    path: def.path,
-    tag: def.tag,
-    summary: def.summary,
-    ...(def.description !== undefined && { description: def.description }),
-    security: 'signed',
-    permission: def.permission,
-    ...(def.body !== undefined && { body: def.body }),
-    ...(def.query !== undefined && { query: def.query }),
-    response: def.data,
-  });
+  catalog.add(def, { security: 'signed', permission: def.permission, response: def.data });
   scope.route({
     method: def.method,
     url: def.path,
