@@ -1,4 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
+import { whitelistEntryProblem } from './auth/ip-whitelist.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -116,7 +117,7 @@ class EnvReader {
     if (lower === 'true') return true;
     if (/^\d+$/.test(value)) return Number(value);
     const entries = value.split(',').map((entry) => entry.trim());
-    const bad = entries.filter((entry) => !/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(entry));
+    const bad = entries.filter((entry) => whitelistEntryProblem(entry) !== undefined);
     if (bad.length === 0) return entries;
     this.problems.push(
       `${name}=${JSON.stringify(value)}: must be false, true, a hop count, or a comma-separated list of proxy addresses/CIDRs`,

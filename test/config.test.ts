@@ -45,6 +45,7 @@ describe('configuration', () => {
     assert.deepEqual(config.trustProxy, ['10.0.0.0/8', '127.0.0.1']);
     assert.equal(config.publicBaseUrl, 'https://pay.example.com');
     assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2);
+    assert.throws(() => loadConfig({ TRUST_PROXY: '10.0.0.0/8,1.2.3.999' }), /TRUST_PROXY/);
     assert.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true);
     assert.equal(loadConfig({ CASHGATE_MASTER_KEY: Buffer.alloc(32, 7).toString('base64') }).masterKey?.[0], 7);
   });
