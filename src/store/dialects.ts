@@ -32,7 +32,7 @@ class CashgateSqliteDialect extends SqliteDialect {
   }
 }
 
-export const SQLITE_FILE_NAME = 'cashgate.sqlite';
+const SQLITE_FILE_NAME = 'cashgate.sqlite';
 
 /** The embedded database: WAL for concurrent readers, synchronous=FULL so an acknowledged commit survives a power cut. */
 export function sqliteDialect(dataDir: string): Dialect {

@@ -1,5 +1,3 @@
-import type { Generated } from 'kysely';
-
 /** Times are Unix milliseconds; flags are 0/1 integers so one schema serves SQLite and PostgreSQL. */
 export interface MerchantTable {
   id: string;
@@ -40,6 +38,3 @@ export interface Database {
   api_keys: ApiKeyTable;
   request_nonces: RequestNonceTable;
 }
-
-// Generated<> is re-exported for later tables with database-assigned columns.
-export type { Generated };

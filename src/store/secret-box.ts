@@ -4,7 +4,7 @@ import { join } from 'node:path';
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
-export const MASTER_KEY_FILE = 'master.key';
+const MASTER_KEY_FILE = 'master.key';
 
 /**
  * Seals secrets at rest with AES-256-GCM under the master key. The associated data binds each
