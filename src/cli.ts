@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { startGateway, openServices } from './gateway.js';
+import { openServices, startBackgroundWork, startGateway } from './gateway.js';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { validateInput } from './http/validation.js';
 import { CreateApiKeyBody, CreateMerchantBody } from './merchants/schemas.js';
@@ -13,6 +13,7 @@ const USAGE = `Cashgate ${SERVICE_VERSION}: self-hostable merchant payment gatew
 Usage: cashgate <command> [options]      (from a checkout: npm run cashgate -- <command> …)
 
   serve                                  start the HTTP server and workers (default)
+  worker                                 run only the workers (callback delivery, pruning), no HTTP
   migrate                                apply database migrations and exit
   merchant create --name NAME [--language en|pt-BR|es]
   merchant list
@@ -30,12 +31,29 @@ async function serve(config: Config): Promise<void> {
   }
   const gateway = await startGateway(config, logger);
   if (config.demo) await printDemo(gateway, config, demoToken);
+  closeOnSignal(logger, () => gateway.close());
+}
+
+/** A worker node: the callback dispatcher and periodic jobs, without the HTTP server. */
+async function work(config: Config): Promise<void> {
+  const logger = createLogger(config.logLevel);
+  const services = await openServices(config, logger);
+  const workers = startBackgroundWork(services, logger);
+  logger.info({ database: services.store.dialect }, 'Cashgate worker is running');
+  closeOnSignal(logger, async () => {
+    await workers.stop();
+    await services.close();
+  });
+}
+
+/** On SIGINT or SIGTERM: finish what is in flight, close, exit. */
+function closeOnSignal(logger: ReturnType<typeof createLogger>, close: () => Promise<void>): void {
   let closing = false;
   const shutdown = (signal: string): void => {
     if (closing) return;
     closing = true;
     logger.info({ signal }, 'shutting down');
-    gateway.close().then(
+    close().then(
       () => process.exit(0),
       (error: unknown) => {
         logger.error({ err: error }, 'shutdown failed');
@@ -93,7 +111,7 @@ async function withServices(
     const result = await work(services);
     if (result !== undefined) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {
-    await services.store.close();
+    await services.close();
   }
 }
 
@@ -144,6 +162,9 @@ async function run(command: string, values: Options, config: Config): Promise<nu
   switch (command) {
     case 'serve':
       await serve(config);
+      return -1;
+    case 'worker':
+      await work(config);
       return -1;
     case 'migrate':
       await withServices(config, async () => ({ migrated: true }));

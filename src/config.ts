@@ -22,6 +22,15 @@ export interface Config {
   callbackMaxRetries: number;
   callbackRetryWindowMs: number;
   callbackAllowPrivateNetworks: boolean;
+  /** A callback succeeds on HTTP 200 within this time (10 s by contract; shorter only in tests). */
+  callbackTimeoutMs: number;
+  /** Callback deliveries in flight per process, and per target host. */
+  callbackConcurrency: number;
+  callbackConcurrencyPerHost: number;
+  /** How often the dispatcher looks for due callbacks that no local commit announced. */
+  callbackPollIntervalMs: number;
+  /** Run the background workers (callback dispatcher, nonce pruner) in the server process. */
+  workers: boolean;
   trustProxy: TrustProxy;
   publicBaseUrl: string;
   /** Signed requests allowed per access key per minute (token bucket, per process). */
@@ -145,6 +154,11 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     callbackMaxRetries: read.integer('CALLBACK_MAX_RETRIES', 2, 0, 100),
     callbackRetryWindowMs: read.integer('CALLBACK_RETRY_WINDOW_MS', 1_800_000, 1),
     callbackAllowPrivateNetworks: read.boolean('CALLBACK_ALLOW_PRIVATE_NETWORKS', false),
+    callbackTimeoutMs: read.integer('CALLBACK_TIMEOUT_MS', 10_000, 100, 60_000),
+    callbackConcurrency: read.integer('CALLBACK_CONCURRENCY', 16, 1, 1_000),
+    callbackConcurrencyPerHost: read.integer('CALLBACK_CONCURRENCY_PER_HOST', 4, 1, 1_000),
+    callbackPollIntervalMs: read.integer('CALLBACK_POLL_INTERVAL_MS', 1_000, 10, 60_000),
+    workers: read.boolean('CASHGATE_WORKERS', true),
     trustProxy: read.trustProxy('TRUST_PROXY'),
     publicBaseUrl: '',
     rateLimitPerKeyPerMinute: read.integer('RATE_LIMIT_PER_KEY_PER_MINUTE', 6_000, 1),

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { openCallbacks, type Callbacks } from './callbacks/module.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { buildApp } from './http/app.js';
@@ -14,6 +16,7 @@ export interface Gateway {
   app: FastifyInstance;
   store: Store;
   merchants: MerchantService;
+  callbacks: Callbacks;
   /** Base URL the server listens on, once started. */
   url: string;
   close(): Promise<void>;
@@ -21,13 +24,23 @@ export interface Gateway {
 
 export interface GatewayOptions {
   clock?: Clock;
-  /** Run the background workers in this process (default true). */
+  /** Run the background workers in this process (default: CASHGATE_WORKERS, true unless set false). */
   workers?: boolean;
   extraSignedRoutes?: readonly SignedRouteDef[];
 }
 
-/** Opens the store, applies migrations and wires the services that both the server and the CLI use. */
-export async function openServices(config: Config, logger: Logger, clock: Clock = systemClock) {
+export interface Services {
+  store: Store;
+  merchants: MerchantService;
+  callbacks: Callbacks;
+  /** Prometheus registry served at /metrics. */
+  metrics: Registry;
+  clock: Clock;
+  close(): Promise<void>;
+}
+
+/** Opens the store, applies migrations and wires the services that the server, the worker and the CLI use. */
+export async function openServices(config: Config, logger: Logger, clock: Clock = systemClock): Promise<Services> {
   const store = Store.open({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -42,41 +55,70 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
   }
   const secrets = new SecretBox(loadMasterKey(config.masterKey, config.dataDir));
   const merchants = new MerchantService(store, secrets, clock, config.keyActivationDelayMs);
-  return { store, merchants };
+  const metrics = new Registry();
+  collectDefaultMetrics({ register: metrics, prefix: 'cashgate_' });
+  const callbacks = openCallbacks({ config, store, clock, logger, merchants, registry: metrics });
+  return {
+    store,
+    merchants,
+    callbacks,
+    metrics,
+    clock,
+    async close() {
+      await callbacks.close();
+      await store.close();
+    },
+  };
 }
 
-/** Starts the whole gateway: storage, HTTP server and in-process workers. */
+/** Starts the background workers of this process: the callback dispatcher and periodic jobs. */
+export function startBackgroundWork(services: Services, logger: Logger): { stop(): Promise<void> } {
+  const periodic = startWorkers([noncePruner({ store: services.store, clock: services.clock, logger })], logger);
+  services.callbacks.dispatcher.start();
+  return {
+    async stop() {
+      await services.callbacks.dispatcher.stop();
+      await periodic.stop();
+    },
+  };
+}
+
+/** Starts the whole gateway: storage, HTTP server and (unless turned off) in-process workers. */
 export async function startGateway(config: Config, logger: Logger, options: GatewayOptions = {}): Promise<Gateway> {
   const clock = options.clock ?? systemClock;
-  const { store, merchants } = await openServices(config, logger, clock);
+  const services = await openServices(config, logger, clock);
+  const { store, merchants, callbacks } = services;
   const app = await buildApp({
     config,
     store,
     merchants,
+    callbacks,
+    metrics: services.metrics,
     clock,
     logger,
     ...(options.extraSignedRoutes !== undefined && { extraSignedRoutes: options.extraSignedRoutes }),
   });
-  const workers = options.workers === false ? undefined : startWorkers([noncePruner({ store, clock, logger })], logger);
+  const workers = (options.workers ?? config.workers) ? startBackgroundWork(services, logger) : undefined;
   let url: string;
   try {
     url = await app.listen({ host: config.host, port: config.port });
   } catch (error) {
     await workers?.stop();
     await app.close();
-    await store.close();
+    await services.close();
     throw error;
   }
-  logger.info({ url, database: store.dialect }, 'Cashgate is serving');
+  logger.info({ url, database: store.dialect, workers: workers !== undefined }, 'Cashgate is serving');
   return {
     app,
     store,
     merchants,
+    callbacks,
     url,
     async close() {
       await app.close();
       await workers?.stop();
-      await store.close();
+      await services.close();
     },
   };
 }

@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import { registerAdminAuth, sendAdminError } from '../admin/plugin.js';
 import { registerMerchantAuth } from '../auth/plugin.js';
 import { KeyRateLimiter } from '../auth/rate-limit.js';
 import { bankListRoute } from '../banks/routes.js';
+import { registerCallbackAdminRoutes } from '../callbacks/admin-routes.js';
+import type { Callbacks } from '../callbacks/module.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { registerMerchantAdminRoutes } from '../merchants/admin-routes.js';
@@ -24,6 +27,9 @@ export interface AppDeps {
   config: Config;
   store: Store;
   merchants: MerchantService;
+  callbacks: Callbacks;
+  /** Prometheus registry served at /metrics. */
+  metrics: Registry;
   clock: Clock;
   logger: Logger;
   /** Extra signed routes (tests exercise the auth plugin on a GET route through this). */
@@ -120,7 +126,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   const catalog = new RouteCatalog();
-  registerPublicRoutes(app, catalog, { clock, store: deps.store, publicBaseUrl: config.publicBaseUrl });
+  registerPublicRoutes(app, catalog, { clock, store: deps.store, metrics: deps.metrics, publicBaseUrl: config.publicBaseUrl });
 
   const rateLimiter = new KeyRateLimiter(config.rateLimitPerKeyPerMinute);
   const pruneTimer = setInterval(() => rateLimiter.prune(clock.now()), 60_000);
@@ -141,6 +147,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(async (admin) => {
     registerAdminAuth(admin, config.adminToken);
     registerMerchantAdminRoutes(admin, catalog, deps.merchants);
+    registerCallbackAdminRoutes(admin, catalog, {
+      outbox: deps.callbacks.outbox,
+      dispatcher: deps.callbacks.dispatcher,
+      tests: deps.callbacks.tests,
+      merchants: deps.merchants,
+    });
   });
 
   return app;

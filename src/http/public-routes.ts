@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import type { Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
 import type { Store } from '../store/store.js';
 import { SERVICE_VERSION } from '../version.js';
@@ -9,11 +10,11 @@ import type { RouteCatalog } from './route-catalog.js';
 
 const TAG = 'Public';
 
-/** Routes without authentication: /ping, health, readiness and the OpenAPI document. */
+/** Routes without authentication: /ping, health, readiness, metrics and the OpenAPI document. */
 export function registerPublicRoutes(
   app: FastifyInstance,
   catalog: RouteCatalog,
-  deps: { clock: Clock; store: Store; publicBaseUrl: string },
+  deps: { clock: Clock; store: Store; metrics: Registry; publicBaseUrl: string },
 ): void {
   const Ping = Type.Object({ version: Type.String(), timestamp: Type.Integer({ description: 'Unix milliseconds' }) });
   catalog.add({ method: 'GET', path: '/ping', tag: TAG, summary: 'Connectivity check' }, { security: 'public', response: Ping });
@@ -41,6 +42,20 @@ export function registerPublicRoutes(
       return reply.code(503).send({ status: 'database unreachable' });
     }
   });
+
+  catalog.add(
+    {
+      method: 'GET',
+      path: '/metrics',
+      tag: TAG,
+      summary: 'Prometheus metrics (text exposition format)',
+      description: 'Callback attempts by outcome, delivery latency, callback queue depth and oldest due age, process figures.',
+    },
+    { security: 'public', response: Type.String() },
+  );
+  app.get('/metrics', async (_request, reply) =>
+    reply.type(deps.metrics.contentType).send(await deps.metrics.metrics()),
+  );
 
   catalog.add(
     { method: 'GET', path: '/openapi.json', tag: TAG, summary: 'This OpenAPI 3.1 document' },

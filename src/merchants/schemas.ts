@@ -41,7 +41,10 @@ export const EditApiKeyBody = Type.Object({
 });
 export type EditApiKeyBody = Static<typeof EditApiKeyBody>;
 
+/** An http or https callback address. */
+export const CallbackUrl = FormattedString('url', { maxLength: 2048 });
+
 export const CallbackAddressBody = Type.Object({
-  url: Type.Union([FormattedString('url', { maxLength: 2048 }), Type.Null()]),
+  url: Type.Union([CallbackUrl, Type.Null()]),
 });
 export type CallbackAddressBody = Static<typeof CallbackAddressBody>;

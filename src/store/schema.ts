@@ -33,8 +33,67 @@ export interface RequestNonceTable {
   expires_at: number;
 }
 
+/** pending → delivering → delivered | pending (retry) | failed; no_target when there is no address. */
+export type CallbackEventState = 'pending' | 'delivering' | 'delivered' | 'failed' | 'no_target';
+
+/** One callback to send (the transactional outbox): written with the state change that causes it. */
+export interface CallbackEventTable {
+  id: string;
+  /** Sent as the notify_id header; the same for the retries and manual re-triggers of one event. */
+  notify_id: string;
+  order_id: string;
+  order_kind: string;
+  merchant_id: string;
+  /** The key that placed the order: its secret signs the callback. */
+  access_key: string;
+  trigger: 'automatic' | 'manual';
+  /** The JSON body, exactly as sent. */
+  payload: string;
+  /** Resolved when the event is created: the order's notifyUrl, else the merchant's unified address. */
+  target_url: string | null;
+  state: CallbackEventState;
+  /** Attempts that finished (the retry budget counts these). */
+  attempts: number;
+  /** When a worker should next look at the row: the next try, or the end of a delivery's lease. */
+  next_attempt_at: number | null;
+  first_attempt_at: number | null;
+  /** Set while a worker delivers; only the holder may record the result. */
+  lease_token: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export type CallbackAttemptOutcome = 'delivered' | 'failed' | 'refused';
+
+export interface CallbackAttemptTable {
+  id: string;
+  event_id: string;
+  attempt_no: number;
+  url: string;
+  started_at: number;
+  latency_ms: number;
+  http_status: number | null;
+  outcome: CallbackAttemptOutcome;
+  /** Why it failed: timeout, connection refused, refused target, HTTP status other than 200… */
+  error: string | null;
+  /** The first 4 KB of the response body. */
+  response_excerpt: string | null;
+}
+
+/** A signed test callback an operator or merchant sends to check an endpoint. */
+export interface CallbackTestTable {
+  id: string;
+  merchant_id: string;
+  access_key: string;
+  notify_url: string | null;
+  created_at: number;
+}
+
 export interface Database {
   merchants: MerchantTable;
   api_keys: ApiKeyTable;
   request_nonces: RequestNonceTable;
+  callback_events: CallbackEventTable;
+  callback_attempts: CallbackAttemptTable;
+  callback_tests: CallbackTestTable;
 }

@@ -10,6 +10,9 @@ export type Tx = Transaction<Database>;
  * work per call, so commits can later be coalesced (group commit) without touching callers.
  */
 export class Store {
+  /** Work to run once a unit of work has committed (e.g. waking the callback dispatcher). */
+  readonly #afterCommit = new WeakMap<Tx, (() => void)[]>();
+
   private constructor(
     readonly dialect: DialectName,
     private readonly db: Kysely<Database>,
@@ -33,8 +36,22 @@ export class Store {
   }
 
   /** Runs `work` in one database transaction: all of it commits, or none of it does. */
-  transact<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute(work);
+  async transact<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    let unit: Tx | undefined;
+    const result = await this.db.transaction().execute((tx) => {
+      unit = tx;
+      return work(tx);
+    });
+    const hooks = unit === undefined ? undefined : this.#afterCommit.get(unit);
+    for (const hook of hooks ?? []) hook();
+    return result;
+  }
+
+  /** Runs `hook` after `tx` commits; never when it rolls back. */
+  afterCommit(tx: Tx, hook: () => void): void {
+    const hooks = this.#afterCommit.get(tx);
+    if (hooks === undefined) this.#afterCommit.set(tx, [hook]);
+    else hooks.push(hook);
   }
 
   /** Applies every pending migration; safe when several processes start at once. */

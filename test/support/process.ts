@@ -23,6 +23,7 @@ export function runCli(args: string[], env: Record<string, string>): Promise<Cli
 }
 
 export interface ServerProcess {
+  /** The server's base URL ('' for a worker). */
   url: string;
   child: ChildProcessWithoutNullStreams;
   output(): string;
@@ -30,9 +31,11 @@ export interface ServerProcess {
   stop(): Promise<number | null>;
 }
 
-/** Starts `cashgate serve` in its own process and waits for the "serving" log line. */
-export function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve'], {
+const READY_LINES = { serve: 'Cashgate is serving', worker: 'Cashgate worker is running' } as const;
+
+/** Starts `cashgate serve` (or `cashgate worker`) in its own process and waits for its ready log line. */
+export function startServerProcess(env: Record<string, string>, command: 'serve' | 'worker' = 'serve'): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [CLI, command], {
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
   });
   let output = '';
@@ -50,11 +53,11 @@ export function startServerProcess(env: Record<string, string>): Promise<ServerP
       for (const line of complete) {
         if (!line.startsWith('{')) continue;
         const entry = JSON.parse(line) as { msg?: string; url?: string };
-        if (entry.msg === 'Cashgate is serving' && entry.url !== undefined) {
+        if (entry.msg === READY_LINES[command]) {
           started = true;
           clearTimeout(timer);
           resolve({
-            url: entry.url,
+            url: entry.url ?? '',
             child,
             output: () => output,
             stop: () => {

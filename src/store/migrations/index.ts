@@ -1,9 +1,11 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as core from './0001_core.js';
+import * as callbacks from './0002_callbacks.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
   '0001_core': core,
+  '0002_callbacks': callbacks,
 };
 
 export const migrationProvider: MigrationProvider = {

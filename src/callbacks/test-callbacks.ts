@@ -1,0 +1,70 @@
+import type { Clock } from '../clock.js';
+import { newId } from '../store/ids.js';
+import type { Store } from '../store/store.js';
+import * as q from './queries.js';
+import { CallbackError, type CallbackOutbox } from './service.js';
+import type { CallbackOrderSource, OrderCallback } from './sources.js';
+
+export const TEST_CALLBACK_KIND = 'test';
+
+function testCallback(row: q.CallbackTestRow): OrderCallback {
+  return {
+    orderId: row.id,
+    orderKind: TEST_CALLBACK_KIND,
+    merchantId: row.merchant_id,
+    accessKey: row.access_key,
+    notifyUrl: row.notify_url,
+    // Clearly a test: no amounts or statuses a merchant's system could mistake for a real payment.
+    payload: {
+      notifyType: 'test',
+      orderId: row.id,
+      merchantId: row.merchant_id,
+      orderTime: row.created_at,
+      message: 'Cashgate test callback: verify its sign and answer HTTP 200',
+    },
+  };
+}
+
+/** Signed test callbacks, sent through the same outbox, retries and log as order callbacks. */
+export class TestCallbacks implements CallbackOrderSource {
+  readonly kind = TEST_CALLBACK_KIND;
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly outbox: CallbackOutbox,
+  ) {}
+
+  async currentCallback(db: Parameters<CallbackOrderSource['currentCallback']>[0], orderId: string): Promise<OrderCallback | undefined> {
+    const row = await q.findTest(db, orderId);
+    return row === undefined ? undefined : testCallback(row);
+  }
+
+  /**
+   * Queues a test callback to `url`, else the merchant's unified address. It is signed with
+   * `accessKey`, else the merchant's newest key that is not deleted.
+   */
+  send(merchantId: string, input: { url?: string | null | undefined; accessKey?: string | undefined }) {
+    return this.store.transact(async (tx) => {
+      const key = await tx
+        .selectFrom('api_keys')
+        .select('access_key')
+        .where('merchant_id', '=', merchantId)
+        .where('status', '!=', 'deleted')
+        .$if(input.accessKey !== undefined, (qb) => qb.where('access_key', '=', input.accessKey ?? ''))
+        .orderBy('created_at', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+      if (key === undefined) throw new CallbackError({ kind: 'no_signing_key', merchantId });
+      const row: q.CallbackTestRow = {
+        id: newId('cbt'),
+        merchant_id: merchantId,
+        access_key: key.access_key,
+        notify_url: input.url ?? null,
+        created_at: this.clock.now(),
+      };
+      await q.insertTest(tx, row);
+      return this.outbox.enqueue(tx, testCallback(row));
+    });
+  }
+}

@@ -1,0 +1,99 @@
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ReceivedCallback {
+  path: string;
+  method: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** Date.now() when the request arrived. */
+  at: number;
+}
+
+/** What the receiver answers: a status (and body), or nothing at all (the request hangs). */
+export type Answer = { status: number; body?: string; headers?: Record<string, string> } | 'hang';
+
+/** A merchant's callback endpoint on a free local port, recording every request. */
+export interface CallbackReceiver {
+  url: string;
+  received: ReceivedCallback[];
+  /** Decides the answer for each request (default: 200 {"code":"200","success":true}). */
+  answer: (request: ReceivedCallback, index: number) => Answer;
+  /** Resolves when `count` requests have arrived (rejects after `timeoutMs`). */
+  waitFor(count: number, timeoutMs?: number): Promise<ReceivedCallback[]>;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(answer?: CallbackReceiver['answer']): Promise<CallbackReceiver> {
+  const hanging = new Set<ServerResponse>();
+  const waiters: { count: number; resolve: () => void }[] = [];
+  const receiver: CallbackReceiver = {
+    url: '',
+    received: [],
+    answer: answer ?? (() => ({ status: 200, body: '{"code":"200","success":true}' })),
+    waitFor(count, timeoutMs = 15_000) {
+      if (receiver.received.length >= count) return Promise.resolve(receiver.received);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`receiver got ${receiver.received.length} of ${count} callbacks in ${timeoutMs} ms`)),
+          timeoutMs,
+        );
+        waiters.push({
+          count,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve(receiver.received);
+          },
+        });
+      });
+    },
+    close: async () => {
+      for (const response of hanging) response.destroy();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const entry: ReceivedCallback = {
+        path: request.url ?? '/',
+        method: request.method ?? '',
+        headers: request.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        at: Date.now(),
+      };
+      const index = receiver.received.push(entry) - 1;
+      for (const waiter of [...waiters]) {
+        if (receiver.received.length >= waiter.count) {
+          waiters.splice(waiters.indexOf(waiter), 1);
+          waiter.resolve();
+        }
+      }
+      const reply = receiver.answer(entry, index);
+      if (reply === 'hang') {
+        hanging.add(response);
+        return;
+      }
+      response.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
+      response.end(reply.body ?? '');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return receiver;
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `check` until it returns a value other than undefined (or throws after `timeoutMs`). */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(50);
+  }
+}
