@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pruneExpiredNonces, recordNonce } from '../src/auth/nonces.js';
+import { CallbackOutbox } from '../src/callbacks/service.js';
+import { systemClock } from '../src/clock.js';
 import { isUniqueViolation, Store } from '../src/store/store.js';
 import { createTestDatabase, databaseLabel, TEST_DATABASE_URL } from './support/database.js';
 
@@ -22,6 +24,35 @@ describe(`store (${databaseLabel})`, () => {
     await store.close();
     await database?.drop();
     rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('writes a callback with its unit of work and wakes delivery only after the commit', async () => {
+    const now = systemClock.now();
+    await store.transact((tx) =>
+      tx.insertInto('merchants').values({ id: 'mch_outbox', name: 'Outbox', language: 'en', callback_url: 'https://m.example/cb', created_at: now, updated_at: now }).execute(),
+    );
+    let wakes = 0;
+    const outbox = new CallbackOutbox(store, systemClock, () => (wakes += 1));
+    const callback = { orderKind: 'test', merchantId: 'mch_outbox', accessKey: 'AKx', notifyUrl: null, payload: { a: '1' } };
+    const events = (orderId: string) =>
+      store.read.selectFrom('callback_events').selectAll().where('order_id', '=', orderId).execute();
+
+    await assert.rejects(
+      store.transact(async (tx) => {
+        await outbox.enqueue(tx, { ...callback, orderId: 'ord_rolled_back' });
+        throw new Error('the state change failed');
+      }),
+      /the state change failed/,
+    );
+    assert.deepEqual(await events('ord_rolled_back'), [], 'no callback is invented for a change that did not commit');
+    assert.equal(wakes, 0);
+
+    await store.transact((tx) => outbox.enqueue(tx, { ...callback, orderId: 'ord_committed' }));
+    const [row] = await events('ord_committed');
+    assert.equal(row?.state, 'pending');
+    assert.equal(row?.target_url, 'https://m.example/cb', "the merchant's unified address, resolved at creation");
+    assert.equal(row?.payload, '{"a":"1"}');
+    assert.equal(wakes, 1);
   });
 
   it('migrates idempotently', async () => {

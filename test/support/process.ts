@@ -29,6 +29,8 @@ export interface ServerProcess {
   output(): string;
   /** Sends SIGTERM and resolves with the exit code. */
   stop(): Promise<number | null>;
+  /** Kills the process at once (SIGKILL), as a crash or a power cut would. */
+  kill(): Promise<void>;
 }
 
 const READY_LINES = { serve: 'Cashgate is serving', worker: 'Cashgate worker is running' } as const;
@@ -63,6 +65,10 @@ export function startServerProcess(env: Record<string, string>, command: 'serve'
             stop: () => {
               child.kill('SIGTERM');
               return exited;
+            },
+            kill: async () => {
+              child.kill('SIGKILL');
+              await exited;
             },
           });
           return;

@@ -11,7 +11,7 @@ export interface ReceivedCallback {
 }
 
 /** What the receiver answers: a status (and body), or nothing at all (the request hangs). */
-export type Answer = { status: number; body?: string; headers?: Record<string, string> } | 'hang';
+export type Answer = { status: number; body?: string; headers?: Record<string, string>; delayMs?: number } | 'hang';
 
 /** A merchant's callback endpoint on a free local port, recording every request. */
 export interface CallbackReceiver {
@@ -76,8 +76,12 @@ export async function startReceiver(answer?: CallbackReceiver['answer']): Promis
         hanging.add(response);
         return;
       }
-      response.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
-      response.end(reply.body ?? '');
+      const send = () => {
+        response.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
+        response.end(reply.body ?? '');
+      };
+      if (reply.delayMs === undefined) send();
+      else setTimeout(send, reply.delayMs);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -1,0 +1,146 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { createTestDatabase, databaseLabel, TEST_DATABASE_URL } from './support/database.js';
+import { ADMIN_TOKEN } from './support/gateway.js';
+import { startServerProcess, type ServerProcess } from './support/process.js';
+import { eventually, sleep, startReceiver, type CallbackReceiver } from './support/receiver.js';
+
+/** Callbacks across real processes: crashes (SIGKILL) and several workers on one database. */
+describe(`callbacks across processes (${databaseLabel})`, () => {
+  let env: Record<string, string>;
+  let dataDir: string;
+  let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
+  const running = new Set<ServerProcess>();
+  const receivers: CallbackReceiver[] = [];
+
+  const start = async (extra: Record<string, string> = {}, command: 'serve' | 'worker' = 'serve') => {
+    const server = await startServerProcess({ ...env, ...extra }, command);
+    running.add(server);
+    return server;
+  };
+  const kill = async (server: ServerProcess) => {
+    await server.kill();
+    running.delete(server);
+  };
+  const admin = async (server: ServerProcess, method: string, path: string, body?: unknown) => {
+    const response = await fetch(new URL(path, server.url), {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+    return { status: response.status, body: (await response.json()) as any };
+  };
+  const merchantWithCallback = async (server: ServerProcess, url: string) => {
+    const merchant = await admin(server, 'POST', '/admin/v1/merchants', { name: 'Crash Test' });
+    const key = await admin(server, 'POST', `/admin/v1/merchants/${merchant.body.merchantId}/api-keys`, {
+      permissions: ['all'],
+      ipWhitelist: '0.0.0.0',
+    });
+    assert.equal(key.status, 200);
+    assert.equal((await admin(server, 'PUT', `/admin/v1/merchants/${merchant.body.merchantId}/callback`, { url })).status, 200);
+    return merchant.body.merchantId as string;
+  };
+
+  before(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'cashgate-processes-'));
+    database = TEST_DATABASE_URL === undefined ? undefined : await createTestDatabase();
+    env = {
+      CASHGATE_DATA_DIR: dataDir,
+      CASHGATE_ADMIN_TOKEN: ADMIN_TOKEN,
+      KEY_ACTIVATION_DELAY_MS: '0',
+      CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
+      CALLBACK_POLL_INTERVAL_MS: '100',
+      CALLBACK_TIMEOUT_MS: '1500',
+      LOG_LEVEL: 'info',
+      ...(database !== undefined && { DATABASE_URL: database.url }),
+    };
+  });
+  afterEach(async () => {
+    await Promise.all([...running].map((server) => kill(server)));
+    await Promise.all(receivers.splice(0).map((r) => r.close()));
+  });
+  after(async () => {
+    await database?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('delivers after a restart a callback committed just before a crash', async () => {
+    const receiver = await startReceiver();
+    receivers.push(receiver);
+    const apiOnly = await start({ CASHGATE_WORKERS: 'false' });
+    const merchantId = await merchantWithCallback(apiOnly, receiver.url);
+    const sent = await admin(apiOnly, 'POST', `/admin/v1/merchants/${merchantId}/callback/test`, {});
+    assert.equal(sent.body.state, 'pending', 'committed, not yet delivered');
+    await kill(apiOnly);
+    assert.equal(receiver.received.length, 0);
+
+    const restarted = await start();
+    const [got] = await receiver.waitFor(1);
+    assert.equal(got?.headers.notify_id, sent.body.notifyId);
+    const h = await eventually(async () => {
+      const found = await admin(restarted, 'GET', `/admin/v1/orders/${sent.body.orderId}/callbacks`);
+      return found.body.events[0].state === 'delivered' ? found.body : undefined;
+    });
+    assert.equal(h.attempts.length, 1);
+  });
+
+  it('delivers again, after the lease, a callback whose delivery was cut by a crash', async () => {
+    let killed: Promise<void> | undefined;
+    let server: ServerProcess | undefined;
+    const receiver = await startReceiver((_request, index) => {
+      if (index === 0 && server !== undefined) {
+        killed = kill(server); // the process dies while the receiver holds the request
+        return 'hang';
+      }
+      return { status: 200 };
+    });
+    receivers.push(receiver);
+    server = await start();
+    const merchantId = await merchantWithCallback(server, receiver.url);
+    const sent = await admin(server, 'POST', `/admin/v1/merchants/${merchantId}/callback/test`, {});
+    await receiver.waitFor(1);
+    await killed;
+
+    const restarted = await start();
+    const got = await receiver.waitFor(2, 20_000);
+    assert.equal(got[1]?.headers.notify_id, sent.body.notifyId, 'the same event, delivered again');
+    assert.equal(got[1]?.body, got[0]?.body);
+    const h = await eventually(async () => {
+      const found = await admin(restarted, 'GET', `/admin/v1/orders/${sent.body.orderId}/callbacks`);
+      return found.body.events[0].state === 'delivered' ? found.body : undefined;
+    });
+    assert.equal(h.attempts.length, 1, 'the cut attempt left no record; the delivered one did');
+  });
+
+  it('two worker processes deliver 1,000 callbacks, each exactly once', async () => {
+    const receiver = await startReceiver(() => ({ status: 200, delayMs: 20 }));
+    receivers.push(receiver);
+    const apiOnly = await start({ CASHGATE_WORKERS: 'false' });
+    const merchantId = await merchantWithCallback(apiOnly, receiver.url);
+    const total = 1_000;
+    const notifyIds = new Set<string>();
+    for (let i = 0; i < total; i += 50) {
+      const batch = await Promise.all(
+        Array.from({ length: Math.min(50, total - i) }, () =>
+          admin(apiOnly, 'POST', `/admin/v1/merchants/${merchantId}/callback/test`, {}),
+        ),
+      );
+      for (const sent of batch) notifyIds.add(sent.body.notifyId as string);
+    }
+    assert.equal(notifyIds.size, total);
+
+    const workers = await Promise.all([start({}, 'worker'), start({}, 'worker')]);
+    await receiver.waitFor(total, 60_000);
+    await sleep(1_000);
+    const counts = new Map<string, number>();
+    for (const got of receiver.received) counts.set(String(got.headers.notify_id), (counts.get(String(got.headers.notify_id)) ?? 0) + 1);
+    assert.equal(receiver.received.length, total, 'no callback delivered twice');
+    assert.deepEqual(new Set(counts.keys()), notifyIds, 'every callback delivered');
+    const delivered = workers.map((w) => w.output().split('\n').filter((line) => line.includes('"callback delivered"')).length);
+    assert.equal(delivered[0]! + delivered[1]!, total);
+    assert.ok(delivered.every((n) => n > 0), `both workers delivered some: ${delivered.join(' + ')}`);
+  });
+});
