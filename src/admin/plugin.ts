@@ -1,17 +1,7 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, describeFailure } from '../http/failures.js';
-import { CallbackError, type CallbackFailure } from '../callbacks/service.js';
-import { MerchantError, type MerchantFailure } from '../merchants/service.js';
-
-/** The HTTP status of every operator failure; the compiler asks for a line for each new kind. */
-const OPERATOR_FAILURE_STATUS: Record<MerchantFailure['kind'] | CallbackFailure['kind'], 404 | 409> = {
-  merchant_not_found: 404,
-  api_key_not_found: 404,
-  api_key_deleted: 409,
-  order_not_found: 404,
-  no_signing_key: 409,
-};
+import { OperatorError } from './failures.js';
 
 /** Operator API errors: `{ "error": { "code", "message" } }` with a plain HTTP status. */
 export function sendAdminError(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
@@ -46,9 +36,8 @@ export function registerAdminAuth(scope: FastifyInstance, adminToken: string | u
     if (error instanceof ApiError) {
       return sendAdminError(reply, 400, 'invalid_request', describeFailure(error.failure, 'en').text);
     }
-    if (error instanceof MerchantError || error instanceof CallbackError) {
-      const status = OPERATOR_FAILURE_STATUS[error.failure.kind];
-      return sendAdminError(reply, status, error.failure.kind, error.message);
+    if (error instanceof OperatorError) {
+      return sendAdminError(reply, error.status, error.failure.kind, error.message);
     }
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || (error.statusCode !== undefined && error.statusCode < 500)) {
       return sendAdminError(reply, error.statusCode ?? 400, 'invalid_request', error.message);

@@ -86,17 +86,6 @@ export function eventsOfOrder(db: Db, orderId: string): Promise<CallbackEventRow
     .execute();
 }
 
-export function latestEventOfOrder(db: Db, orderId: string): Promise<CallbackEventRow | undefined> {
-  return db
-    .selectFrom('callback_events')
-    .selectAll()
-    .where('order_id', '=', orderId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-}
-
 export function findEvent(db: Db, eventId: string): Promise<CallbackEventRow | undefined> {
   return db.selectFrom('callback_events').selectAll().where('id', '=', eventId).executeTakeFirst();
 }

@@ -1,26 +1,11 @@
 import type { Kysely } from 'kysely';
+import { OperatorError } from '../admin/failures.js';
 import type { Clock } from '../clock.js';
 import { newId } from '../store/ids.js';
 import type { Database } from '../store/schema.js';
 import type { Store, Tx } from '../store/store.js';
 import * as q from './queries.js';
 import type { CallbackOrderSource, OrderCallback } from './sources.js';
-
-/** Failures of callback operations requested by operators or merchants. */
-export type CallbackFailure =
-  | { kind: 'order_not_found'; orderId: string }
-  | { kind: 'no_signing_key'; merchantId: string };
-
-export class CallbackError extends Error {
-  constructor(readonly failure: CallbackFailure) {
-    super(
-      failure.kind === 'order_not_found'
-        ? `order ${failure.orderId} does not exist`
-        : `merchant ${failure.merchantId} has no active API key to sign callbacks with: create one first`,
-    );
-    this.name = 'CallbackError';
-  }
-}
 
 export interface CallbackAttemptView {
   attemptId: string;
@@ -157,7 +142,7 @@ export class CallbackOutbox {
       const callback = await source.currentCallback(db, orderId);
       if (callback !== undefined) return callback;
     }
-    throw new CallbackError({ kind: 'order_not_found', orderId });
+    throw new OperatorError({ kind: 'order_not_found', orderId });
   }
 
   /**
@@ -166,7 +151,7 @@ export class CallbackOutbox {
    */
   async retrigger(tx: Tx, orderId: string): Promise<q.CallbackEventRow> {
     const callback = await this.currentCallback(tx, orderId);
-    const latest = await q.latestEventOfOrder(tx, orderId);
+    const latest = (await q.eventsOfOrder(tx, orderId)).at(-1);
     return this.enqueue(tx, callback, {
       trigger: 'manual',
       ...(latest !== undefined && { notifyId: latest.notify_id }),

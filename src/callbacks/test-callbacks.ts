@@ -2,7 +2,8 @@ import type { Clock } from '../clock.js';
 import { newId } from '../store/ids.js';
 import type { Store } from '../store/store.js';
 import * as q from './queries.js';
-import { CallbackError, type CallbackOutbox } from './service.js';
+import { OperatorError } from '../admin/failures.js';
+import type { CallbackOutbox } from './service.js';
 import type { CallbackOrderSource, OrderCallback } from './sources.js';
 
 export const TEST_CALLBACK_KIND = 'test';
@@ -55,7 +56,7 @@ export class TestCallbacks implements CallbackOrderSource {
         .orderBy('created_at', 'desc')
         .limit(1)
         .executeTakeFirst();
-      if (key === undefined) throw new CallbackError({ kind: 'no_signing_key', merchantId });
+      if (key === undefined) throw new OperatorError({ kind: 'no_signing_key', merchantId });
       const row: q.CallbackTestRow = {
         id: newId('cbt'),
         merchant_id: merchantId,

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { IpWhitelist, whitelistEntryProblem } from '../auth/ip-whitelist.js';
 import { isPermissionGrant, PERMISSION_GRANTS, type PermissionGrant } from '../auth/permissions.js';
+import { OperatorError } from '../admin/failures.js';
 import { ApiError } from '../http/failures.js';
 import { isLanguage, type Language } from '../http/language.js';
 import { newId } from '../store/ids.js';
@@ -9,25 +10,6 @@ import type { SecretBox } from '../store/secret-box.js';
 import type { Store } from '../store/store.js';
 import type { ApiKeyStatus } from '../store/schema.js';
 import * as q from './queries.js';
-
-/** Failures of operator actions on merchants and keys. */
-export type MerchantFailure =
-  | { kind: 'merchant_not_found'; merchantId: string }
-  | { kind: 'api_key_not_found'; accessKey: string }
-  | { kind: 'api_key_deleted'; accessKey: string };
-
-export class MerchantError extends Error {
-  constructor(readonly failure: MerchantFailure) {
-    super(
-      failure.kind === 'merchant_not_found'
-        ? `merchant ${failure.merchantId} does not exist`
-        : failure.kind === 'api_key_not_found'
-          ? `API key ${failure.accessKey} does not exist for this merchant`
-          : `API key ${failure.accessKey} was deleted and cannot change`,
-    );
-    this.name = 'MerchantError';
-  }
-}
 
 export interface Merchant {
   merchantId: string;
@@ -151,14 +133,14 @@ export class MerchantService {
 
   async getMerchant(merchantId: string): Promise<Merchant> {
     const row = await q.findMerchant(this.store.read, merchantId);
-    if (row === undefined) throw new MerchantError({ kind: 'merchant_not_found', merchantId });
+    if (row === undefined) throw new OperatorError({ kind: 'merchant_not_found', merchantId });
     return toMerchant(row);
   }
 
   async setCallbackUrl(merchantId: string, url: string | null): Promise<Merchant> {
     return this.store.transact(async (tx) => {
       const row = await q.findMerchant(tx, merchantId);
-      if (row === undefined) throw new MerchantError({ kind: 'merchant_not_found', merchantId });
+      if (row === undefined) throw new OperatorError({ kind: 'merchant_not_found', merchantId });
       const now = this.clock.now();
       await q.updateMerchantCallbackUrl(tx, merchantId, url, now);
       return toMerchant({ ...row, callback_url: url, updated_at: now });
@@ -182,7 +164,7 @@ export class MerchantService {
     const activeAt = now + activationDelayMs;
     await this.store.transact(async (tx) => {
       if ((await q.findMerchant(tx, merchantId)) === undefined) {
-        throw new MerchantError({ kind: 'merchant_not_found', merchantId });
+        throw new OperatorError({ kind: 'merchant_not_found', merchantId });
       }
       await q.insertApiKey(tx, {
         access_key: accessKey,
@@ -239,11 +221,11 @@ export class MerchantService {
   ): Promise<ApiKeyView> {
     return this.store.transact(async (tx) => {
       if ((await q.findMerchant(tx, merchantId)) === undefined) {
-        throw new MerchantError({ kind: 'merchant_not_found', merchantId });
+        throw new OperatorError({ kind: 'merchant_not_found', merchantId });
       }
       const row = await q.findApiKey(tx, merchantId, accessKey);
-      if (row === undefined) throw new MerchantError({ kind: 'api_key_not_found', accessKey });
-      if (row.status === 'deleted') throw new MerchantError({ kind: 'api_key_deleted', accessKey });
+      if (row === undefined) throw new OperatorError({ kind: 'api_key_not_found', accessKey });
+      if (row.status === 'deleted') throw new OperatorError({ kind: 'api_key_deleted', accessKey });
       const now = this.clock.now();
       const changes = { ...change(row, now), updated_at: now };
       await q.updateApiKey(tx, accessKey, changes);

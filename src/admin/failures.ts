@@ -1,0 +1,37 @@
+/** Every expected failure of an operator action (admin API and CLI), as a typed value. */
+export type OperatorFailure =
+  | { kind: 'merchant_not_found'; merchantId: string }
+  | { kind: 'api_key_not_found'; accessKey: string }
+  | { kind: 'api_key_deleted'; accessKey: string }
+  | { kind: 'order_not_found'; orderId: string }
+  | { kind: 'no_signing_key'; merchantId: string };
+
+type FailureOf<K extends OperatorFailure['kind']> = Extract<OperatorFailure, { kind: K }>;
+
+/** HTTP status and message of each failure; the compiler asks for an entry for every new kind. */
+const DESCRIPTIONS: { [K in OperatorFailure['kind']]: { status: 404 | 409; message(f: FailureOf<K>): string } } = {
+  merchant_not_found: { status: 404, message: (f) => `merchant ${f.merchantId} does not exist` },
+  api_key_not_found: { status: 404, message: (f) => `API key ${f.accessKey} does not exist for this merchant` },
+  api_key_deleted: { status: 409, message: (f) => `API key ${f.accessKey} was deleted and cannot change` },
+  order_not_found: { status: 404, message: (f) => `order ${f.orderId} does not exist` },
+  no_signing_key: {
+    status: 409,
+    message: (f) => `merchant ${f.merchantId} has no API key to sign callbacks with: create one first`,
+  },
+};
+
+function describe<K extends OperatorFailure['kind']>(failure: FailureOf<K>): { status: 404 | 409; message: string } {
+  const description = DESCRIPTIONS[failure.kind];
+  return { status: description.status, message: description.message(failure) };
+}
+
+export class OperatorError extends Error {
+  readonly status: 404 | 409;
+
+  constructor(readonly failure: OperatorFailure) {
+    const { status, message } = describe(failure);
+    super(message);
+    this.status = status;
+    this.name = 'OperatorError';
+  }
+}
