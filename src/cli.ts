@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openServices, startBackgroundWork, startGateway } from './gateway.js';
 import type { Static, TSchema } from '@sinclair/typebox';
+import { buildWorkerApp } from './http/app.js';
 import { validateInput } from './http/validation.js';
 import { CreateApiKeyBody, CreateMerchantBody } from './merchants/schemas.js';
 import { createLogger } from './logger.js';
@@ -34,13 +35,16 @@ async function serve(config: Config): Promise<void> {
   closeOnSignal(logger, () => gateway.close());
 }
 
-/** A worker node: the callback dispatcher and periodic jobs, without the HTTP server. */
+/** A worker node: the callback dispatcher and periodic jobs; HTTP only for health and metrics. */
 async function work(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
   const services = await openServices(config, logger);
   const workers = startBackgroundWork(services, logger);
-  logger.info({ database: services.store.dialect }, 'Cashgate worker is running');
+  const app = await buildWorkerApp({ store: services.store, metrics: services.metrics, clock: services.clock, logger });
+  const url = await app.listen({ host: config.host, port: config.port });
+  logger.info({ url, database: services.store.dialect }, 'Cashgate worker is running');
   closeOnSignal(logger, async () => {
+    await app.close();
     await workers.stop();
     await services.close();
   });

@@ -113,7 +113,28 @@ describe(`callbacks across processes (${databaseLabel})`, () => {
       const found = await admin(restarted, 'GET', `/admin/v1/orders/${sent.body.orderId}/callbacks`);
       return found.body.events[0].state === 'delivered' ? found.body : undefined;
     });
-    assert.equal(h.attempts.length, 1, 'the cut attempt left no record; the delivered one did');
+    assert.deepEqual(
+      h.attempts.map((a: any) => [a.attemptNo, a.outcome]),
+      [[1, 'interrupted'], [1, 'delivered']],
+      'the cut attempt is on record, and the delivery that replaced it',
+    );
+  });
+
+  it('records a failed attempt, and does not stall, when a worker cannot open the signing secret', async () => {
+    const receiver = await startReceiver();
+    receivers.push(receiver);
+    const apiOnly = await start({ CASHGATE_WORKERS: 'false' });
+    const merchantId = await merchantWithCallback(apiOnly, receiver.url);
+    const sent = await admin(apiOnly, 'POST', `/admin/v1/merchants/${merchantId}/callback/test`, {});
+    await start({ CASHGATE_MASTER_KEY: 'ab'.repeat(32) }, 'worker');
+    const h = await eventually(async () => {
+      const found = await admin(apiOnly, 'GET', `/admin/v1/orders/${sent.body.orderId}/callbacks`);
+      return found.body.attempts.length > 0 ? found.body : undefined;
+    });
+    assert.equal(h.attempts[0].outcome, 'failed');
+    assert.match(h.attempts[0].error, /could not be opened \(check CASHGATE_MASTER_KEY/);
+    assert.equal(h.events[0].state, 'pending', 'waiting for its retry, not stuck in delivery');
+    assert.equal(receiver.received.length, 0, 'nothing unsigned was sent');
   });
 
   it('two worker processes deliver 1,000 callbacks, each exactly once', async () => {
@@ -134,6 +155,8 @@ describe(`callbacks across processes (${databaseLabel})`, () => {
     assert.equal(notifyIds.size, total);
 
     const workers = await Promise.all([start({}, 'worker'), start({}, 'worker')]);
+    const metrics = await fetch(new URL('/metrics', workers[0].url));
+    assert.match(await metrics.text(), /^cashgate_callback_queue_depth \d+$/m, 'a worker node serves /metrics');
     await receiver.waitFor(total, 60_000);
     await sleep(1_000);
     const counts = new Map<string, number>();

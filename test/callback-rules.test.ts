@@ -26,10 +26,13 @@ describe('callback target addresses', () => {
     ['::ffff:10.1.2.3', 'private'],
     ['::ffff:7f00:1', 'loopback'],
     ['64:ff9b::a00:1', 'private'],
+    ['::7f00:1', 'loopback'],
+    ['2002:a9fe:a9fe::1', 'link-local'],
+    ['2001:db8::1', 'documentation'],
   ] as const) {
     it(`refuses ${address} (${reason})`, () => assert.equal(forbiddenAddressReason(address), reason));
   }
-  for (const address of ['8.8.8.8', '172.32.0.1', '100.128.0.1', '192.0.2.200', '2001:4860:4860::8888', '::ffff:8.8.8.8']) {
+  for (const address of ['8.8.8.8', '172.32.0.1', '100.128.0.1', '192.0.2.200', '2001:4860:4860::8888', '::ffff:8.8.8.8', '2002:808:808::1']) {
     it(`allows ${address}`, () => assert.equal(forbiddenAddressReason(address), undefined));
   }
 });

@@ -206,6 +206,32 @@ describe(`callbacks (${databaseLabel})`, () => {
     assert.equal(r.received.length, 4);
   });
 
+  it('signs a test callback with the key asked for, and refuses a key that is not the merchant\'s', async () => {
+    const r = await receiver();
+    const { merchantId } = await gw.merchantWithKey();
+    const second = await gw.admin('POST', `/admin/v1/merchants/${merchantId}/api-keys`, { permissions: ['query'], ipWhitelist: '0.0.0.0' });
+    await sendTest(gw, merchantId, { url: r.url, accessKey: second.body.accessKey });
+    const [got] = await r.waitFor(1);
+    assert.equal(got?.headers.access_key, second.body.accessKey);
+    assert.equal(got?.headers.sign, expectedSign(second.body.secretKey, got));
+    const other = await gw.merchantWithKey();
+    const refused = await gw.admin('POST', `/admin/v1/merchants/${merchantId}/callback/test`, { accessKey: other.credentials.accessKey });
+    assert.equal(refused.status, 404);
+    assert.equal(refused.body.error.code, 'api_key_not_found');
+  });
+
+  it('never shows a password written in a callback address', async () => {
+    const r = await receiver();
+    const { merchantId } = await gw.merchantWithKey();
+    const url = r.url.replace('http://', 'http://shop:s3cret@');
+    const event = await sendTest(gw, merchantId, { url });
+    await r.waitFor(1);
+    assert.equal(r.received[0]?.headers.authorization, `Basic ${Buffer.from('shop:s3cret').toString('base64')}`);
+    const h = await settled(gw, event.orderId, 'delivered');
+    assert.doesNotMatch(JSON.stringify(h), /s3cret/);
+    assert.match(h.attempts[0].url, /shop:\*\*\*@/);
+  });
+
   it('answers 404 for an unknown order and for a merchant without keys, 401 without the token', async () => {
     assert.equal((await gw.admin('GET', '/admin/v1/orders/ord_nope/callbacks')).status, 404);
     assert.equal((await gw.admin('POST', '/admin/v1/orders/ord_nope/callbacks')).status, 404);
@@ -231,6 +257,29 @@ describe(`callbacks (${databaseLabel})`, () => {
     assert.match(text, /^cashgate_callback_delivery_seconds_count [1-9]\d*$/m);
     assert.match(text, /^cashgate_callback_queue_depth \d+$/m);
     assert.match(text, /^cashgate_callback_oldest_due_age_seconds [\d.e+-]+$/m);
+  });
+});
+
+describe(`callback concurrency per host (${databaseLabel})`, () => {
+  it('a host with a backlog of hanging callbacks does not hold back another host', async () => {
+    const gw = await startTestGateway({
+      env: { ...FAST, CALLBACK_CONCURRENCY: '2', CALLBACK_CONCURRENCY_PER_HOST: '1', CALLBACK_TIMEOUT_MS: '3000' },
+      workers: false,
+    });
+    const slow = await startReceiver(() => 'hang');
+    const quick = await startReceiver();
+    try {
+      const { merchantId } = await gw.merchantWithKey();
+      for (let i = 0; i < 12; i++) await sendTest(gw, merchantId, { url: slow.url });
+      await sendTest(gw, merchantId, { url: quick.url });
+      gw.gateway.callbacks.dispatcher.start();
+      await quick.waitFor(1, 2_500);
+      assert.equal(slow.received.length, 1, 'one at a time to the slow host, and the other host served meanwhile');
+    } finally {
+      await gw.close();
+      await slow.close();
+      await quick.close();
+    }
   });
 });
 

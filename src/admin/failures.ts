@@ -16,7 +16,7 @@ const DESCRIPTIONS: { [K in OperatorFailure['kind']]: { status: 404 | 409; messa
   order_not_found: { status: 404, message: (f) => `order ${f.orderId} does not exist` },
   no_signing_key: {
     status: 409,
-    message: (f) => `merchant ${f.merchantId} has no API key to sign callbacks with: create one first`,
+    message: (f) => `merchant ${f.merchantId} has no active API key to sign callbacks with: create or enable one first`,
   },
 };
 

@@ -21,6 +21,7 @@ const FORBIDDEN_RANGES: readonly (readonly [string, number, 'ipv4' | 'ipv6', str
   ['fe80::', 10, 'ipv6', 'link-local'],
   ['fec0::', 10, 'ipv6', 'site-local'],
   ['ff00::', 8, 'ipv6', 'multicast'],
+  ['2001:db8::', 32, 'ipv6', 'documentation'],
 ];
 
 const RANGES = FORBIDDEN_RANGES.map(([network, prefix, family, reason]) => {
@@ -29,14 +30,22 @@ const RANGES = FORBIDDEN_RANGES.map(([network, prefix, family, reason]) => {
   return { list, family, reason };
 });
 
-/** IPv6 forms that carry an IPv4 address (mapped, NAT64): the embedded address decides. */
+/** IPv6 forms that carry an IPv4 address (mapped, compatible, NAT64, 6to4): the embedded address decides. */
+const EMBEDDING_IPV4 = [
+  /^(?:::ffff:|64:ff9b::|::)(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/i,
+  /^2002:()([0-9a-f]{1,4}):([0-9a-f]{1,4})(?::|$)/i,
+];
+
 function embeddedIpv4(address: string): string | undefined {
-  const match = /^(?:::ffff:|64:ff9b::)(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/i.exec(address);
-  if (match === null) return undefined;
-  if (match[1] !== undefined) return match[1];
-  const high = parseInt(match[2] ?? '0', 16);
-  const low = parseInt(match[3] ?? '0', 16);
-  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
+  for (const pattern of EMBEDDING_IPV4) {
+    const match = pattern.exec(address);
+    if (match === null) continue;
+    if (match[1] !== undefined && match[1] !== '') return match[1];
+    const high = parseInt(match[2] ?? '0', 16);
+    const low = parseInt(match[3] ?? '0', 16);
+    return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
+  }
+  return undefined;
 }
 
 /** Why a callback may not connect to `address` (e.g. "loopback"), or undefined when it may. */

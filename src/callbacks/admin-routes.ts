@@ -20,7 +20,9 @@ const CallbackAttempt = Type.Object({
   startedAt: Type.Integer({ description: 'Unix milliseconds' }),
   latencyMs: Type.Integer(),
   httpStatus: Type.Union([Type.Integer(), Type.Null()]),
-  outcome: Type.Union([Type.Literal('delivered'), Type.Literal('failed'), Type.Literal('refused')]),
+  outcome: Type.Union(['delivered', 'failed', 'refused', 'interrupted'].map((o) => Type.Literal(o)), {
+    description: 'refused: the target is not allowed; interrupted: the worker stopped mid-delivery and the event was sent again',
+  }),
   error: Type.Union([Type.String(), Type.Null()]),
   responseExcerpt: Type.Union([Type.String(), Type.Null()], { description: 'the first 4 KB of the response body' }),
 });

@@ -119,11 +119,18 @@ export class CallbackSender {
     if (problem !== undefined) {
       return { outcome: 'refused', httpStatus: null, error: problem, responseExcerpt: null, latencyMs: 0 };
     }
+    // Credentials in the address (https://user:pass@host/…) protect the merchant's endpoint: Basic auth.
+    const basic =
+      url.username === '' && url.password === ''
+        ? undefined
+        : `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
+    url.username = '';
+    url.password = '';
     try {
       const response = await request(url, {
         method: 'POST',
         dispatcher: this.#agent,
-        headers: callbackHeaders(call, started),
+        headers: { ...callbackHeaders(call, started), ...(basic !== undefined && { authorization: basic }) },
         body: call.payload,
         signal: AbortSignal.timeout(this.options.timeoutMs),
       });

@@ -32,15 +32,11 @@ export interface DispatcherDeps {
 interface Claimed {
   event: q.CallbackEventRow;
   leaseToken: string;
-  host: string;
 }
 
-function hostOf(url: string | null): string {
-  try {
-    return url === null ? '' : new URL(url).host;
-  } catch {
-    return '';
-  }
+/** The first line of an error's text (TLS errors carry pages of internals). */
+function firstLine(text: string): string {
+  return text.split('\n', 1)[0] ?? text;
 }
 
 /**
@@ -143,24 +139,46 @@ export class CallbackDispatcher {
     this.#inFlight.add(tracked);
   }
 
-  /** Claims up to `limit` due events, leaving hosts that already have their share in flight. */
+  /**
+   * Claims up to `limit` due events, passing over hosts that have their share in flight here.
+   * An event whose lease ran out was cut short by a stopped worker: that attempt is recorded as
+   * interrupted and the event is sent again. A retry that fell due after the window fails unsent.
+   */
   #claim(limit: number): Promise<Claimed[]> {
     const now = this.deps.clock.now();
+    const { policy, concurrencyPerHost, leaseMs } = this.options;
+    const busy = [...this.#perHost].filter(([, count]) => count >= concurrencyPerHost).map(([host]) => host);
     return this.deps.store.transact(async (tx) => {
-      const due = await q.selectDueEvents(tx, this.deps.store.dialect, now, limit * 4);
+      const due = await q.selectDueEvents(tx, this.deps.store.dialect, now, limit * 4, busy);
       const chosen: q.CallbackEventRow[] = [];
+      const late: string[] = [];
+      const interrupted: q.CallbackAttemptRow[] = [];
       const counts = new Map(this.#perHost);
       for (const event of due) {
-        if (chosen.length === limit) break;
-        const host = hostOf(event.target_url);
+        const firstAt = event.first_attempt_at;
+        if (event.state === 'pending' && event.trigger === 'automatic' && firstAt !== null && now - firstAt > policy.windowMs) {
+          late.push(event.id);
+          continue;
+        }
+        const host = event.target_host ?? '';
         const count = counts.get(host) ?? 0;
-        if (count >= this.options.concurrencyPerHost) continue;
+        if (chosen.length === limit || count >= concurrencyPerHost) continue;
         counts.set(host, count + 1);
         chosen.push(event);
         if (event.state === 'delivering') {
+          const startedAt = (event.next_attempt_at ?? now) - leaseMs;
+          interrupted.push(this.#attemptRow(event, startedAt, {
+            outcome: 'interrupted',
+            httpStatus: null,
+            error: 'the worker delivering this callback stopped before recording a result; sent again',
+            responseExcerpt: null,
+            latencyMs: 0,
+          }));
           this.deps.logger.warn({ eventId: event.id }, 'a callback delivery was interrupted (its worker stopped); delivering it again');
         }
       }
+      await q.expireLateRetries(tx, late, now);
+      await q.insertAttempts(tx, interrupted);
       return this.#lease(tx, chosen);
     });
   }
@@ -169,34 +187,56 @@ export class CallbackDispatcher {
     const now = this.deps.clock.now();
     const token = newId('lease', 8);
     await q.leaseEvents(tx, events.map((e) => e.id), { token, until: now + this.options.leaseMs, now });
-    return events.map((event) => ({
-      event: { ...event, first_attempt_at: event.first_attempt_at ?? now },
-      leaseToken: token,
-      host: hostOf(event.target_url),
-    }));
+    return events.map((event) => ({ event: { ...event, first_attempt_at: event.first_attempt_at ?? now }, leaseToken: token }));
   }
 
-  async #deliver({ event, leaseToken, host }: Claimed): Promise<q.CallbackAttemptRow> {
+  async #deliver({ event, leaseToken }: Claimed): Promise<q.CallbackAttemptRow> {
+    const host = event.target_host ?? '';
     this.#perHost.set(host, (this.#perHost.get(host) ?? 0) + 1);
     try {
       const startedAt = this.deps.clock.now();
-      const secretKey = await this.deps.secretOf(event.access_key);
-      const result: DeliveryResult =
-        secretKey === undefined
-          ? { outcome: 'refused', httpStatus: null, error: `access key ${event.access_key} no longer exists`, responseExcerpt: null, latencyMs: 0 }
-          : await this.deps.sender.send({
-              url: event.target_url ?? '',
-              payload: event.payload,
-              notifyId: event.notify_id,
-              accessKey: event.access_key,
-              secretKey,
-            });
-      return await this.#record(event, leaseToken, startedAt, result);
+      return await this.#record(event, leaseToken, startedAt, await this.#send(event));
     } finally {
       const left = (this.#perHost.get(host) ?? 1) - 1;
       if (left === 0) this.#perHost.delete(host);
       else this.#perHost.set(host, left);
     }
+  }
+
+  /** One attempt; whatever goes wrong becomes a failed attempt, so the event never sticks. */
+  async #send(event: q.CallbackEventRow): Promise<DeliveryResult> {
+    const failed = (error: string): DeliveryResult => ({ outcome: 'failed', httpStatus: null, error, responseExcerpt: null, latencyMs: 0 });
+    let secretKey: string | undefined;
+    try {
+      secretKey = await this.deps.secretOf(event.access_key);
+    } catch (error) {
+      this.deps.logger.error({ err: error, eventId: event.id }, 'the secret that signs a callback could not be opened');
+      return failed(`the secret of access key ${event.access_key} could not be opened (check CASHGATE_MASTER_KEY on this node)`);
+    }
+    if (secretKey === undefined) return failed(`access key ${event.access_key} does not exist`);
+    const result = await this.deps.sender.send({
+      url: event.target_url ?? '',
+      payload: event.payload,
+      notifyId: event.notify_id,
+      accessKey: event.access_key,
+      secretKey,
+    });
+    return result.error === null ? result : { ...result, error: firstLine(result.error) };
+  }
+
+  #attemptRow(event: q.CallbackEventRow, startedAt: number, result: DeliveryResult): q.CallbackAttemptRow {
+    return {
+      id: newId('cba'),
+      event_id: event.id,
+      attempt_no: event.attempts + 1,
+      url: event.target_url ?? '',
+      started_at: startedAt,
+      latency_ms: result.latencyMs,
+      http_status: result.httpStatus,
+      outcome: result.outcome,
+      error: result.error,
+      response_excerpt: result.responseExcerpt,
+    };
   }
 
   async #record(event: q.CallbackEventRow, leaseToken: string, startedAt: number, result: DeliveryResult): Promise<q.CallbackAttemptRow> {
@@ -208,20 +248,9 @@ export class CallbackDispatcher {
         ? undefined
         : nextRetryAt(policy, { attemptsMade, firstAttemptAt: event.first_attempt_at ?? startedAt, lastAttemptAt: startedAt });
     const state = result.outcome === 'delivered' ? 'delivered' : retryAt === undefined ? 'failed' : 'pending';
-    const attempt: q.CallbackAttemptRow = {
-      id: newId('cba'),
-      event_id: event.id,
-      attempt_no: attemptsMade,
-      url: event.target_url ?? '',
-      started_at: startedAt,
-      latency_ms: result.latencyMs,
-      http_status: result.httpStatus,
-      outcome: result.outcome,
-      error: result.error,
-      response_excerpt: result.responseExcerpt,
-    };
+    const attempt = this.#attemptRow(event, startedAt, result);
     const kept = await this.deps.store.transact(async (tx) => {
-      await q.insertAttempt(tx, attempt);
+      await q.insertAttempts(tx, [attempt]);
       return q.finishAttempt(tx, event.id, leaseToken, { state, nextAttemptAt: retryAt ?? null, attempts: attemptsMade, now });
     });
     this.deps.metrics.recordAttempt(result);

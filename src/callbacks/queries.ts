@@ -18,13 +18,23 @@ export async function insertEvent(db: Db, row: CallbackEventRow): Promise<void> 
   await db.insertInto('callback_events').values(row).execute();
 }
 
-/** Events whose next look is due: pending ones, and deliveries whose lease ran out (a worker died). */
-export function selectDueEvents(db: Db, dialect: DialectName, now: number, limit: number): Promise<CallbackEventRow[]> {
+/**
+ * Events whose next look is due: pending ones, and deliveries whose lease ran out (a worker died),
+ * leaving out hosts that already have their share in flight here.
+ */
+export function selectDueEvents(
+  db: Db,
+  dialect: DialectName,
+  now: number,
+  limit: number,
+  busyHosts: readonly string[],
+): Promise<CallbackEventRow[]> {
   const query = db
     .selectFrom('callback_events')
     .selectAll()
     .where('state', 'in', ['pending', 'delivering'])
     .where('next_attempt_at', '<=', now)
+    .$if(busyHosts.length > 0, (qb) => qb.where('target_host', 'not in', busyHosts))
     .orderBy('next_attempt_at')
     .limit(limit);
   // Other workers skip the rows this one is claiming instead of waiting for them.
@@ -72,8 +82,19 @@ export async function finishAttempt(
   return result.numUpdatedRows > 0n;
 }
 
-export async function insertAttempt(db: Db, row: CallbackAttemptRow): Promise<void> {
-  await db.insertInto('callback_attempts').values(row).execute();
+export async function insertAttempts(db: Db, rows: readonly CallbackAttemptRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db.insertInto('callback_attempts').values([...rows]).execute();
+}
+
+/** Retries that fell due after the retry window closed (no worker ran meanwhile) fail without a send. */
+export async function expireLateRetries(db: Db, eventIds: readonly string[], now: number): Promise<void> {
+  if (eventIds.length === 0) return;
+  await db
+    .updateTable('callback_events')
+    .set({ state: 'failed', next_attempt_at: null, updated_at: now })
+    .where('id', 'in', eventIds)
+    .execute();
 }
 
 export function eventsOfOrder(db: Db, orderId: string): Promise<CallbackEventRow[]> {
@@ -111,7 +132,7 @@ export async function queueStats(db: Db, now: number): Promise<{ depth: number; 
   const due = await db
     .selectFrom('callback_events')
     .select((eb) => eb.fn.min('next_attempt_at').as('oldest'))
-    .where('state', '=', 'pending')
+    .where('state', 'in', ['pending', 'delivering'])
     .where('next_attempt_at', '<=', now)
     .executeTakeFirst();
   return { depth: Number(row?.depth ?? 0), oldestDueAt: due?.oldest ?? null };

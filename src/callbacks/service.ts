@@ -17,7 +17,7 @@ export interface CallbackAttemptView {
   startedAt: number;
   latencyMs: number;
   httpStatus: number | null;
-  outcome: 'delivered' | 'failed' | 'refused';
+  outcome: q.CallbackAttemptRow['outcome'];
   error: string | null;
   responseExcerpt: string | null;
 }
@@ -44,6 +44,28 @@ export interface CallbackHistory {
   attempts: CallbackAttemptView[];
 }
 
+/** host[:port] of a callback address ('' when it does not parse: the sender refuses it). */
+export function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return '';
+  }
+}
+
+/** The address as logs and views show it: a password in it is never shown. */
+export function redactUrl(url: string | null): string | null {
+  if (url === null) return null;
+  try {
+    const parsed = new URL(url);
+    if (parsed.password === '') return url;
+    parsed.password = '***';
+    return parsed.href;
+  } catch {
+    return url;
+  }
+}
+
 export function toEventView(row: q.CallbackEventRow): CallbackEventView {
   return {
     eventId: row.id,
@@ -52,7 +74,7 @@ export function toEventView(row: q.CallbackEventRow): CallbackEventView {
     orderKind: row.order_kind,
     trigger: row.trigger,
     state: row.state,
-    targetUrl: row.target_url,
+    targetUrl: redactUrl(row.target_url),
     accessKey: row.access_key,
     payload: JSON.parse(row.payload) as unknown,
     attempts: row.attempts,
@@ -68,7 +90,7 @@ export function toAttemptView(row: q.CallbackAttemptRow, event: q.CallbackEventR
     notifyId: event.notify_id,
     trigger: event.trigger,
     attemptNo: row.attempt_no,
-    url: row.url,
+    url: redactUrl(row.url) ?? '',
     startedAt: row.started_at,
     latencyMs: row.latency_ms,
     httpStatus: row.http_status,
@@ -123,6 +145,7 @@ export class CallbackOutbox {
       trigger: options.trigger ?? 'automatic',
       payload: JSON.stringify(callback.payload),
       target_url: target,
+      target_host: target === null ? null : hostOf(target),
       state: target === null ? 'no_target' : 'pending',
       attempts: 0,
       next_attempt_at: target === null ? null : now,

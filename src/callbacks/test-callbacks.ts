@@ -43,19 +43,21 @@ export class TestCallbacks implements CallbackOrderSource {
 
   /**
    * Queues a test callback to `url`, else the merchant's unified address. It is signed with
-   * `accessKey`, else the merchant's newest key that is not deleted.
+   * `accessKey` (one of the merchant's keys that is not deleted), else its newest active key.
    */
   send(merchantId: string, input: { url?: string | null | undefined; accessKey?: string | undefined }) {
     return this.store.transact(async (tx) => {
+      const chosen = input.accessKey;
       const key = await tx
         .selectFrom('api_keys')
         .select('access_key')
         .where('merchant_id', '=', merchantId)
-        .where('status', '!=', 'deleted')
-        .$if(input.accessKey !== undefined, (qb) => qb.where('access_key', '=', input.accessKey ?? ''))
+        .$if(chosen === undefined, (qb) => qb.where('status', '=', 'active'))
+        .$if(chosen !== undefined, (qb) => qb.where('access_key', '=', chosen ?? '').where('status', '!=', 'deleted'))
         .orderBy('created_at', 'desc')
         .limit(1)
         .executeTakeFirst();
+      if (key === undefined && chosen !== undefined) throw new OperatorError({ kind: 'api_key_not_found', accessKey: chosen });
       if (key === undefined) throw new OperatorError({ kind: 'no_signing_key', merchantId });
       const row: q.CallbackTestRow = {
         id: newId('cbt'),

@@ -60,6 +60,15 @@ function failureOfFastifyError(error: FastifyError, request: FastifyRequest): Ap
   return undefined;
 }
 
+/** The HTTP server of a worker node: health, readiness and metrics only. */
+export async function buildWorkerApp(deps: Pick<AppDeps, 'store' | 'metrics' | 'clock' | 'logger'>): Promise<FastifyInstance> {
+  const logger: FastifyBaseLogger = deps.logger;
+  const app = Fastify({ loggerInstance: logger, logController: new LogController({ disableRequestLogging: true }) });
+  registerPublicRoutes(app, new RouteCatalog(), { clock: deps.clock, store: deps.store, metrics: deps.metrics, publicBaseUrl: '' });
+  await app.ready();
+  return app;
+}
+
 /** The HTTP server: public routes, the signed merchant API and the admin API. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, clock } = deps;

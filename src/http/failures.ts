@@ -29,7 +29,9 @@ export type FieldRule =
   | { rule: 'oneOf'; allowed: readonly string[] }
   | { rule: 'format'; format: FieldFormat }
   | { rule: 'minimum'; min: number }
-  | { rule: 'maximum'; max: number };
+  | { rule: 'maximum'; max: number }
+  /** A money amount: plain decimal text or number, no exponent, at most `decimals` places, at least `minimum`. */
+  | { rule: 'amount'; decimals: number; minimum: string; signed: boolean };
 
 /** Every expected failure of the merchant API, as a typed value. */
 export type ApiFailure =
@@ -170,6 +172,26 @@ export function describeRule(rule: FieldRule, lang: Language): string {
         'pt-BR': `deve ser no máximo ${rule.max}`,
         es: `debe ser como máximo ${rule.max}`,
       }[lang];
+    case 'amount': {
+      const places = rule.decimals === 0
+        ? { en: 'a whole number', 'pt-BR': 'um número inteiro', es: 'un número entero' }[lang]
+        : {
+            en: `a plain decimal number with at most ${rule.decimals} decimal places`,
+            'pt-BR': `um número decimal simples com no máximo ${rule.decimals} casas decimais`,
+            es: `un número decimal simple con como máximo ${rule.decimals} decimales`,
+          }[lang];
+      return rule.signed
+        ? {
+            en: `must be ${places} (a leading - for a debit), not 0, without exponent`,
+            'pt-BR': `deve ser ${places} (com - à frente para um débito), diferente de 0, sem expoente`,
+            es: `debe ser ${places} (con - delante para un débito), distinto de 0, sin exponente`,
+          }[lang]
+        : {
+            en: `must be ${places} of at least ${rule.minimum}, without sign or exponent`,
+            'pt-BR': `deve ser ${places} de no mínimo ${rule.minimum}, sem sinal nem expoente`,
+            es: `debe ser ${places} de como mínimo ${rule.minimum}, sin signo ni exponente`,
+          }[lang];
+    }
   }
 }
 

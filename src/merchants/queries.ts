@@ -19,17 +19,12 @@ export async function insertMerchant(db: Db, row: MerchantRow): Promise<void> {
   await db.insertInto('merchants').values(row).execute();
 }
 
-export async function updateMerchantCallbackUrl(
+export async function updateMerchant(
   db: Db,
   merchantId: string,
-  callbackUrl: string | null,
-  now: number,
+  changes: Partial<Pick<MerchantRow, 'callback_url' | 'settlement_delay_ms'>> & { updated_at: number },
 ): Promise<void> {
-  await db
-    .updateTable('merchants')
-    .set({ callback_url: callbackUrl, updated_at: now })
-    .where('id', '=', merchantId)
-    .execute();
+  await db.updateTable('merchants').set(changes).where('id', '=', merchantId).execute();
 }
 
 export function findApiKey(db: Db, merchantId: string, accessKey: string): Promise<ApiKeyRow | undefined> {

@@ -11,11 +11,16 @@ import type { Store } from '../store/store.js';
 import type { ApiKeyStatus } from '../store/schema.js';
 import * as q from './queries.js';
 
+/** Collected money becomes available one day after payment unless the operator sets otherwise (D+1). */
+export const DEFAULT_SETTLEMENT_DELAY_MS = 86_400_000;
+
 export interface Merchant {
   merchantId: string;
   name: string;
   language: Language;
   callbackUrl: string | null;
+  /** Collected money becomes available this long after payment. */
+  settlementDelayMs: number;
   createdAt: number;
 }
 
@@ -86,6 +91,7 @@ function toMerchant(row: q.MerchantRow): Merchant {
     name: row.name,
     language: isLanguage(row.language) ? row.language : 'en',
     callbackUrl: row.callback_url,
+    settlementDelayMs: row.settlement_delay_ms,
     createdAt: row.created_at,
   };
 }
@@ -120,6 +126,7 @@ export class MerchantService {
       name: input.name.trim(),
       language: input.language ?? 'en',
       callback_url: null,
+      settlement_delay_ms: DEFAULT_SETTLEMENT_DELAY_MS,
       created_at: now,
       updated_at: now,
     };
@@ -137,13 +144,25 @@ export class MerchantService {
     return toMerchant(row);
   }
 
-  async setCallbackUrl(merchantId: string, url: string | null): Promise<Merchant> {
+  setCallbackUrl(merchantId: string, url: string | null): Promise<Merchant> {
+    return this.changeMerchant(merchantId, { callback_url: url });
+  }
+
+  /** Applies to money collected from now on; what already waits keeps its settlement time. */
+  setSettlementDelay(merchantId: string, delayMs: number): Promise<Merchant> {
+    return this.changeMerchant(merchantId, { settlement_delay_ms: delayMs });
+  }
+
+  private changeMerchant(
+    merchantId: string,
+    changes: Partial<Pick<q.MerchantRow, 'callback_url' | 'settlement_delay_ms'>>,
+  ): Promise<Merchant> {
     return this.store.transact(async (tx) => {
       const row = await q.findMerchant(tx, merchantId);
       if (row === undefined) throw new OperatorError({ kind: 'merchant_not_found', merchantId });
-      const now = this.clock.now();
-      await q.updateMerchantCallbackUrl(tx, merchantId, url, now);
-      return toMerchant({ ...row, callback_url: url, updated_at: now });
+      const update = { ...changes, updated_at: this.clock.now() };
+      await q.updateMerchant(tx, merchantId, update);
+      return toMerchant({ ...row, ...update });
     });
   }
 

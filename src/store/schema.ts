@@ -1,9 +1,13 @@
+import type { Generated } from 'kysely';
+
 /** Times are Unix milliseconds; flags are 0/1 integers so one schema serves SQLite and PostgreSQL. */
 export interface MerchantTable {
   id: string;
   name: string;
   language: string;
   callback_url: string | null;
+  /** How long collected money waits in awaiting_settlement before it becomes available. */
+  settlement_delay_ms: Generated<number>;
   created_at: number;
   updated_at: number;
 }
@@ -51,6 +55,8 @@ export interface CallbackEventTable {
   payload: string;
   /** Resolved when the event is created: the order's notifyUrl, else the merchant's unified address. */
   target_url: string | null;
+  /** host[:port] of the target, so a worker can pass over hosts that have their share in flight. */
+  target_host: string | null;
   state: CallbackEventState;
   /** Attempts that finished (the retry budget counts these). */
   attempts: number;
@@ -63,7 +69,8 @@ export interface CallbackEventTable {
   updated_at: number;
 }
 
-export type CallbackAttemptOutcome = 'delivered' | 'failed' | 'refused';
+/** `interrupted`: the worker stopped before it could record a result; the event is sent again. */
+export type CallbackAttemptOutcome = 'delivered' | 'failed' | 'refused' | 'interrupted';
 
 export interface CallbackAttemptTable {
   id: string;
@@ -89,6 +96,71 @@ export interface CallbackTestTable {
   created_at: number;
 }
 
+/** Merchant accounts per currency; system accounts hold the other side of every journal. */
+export type LedgerAccountKind =
+  | 'available'
+  | 'frozen'
+  | 'awaiting_settlement'
+  | 'fee_income'
+  | 'rail_clearing'
+  | 'adjustments';
+
+/** A ledger account: `code` is `<merchantId or "system">/<currency>/<kind>`. */
+export interface LedgerAccountTable {
+  code: string;
+  merchant_id: string | null;
+  currency: string;
+  kind: LedgerAccountKind;
+  /** Sum of the account's entries, kept in step in the same transaction (minor units). */
+  balance: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One balanced posting: its entries sum to zero. */
+export interface LedgerJournalTable {
+  id: string;
+  kind: string;
+  merchant_id: string | null;
+  order_id: string | null;
+  currency: string;
+  memo: string | null;
+  created_at: number;
+}
+
+export interface LedgerEntryTable {
+  id: string;
+  journal_id: string;
+  account_code: string;
+  merchant_id: string | null;
+  currency: string;
+  /** Signed minor units. */
+  amount: number;
+  created_at: number;
+}
+
+/** Collected money waiting for its settlement time. */
+export interface LedgerSettlementTable {
+  id: string;
+  merchant_id: string;
+  currency: string;
+  amount: number;
+  order_id: string | null;
+  due_at: number;
+  settled_at: number | null;
+  created_at: number;
+}
+
+/** A merchant's fee for one channel: percent (basis points) + fixed, at least a minimum. */
+export interface FeeScheduleTable {
+  merchant_id: string;
+  channel: string;
+  percent_bps: number;
+  fixed_minor: number;
+  minimum_minor: number;
+  updated_at: number;
+}
+
 export interface Database {
   merchants: MerchantTable;
   api_keys: ApiKeyTable;
@@ -96,4 +168,9 @@ export interface Database {
   callback_events: CallbackEventTable;
   callback_attempts: CallbackAttemptTable;
   callback_tests: CallbackTestTable;
+  ledger_accounts: LedgerAccountTable;
+  ledger_journals: LedgerJournalTable;
+  ledger_entries: LedgerEntryTable;
+  ledger_settlements: LedgerSettlementTable;
+  fee_schedules: FeeScheduleTable;
 }

@@ -34,6 +34,8 @@ export interface TestGatewayOptions {
   extraSignedRoutes?: readonly SignedRouteDef[];
   /** Start a second node on the same database (and master key) as this gateway. */
   sameDatabaseAs?: TestGateway;
+  /** Run the background workers (default true). */
+  workers?: boolean;
 }
 
 /** Starts the real gateway on a free port with its own empty database (SQLite, or PostgreSQL when TEST_DATABASE_URL is set). */
@@ -57,6 +59,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     : createLogger('info', options.logDestination);
   const gateway = await startGateway(config, logger, {
     clock,
+    ...(options.workers !== undefined && { workers: options.workers }),
     ...(options.extraSignedRoutes !== undefined && { extraSignedRoutes: options.extraSignedRoutes }),
   });
   const url = gateway.url;

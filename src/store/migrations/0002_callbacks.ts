@@ -12,6 +12,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('trigger', 'varchar(16)', (c) => c.notNull())
     .addColumn('payload', 'text', (c) => c.notNull())
     .addColumn('target_url', 'varchar(2048)')
+    .addColumn('target_host', 'varchar(300)')
     .addColumn('state', 'varchar(16)', (c) => c.notNull())
     .addColumn('attempts', 'integer', (c) => c.notNull())
     .addColumn('next_attempt_at', 'bigint')
