@@ -212,8 +212,9 @@ describe(`callbacks (${databaseLabel})`, () => {
     const second = await gw.admin('POST', `/admin/v1/merchants/${merchantId}/api-keys`, { permissions: ['query'], ipWhitelist: '0.0.0.0' });
     await sendTest(gw, merchantId, { url: r.url, accessKey: second.body.accessKey });
     const [got] = await r.waitFor(1);
-    assert.equal(got?.headers.access_key, second.body.accessKey);
-    assert.equal(got?.headers.sign, expectedSign(second.body.secretKey, got));
+    assert.ok(got);
+    assert.equal(got.headers.access_key, second.body.accessKey);
+    assert.equal(got.headers.sign, expectedSign(second.body.secretKey, got));
     const other = await gw.merchantWithKey();
     const refused = await gw.admin('POST', `/admin/v1/merchants/${merchantId}/callback/test`, { accessKey: other.credentials.accessKey });
     assert.equal(refused.status, 404);
