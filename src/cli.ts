@@ -4,6 +4,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { openServices, startBackgroundWork, startGateway } from './gateway.js';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { buildWorkerApp } from './http/app.js';
+import { audit } from './ledger/audit.js';
 import { validateInput } from './http/validation.js';
 import { CreateApiKeyBody, CreateMerchantBody } from './merchants/schemas.js';
 import { createLogger } from './logger.js';
@@ -20,6 +21,7 @@ Usage: cashgate <command> [options]      (from a checkout: npm run cashgate -- <
   merchant list
   key create --merchant ID [--permissions all|p1,p2] [--ip-whitelist 0.0.0.0|a,b/cidr] [--debug] [--label TEXT]
   key list --merchant ID
+  audit                                  check the ledger's invariants; exit 1 on any breach
 
 Configuration comes from the environment (see docs/operations.md).`;
 
@@ -193,6 +195,18 @@ async function run(command: string, values: Options, config: Config): Promise<nu
       assertValid(CreateApiKeyBody, input);
       await withServices(config, ({ merchants }) => merchants.createApiKey(merchantId, input));
       return 0;
+    }
+    case 'audit': {
+      let breaches = 0;
+      await withServices(config, async ({ store }) => {
+        for (const result of await audit(store.read)) {
+          breaches += result.breaches.length;
+          process.stdout.write(`${result.breaches.length === 0 ? 'ok     ' : 'BREACH '} ${result.check}\n`);
+          for (const breach of result.breaches) process.stdout.write(`         ${breach.detail}\n`);
+        }
+      });
+      process.stdout.write(breaches === 0 ? 'the ledger is sound\n' : `${breaches} breach(es)\n`);
+      return breaches === 0 ? 0 : 1;
     }
     case 'key list': {
       const merchantId = required(values, 'merchant', command);

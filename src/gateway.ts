@@ -6,16 +6,19 @@ import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { buildApp } from './http/app.js';
 import type { SignedRouteDef } from './http/signed-route.js';
+import { LedgerService } from './ledger/service.js';
 import { MerchantService } from './merchants/service.js';
 import { loadMasterKey, SecretBox } from './store/secret-box.js';
 import { Store } from './store/store.js';
 import { noncePruner } from './workers/nonce-pruner.js';
+import { settlementWorker } from './workers/settlement.js';
 import { startWorkers } from './workers/worker.js';
 
 export interface Gateway {
   app: FastifyInstance;
   store: Store;
   merchants: MerchantService;
+  ledger: LedgerService;
   callbacks: Callbacks;
   /** Base URL the server listens on, once started. */
   url: string;
@@ -32,6 +35,7 @@ export interface GatewayOptions {
 export interface Services {
   store: Store;
   merchants: MerchantService;
+  ledger: LedgerService;
   callbacks: Callbacks;
   /** Prometheus registry served at /metrics. */
   metrics: Registry;
@@ -61,6 +65,7 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
   return {
     store,
     merchants,
+    ledger: new LedgerService(store, clock),
     callbacks,
     metrics,
     clock,
@@ -73,7 +78,10 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
 
 /** Starts the background workers of this process: the callback dispatcher and periodic jobs. */
 export function startBackgroundWork(services: Services, logger: Logger): { stop(): Promise<void> } {
-  const periodic = startWorkers([noncePruner({ store: services.store, clock: services.clock, logger })], logger);
+  const periodic = startWorkers(
+    [noncePruner({ store: services.store, clock: services.clock, logger }), settlementWorker({ ledger: services.ledger, logger })],
+    logger,
+  );
   services.callbacks.dispatcher.start();
   return {
     async stop() {
@@ -92,6 +100,7 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
     config,
     store,
     merchants,
+    ledger: services.ledger,
     callbacks,
     metrics: services.metrics,
     clock,
@@ -113,6 +122,7 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
     app,
     store,
     merchants,
+    ledger: services.ledger,
     callbacks,
     url,
     async close() {

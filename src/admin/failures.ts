@@ -1,10 +1,14 @@
+import { FEE_CHANNELS } from '../ledger/fees.js';
+
 /** Every expected failure of an operator action (admin API and CLI), as a typed value. */
 export type OperatorFailure =
   | { kind: 'merchant_not_found'; merchantId: string }
   | { kind: 'api_key_not_found'; accessKey: string }
   | { kind: 'api_key_deleted'; accessKey: string }
   | { kind: 'order_not_found'; orderId: string }
-  | { kind: 'no_signing_key'; merchantId: string };
+  | { kind: 'no_signing_key'; merchantId: string }
+  | { kind: 'insufficient_balance'; merchantId: string; currency: string }
+  | { kind: 'fee_channel_not_found'; channel: string };
 
 type FailureOf<K extends OperatorFailure['kind']> = Extract<OperatorFailure, { kind: K }>;
 
@@ -17,6 +21,14 @@ const DESCRIPTIONS: { [K in OperatorFailure['kind']]: { status: 404 | 409; messa
   no_signing_key: {
     status: 409,
     message: (f) => `merchant ${f.merchantId} has no active API key to sign callbacks with: create or enable one first`,
+  },
+  insufficient_balance: {
+    status: 409,
+    message: (f) => `merchant ${f.merchantId} has not enough available ${f.currency} for this debit: nothing was changed`,
+  },
+  fee_channel_not_found: {
+    status: 404,
+    message: (f) => `there is no fee channel ${f.channel}: use one of ${Object.keys(FEE_CHANNELS).join(', ')}`,
   },
 };
 

@@ -12,6 +12,9 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { registerMerchantAdminRoutes } from '../merchants/admin-routes.js';
 import type { MerchantService } from '../merchants/service.js';
+import { registerLedgerAdminRoutes } from '../ledger/admin-routes.js';
+import { balanceRoutes } from '../ledger/balance-routes.js';
+import type { LedgerService } from '../ledger/service.js';
 import type { Store } from '../store/store.js';
 import { sendFailure } from './envelope.js';
 import { ApiError, type ApiFailure } from './failures.js';
@@ -27,6 +30,7 @@ export interface AppDeps {
   config: Config;
   store: Store;
   merchants: MerchantService;
+  ledger: LedgerService;
   callbacks: Callbacks;
   /** Prometheus registry served at /metrics. */
   metrics: Registry;
@@ -37,7 +41,9 @@ export interface AppDeps {
 }
 
 /** Every merchant API endpoint implemented so far. */
-const SIGNED_ROUTES: readonly SignedRouteDef[] = [bankListRoute];
+function signedRoutes(deps: AppDeps): readonly SignedRouteDef[] {
+  return [bankListRoute, ...balanceRoutes(deps.ledger)];
+}
 
 /** Maps Fastify's own request errors (parsing, size, media type) to the merchant API's failures. */
 function failureOfFastifyError(error: FastifyError, request: FastifyRequest): ApiFailure | undefined {
@@ -150,7 +156,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       rateLimiter,
       signatureWindowMs: config.signatureWindowMs,
     });
-    for (const route of [...SIGNED_ROUTES, ...(deps.extraSignedRoutes ?? [])]) registerSignedRoute(api, catalog, route);
+    for (const route of [...signedRoutes(deps), ...(deps.extraSignedRoutes ?? [])]) registerSignedRoute(api, catalog, route);
   });
 
   await app.register(async (admin) => {
@@ -162,6 +168,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       tests: deps.callbacks.tests,
       merchants: deps.merchants,
     });
+    registerLedgerAdminRoutes(admin, catalog, { ledger: deps.ledger, merchants: deps.merchants });
   });
 
   return app;

@@ -10,6 +10,7 @@ const MerchantView = Type.Object({
   name: Type.String(),
   language: MerchantLanguage,
   callbackUrl: Type.Union([Type.String(), Type.Null()]),
+  settlementDelayMs: Type.Integer({ description: 'collected money becomes available this long after payment' }),
   createdAt: Type.Integer({ description: 'Unix milliseconds' }),
 });
 

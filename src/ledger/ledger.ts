@@ -1,0 +1,222 @@
+import type { Clock } from '../clock.js';
+import { newId } from '../store/ids.js';
+import type { LedgerAccountKind } from '../store/schema.js';
+import type { Tx } from '../store/store.js';
+import { toDbMinor, type Currency, type Minor } from './money.js';
+import * as q from './queries.js';
+
+/** Accounts that may never go below zero: what the merchant can spend or has promised. */
+const NON_NEGATIVE: ReadonlySet<LedgerAccountKind> = new Set(['available', 'frozen', 'awaiting_settlement']);
+
+export type MerchantAccountKind = 'available' | 'frozen' | 'awaiting_settlement';
+export type SystemAccountKind = 'fee_income' | 'rail_clearing' | 'adjustments';
+
+export type AccountRef =
+  | { merchantId: string; kind: MerchantAccountKind }
+  | { merchantId?: undefined; kind: SystemAccountKind };
+
+export function accountCode(currency: Currency, ref: AccountRef): string {
+  return `${ref.merchantId ?? 'system'}/${currency}/${ref.kind}`;
+}
+
+export interface JournalInput {
+  /** What happened, e.g. `collection.paid`, `transfer.freeze`, `adjustment`. */
+  kind: string;
+  currency: Currency;
+  merchantId: string | null;
+  orderId?: string | null;
+  memo?: string | null;
+  entries: readonly { account: AccountRef; amount: Minor }[];
+}
+
+/** Posting would take a merchant account below zero: nothing was written. */
+export class InsufficientBalanceError extends Error {
+  constructor(
+    readonly account: string,
+    readonly currency: Currency,
+  ) {
+    super(`insufficient balance in ${account}`);
+    this.name = 'InsufficientBalanceError';
+  }
+}
+
+/**
+ * The double-entry journal. Every posting is balanced (its entries sum to zero) and updates the
+ * account balances in the caller's transaction; a merchant account never goes below zero.
+ */
+export class Ledger {
+  constructor(private readonly clock: Clock) {}
+
+  async post(tx: Tx, journal: JournalInput): Promise<string> {
+    const entries = journal.entries.filter((e) => e.amount !== 0n);
+    const sum = entries.reduce((total, e) => total + e.amount, 0n);
+    if (sum !== 0n) throw new Error(`unbalanced journal ${journal.kind}: entries sum to ${sum}`);
+    const now = this.clock.now();
+    const id = newId('jnl');
+    const codes = entries.map((e) => accountCode(journal.currency, e.account));
+    await q.ensureAccounts(
+      tx,
+      entries.map((e, i) => ({
+        code: codes[i] ?? '',
+        merchant_id: e.account.merchantId ?? null,
+        currency: journal.currency,
+        kind: e.account.kind,
+        balance: 0,
+        created_at: now,
+        updated_at: now,
+      })),
+    );
+    await tx
+      .insertInto('ledger_journals')
+      .values({
+        id,
+        kind: journal.kind,
+        merchant_id: journal.merchantId,
+        order_id: journal.orderId ?? null,
+        currency: journal.currency,
+        memo: journal.memo ?? null,
+        created_at: now,
+      })
+      .execute();
+    // A fixed order (by account code): concurrent postings lock rows alike and cannot deadlock.
+    const order = entries.map((e, i) => ({ e, code: codes[i] ?? '' })).sort((a, b) => (a.code < b.code ? -1 : 1));
+    for (const { e, code } of order) {
+      const floor = NON_NEGATIVE.has(e.account.kind) && e.amount < 0n ? 0 : undefined;
+      if (!(await q.moveBalance(tx, code, toDbMinor(e.amount), now, floor))) {
+        throw new InsufficientBalanceError(code, journal.currency);
+      }
+    }
+    await tx
+      .insertInto('ledger_entries')
+      .values(
+        order.map(({ e, code }) => ({
+          id: newId('ent'),
+          journal_id: id,
+          account_code: code,
+          merchant_id: e.account.merchantId ?? null,
+          currency: journal.currency,
+          amount: toDbMinor(e.amount),
+          created_at: now,
+        })),
+      )
+      .execute();
+    return id;
+  }
+
+  /**
+   * A collection was paid: the rail owes the gross amount, the merchant gets it net of the fee in
+   * awaiting settlement (available at `settleAt`), the fee is income.
+   */
+  async creditCollection(
+    tx: Tx,
+    c: { merchantId: string; currency: Currency; orderId: string; amount: Minor; fee: Minor; settleAt: number },
+  ): Promise<void> {
+    const net = c.amount - c.fee;
+    await this.post(tx, {
+      kind: 'collection.paid',
+      currency: c.currency,
+      merchantId: c.merchantId,
+      orderId: c.orderId,
+      entries: [
+        { account: { kind: 'rail_clearing' }, amount: -c.amount },
+        { account: { merchantId: c.merchantId, kind: 'awaiting_settlement' }, amount: net },
+        { account: { kind: 'fee_income' }, amount: c.fee },
+      ],
+    });
+    if (net > 0n) {
+      await q.insertSettlement(tx, {
+        id: newId('stl'),
+        merchant_id: c.merchantId,
+        currency: c.currency,
+        amount: toDbMinor(net),
+        order_id: c.orderId,
+        due_at: c.settleAt,
+        settled_at: null,
+        created_at: this.clock.now(),
+      });
+    }
+  }
+
+  /** Settlement: awaiting settlement becomes available. */
+  async settle(tx: Tx, s: q.LedgerSettlementRow): Promise<void> {
+    const currency = s.currency as Currency;
+    await this.post(tx, {
+      kind: 'settlement',
+      currency,
+      merchantId: s.merchant_id,
+      orderId: s.order_id,
+      entries: [
+        { account: { merchantId: s.merchant_id, kind: 'awaiting_settlement' }, amount: -BigInt(s.amount) },
+        { account: { merchantId: s.merchant_id, kind: 'available' }, amount: BigInt(s.amount) },
+      ],
+    });
+    await q.markSettled(tx, s.id, this.clock.now());
+  }
+
+  /** A transfer is accepted: amount + fee move from available to frozen (InsufficientBalanceError if short). */
+  freezeForTransfer(tx: Tx, t: TransferMoney): Promise<string> {
+    const total = t.amount + t.fee;
+    return this.post(tx, {
+      kind: 'transfer.freeze',
+      currency: t.currency,
+      merchantId: t.merchantId,
+      orderId: t.orderId,
+      entries: [
+        { account: { merchantId: t.merchantId, kind: 'available' }, amount: -total },
+        { account: { merchantId: t.merchantId, kind: 'frozen' }, amount: total },
+      ],
+    });
+  }
+
+  /** A transfer succeeded: the frozen amount leaves through the rail, the fee is income. */
+  completeTransfer(tx: Tx, t: TransferMoney): Promise<string> {
+    return this.post(tx, {
+      kind: 'transfer.paid',
+      currency: t.currency,
+      merchantId: t.merchantId,
+      orderId: t.orderId,
+      entries: [
+        { account: { merchantId: t.merchantId, kind: 'frozen' }, amount: -(t.amount + t.fee) },
+        { account: { kind: 'rail_clearing' }, amount: t.amount },
+        { account: { kind: 'fee_income' }, amount: t.fee },
+      ],
+    });
+  }
+
+  /** A transfer failed: the frozen amount and fee return to available. */
+  releaseTransfer(tx: Tx, t: TransferMoney): Promise<string> {
+    const total = t.amount + t.fee;
+    return this.post(tx, {
+      kind: 'transfer.released',
+      currency: t.currency,
+      merchantId: t.merchantId,
+      orderId: t.orderId,
+      entries: [
+        { account: { merchantId: t.merchantId, kind: 'frozen' }, amount: -total },
+        { account: { merchantId: t.merchantId, kind: 'available' }, amount: total },
+      ],
+    });
+  }
+
+  /** An operator's credit (or debit, negative) of a merchant's available balance. */
+  adjust(tx: Tx, a: { merchantId: string; currency: Currency; amount: Minor; reason: string }): Promise<string> {
+    return this.post(tx, {
+      kind: 'adjustment',
+      currency: a.currency,
+      merchantId: a.merchantId,
+      memo: a.reason,
+      entries: [
+        { account: { merchantId: a.merchantId, kind: 'available' }, amount: a.amount },
+        { account: { kind: 'adjustments' }, amount: -a.amount },
+      ],
+    });
+  }
+}
+
+export interface TransferMoney {
+  merchantId: string;
+  currency: Currency;
+  orderId: string;
+  amount: Minor;
+  fee: Minor;
+}

@@ -1,0 +1,145 @@
+import type { Kysely } from 'kysely';
+import { OperatorError } from '../admin/failures.js';
+import type { Clock } from '../clock.js';
+import type { Database } from '../store/schema.js';
+import type { Store } from '../store/store.js';
+import { FEE_CHANNELS, feeFor, isFeeChannel, NO_FEE, type FeeChannel, type FeeRule } from './fees.js';
+import { accountCode, InsufficientBalanceError, Ledger } from './ledger.js';
+import { amountField, formatMoney, fromDb, isCurrency, toDbMinor, type Currency, type Minor } from './money.js';
+import * as q from './queries.js';
+
+export interface Balance {
+  currency: Currency;
+  available: Minor;
+  frozen: Minor;
+  awaitingSettlement: Minor;
+}
+
+export interface FeeScheduleView {
+  channel: FeeChannel;
+  currency: Currency;
+  percentBps: number;
+  fixed: string;
+  minimum: string;
+}
+
+/** Balances, operator adjustments and fee schedules on top of the journal. */
+export class LedgerService {
+  readonly ledger: Ledger;
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {
+    this.ledger = new Ledger(clock);
+  }
+
+  /** Query builder for reads outside a unit of work. */
+  get reader(): Kysely<Database> {
+    return this.store.read;
+  }
+
+  /** The merchant's balances in each currency asked for (zero where nothing was ever posted). */
+  async balances(db: Kysely<Database>, merchantId: string, currencies: readonly Currency[]): Promise<Balance[]> {
+    const accounts = new Map((await q.accountsOfMerchant(db, merchantId)).map((a) => [a.code, fromDb(a.balance)]));
+    const of = (currency: Currency, kind: 'available' | 'frozen' | 'awaiting_settlement') =>
+      accounts.get(accountCode(currency, { merchantId, kind })) ?? 0n;
+    return currencies.map((currency) => ({
+      currency,
+      available: of(currency, 'available'),
+      frozen: of(currency, 'frozen'),
+      awaitingSettlement: of(currency, 'awaiting_settlement'),
+    }));
+  }
+
+  /** Currencies in which the merchant has accounts. */
+  async currenciesOf(merchantId: string): Promise<Currency[]> {
+    const accounts = await q.accountsOfMerchant(this.store.read, merchantId);
+    return [...new Set(accounts.map((a) => a.currency).filter(isCurrency))].sort();
+  }
+
+  /** Credits (or, negative, debits) the merchant's available balance; a debit never overdraws it. */
+  async adjust(merchantId: string, input: { currency: Currency; amount: unknown; reason: string }): Promise<{ journalId: string; balance: Balance }> {
+    const amount = amountField('amount', input.amount, input.currency, { signed: true });
+    try {
+      return await this.store.transact(async (tx) => {
+        const journalId = await this.ledger.adjust(tx, { merchantId, currency: input.currency, amount, reason: input.reason });
+        const [balance] = await this.balances(tx, merchantId, [input.currency]);
+        if (balance === undefined) throw new Error('balance vanished');
+        return { journalId, balance };
+      });
+    } catch (error) {
+      if (error instanceof InsufficientBalanceError) {
+        throw new OperatorError({ kind: 'insufficient_balance', merchantId, currency: input.currency });
+      }
+      throw error;
+    }
+  }
+
+  /** The fee rule of a merchant's channel (no fee when none was set). */
+  async feeRule(db: Kysely<Database>, merchantId: string, channel: FeeChannel): Promise<FeeRule> {
+    const row = await q.feeSchedule(db, merchantId, channel);
+    if (row === undefined) return NO_FEE;
+    return { percentBps: row.percent_bps, fixed: fromDb(row.fixed_minor), minimum: fromDb(row.minimum_minor) };
+  }
+
+  async fee(db: Kysely<Database>, merchantId: string, channel: FeeChannel, amount: Minor): Promise<Minor> {
+    return feeFor(amount, await this.feeRule(db, merchantId, channel));
+  }
+
+  async setFee(
+    merchantId: string,
+    channel: string,
+    input: { percentBps: number; fixed?: unknown; minimum?: unknown },
+  ): Promise<FeeScheduleView> {
+    if (!isFeeChannel(channel)) throw new OperatorError({ kind: 'fee_channel_not_found', channel });
+    const currency = FEE_CHANNELS[channel];
+    const fixed = input.fixed === undefined ? 0n : amountField('fixed', input.fixed, currency, { minimum: 0n });
+    const minimum = input.minimum === undefined ? 0n : amountField('minimum', input.minimum, currency, { minimum: 0n });
+    await this.store.transact((tx) =>
+      q.upsertFeeSchedule(tx, {
+        merchant_id: merchantId,
+        channel,
+        percent_bps: input.percentBps,
+        fixed_minor: toDbMinor(fixed),
+        minimum_minor: toDbMinor(minimum),
+        updated_at: this.clock.now(),
+      }),
+    );
+    return toFeeView(channel, { percentBps: input.percentBps, fixed, minimum });
+  }
+
+  async fees(merchantId: string): Promise<FeeScheduleView[]> {
+    const rows = await q.feeSchedules(this.store.read, merchantId);
+    return rows.flatMap((row) =>
+      isFeeChannel(row.channel)
+        ? [toFeeView(row.channel, { percentBps: row.percent_bps, fixed: fromDb(row.fixed_minor), minimum: fromDb(row.minimum_minor) })]
+        : [],
+    );
+  }
+
+  /** Moves due settlements to available, each in its own short transaction; returns how many. */
+  async settleDue(limit = 500): Promise<number> {
+    let settled = 0;
+    for (;;) {
+      const done = await this.store.transact(async (tx) => {
+        const due = await q.dueSettlements(tx, this.store.dialect === 'postgres', this.clock.now(), 100);
+        for (const settlement of due) await this.ledger.settle(tx, settlement);
+        return due.length;
+      });
+      settled += done;
+      if (done < 100 || settled >= limit) return settled;
+    }
+  }
+}
+
+function toFeeView(channel: FeeChannel, rule: FeeRule): FeeScheduleView {
+  const currency = FEE_CHANNELS[channel];
+  return {
+    channel,
+    currency,
+    percentBps: rule.percentBps,
+    fixed: formatMoney(rule.fixed, currency),
+    minimum: formatMoney(rule.minimum, currency),
+  };
+}
