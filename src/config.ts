@@ -31,6 +31,8 @@ export interface Config {
   callbackPollIntervalMs: number;
   /** Run the background workers (callback dispatcher, nonce pruner) in the server process. */
   workers: boolean;
+  /** Sandbox controls (admin events, cashier buttons): on while every rail is a simulator. */
+  sandbox: boolean;
   trustProxy: TrustProxy;
   publicBaseUrl: string;
   /** Signed requests allowed per access key per minute (token bucket, per process). */
@@ -159,6 +161,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     callbackConcurrencyPerHost: read.integer('CALLBACK_CONCURRENCY_PER_HOST', 4, 1, 1_000),
     callbackPollIntervalMs: read.integer('CALLBACK_POLL_INTERVAL_MS', 1_000, 10, 60_000),
     workers: read.boolean('CASHGATE_WORKERS', true),
+    sandbox: read.boolean('CASHGATE_SANDBOX', true),
     trustProxy: read.trustProxy('TRUST_PROXY'),
     publicBaseUrl: '',
     rateLimitPerKeyPerMinute: read.integer('RATE_LIMIT_PER_KEY_PER_MINUTE', 6_000, 1),

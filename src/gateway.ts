@@ -7,10 +7,14 @@ import type { Config } from './config.js';
 import { buildApp } from './http/app.js';
 import type { SignedRouteDef } from './http/signed-route.js';
 import { LedgerService } from './ledger/service.js';
+import { KENYA_ORDER_KINDS } from './kenya/routes.js';
 import { MerchantService } from './merchants/service.js';
+import { OrderSandbox } from './orders/sandbox.js';
+import { OrderService } from './orders/service.js';
 import { loadMasterKey, SecretBox } from './store/secret-box.js';
 import { Store } from './store/store.js';
 import { noncePruner } from './workers/nonce-pruner.js';
+import { expiryWorker } from './workers/expiry.js';
 import { settlementWorker } from './workers/settlement.js';
 import { startWorkers } from './workers/worker.js';
 
@@ -19,6 +23,7 @@ export interface Gateway {
   store: Store;
   merchants: MerchantService;
   ledger: LedgerService;
+  orders: OrderService;
   callbacks: Callbacks;
   /** Base URL the server listens on, once started. */
   url: string;
@@ -36,6 +41,8 @@ export interface Services {
   store: Store;
   merchants: MerchantService;
   ledger: LedgerService;
+  orders: OrderService;
+  sandbox: OrderSandbox;
   callbacks: Callbacks;
   /** Prometheus registry served at /metrics. */
   metrics: Registry;
@@ -62,10 +69,16 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics, prefix: 'cashgate_' });
   const callbacks = openCallbacks({ config, store, clock, logger, merchants, registry: metrics });
+  const ledger = new LedgerService(store, clock);
+  const orders = new OrderService(store, clock, ledger, callbacks.outbox);
+  for (const kind of KENYA_ORDER_KINDS) orders.register(kind);
+  callbacks.outbox.register(orders);
   return {
     store,
     merchants,
-    ledger: new LedgerService(store, clock),
+    ledger,
+    orders,
+    sandbox: new OrderSandbox(orders, config.sandbox),
     callbacks,
     metrics,
     clock,
@@ -79,7 +92,11 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
 /** Starts the background workers of this process: the callback dispatcher and periodic jobs. */
 export function startBackgroundWork(services: Services, logger: Logger): { stop(): Promise<void> } {
   const periodic = startWorkers(
-    [noncePruner({ store: services.store, clock: services.clock, logger }), settlementWorker({ ledger: services.ledger, logger })],
+    [
+      noncePruner({ store: services.store, clock: services.clock, logger }),
+      settlementWorker({ ledger: services.ledger, logger }),
+      expiryWorker({ orders: services.orders, logger }),
+    ],
     logger,
   );
   services.callbacks.dispatcher.start();
@@ -101,6 +118,8 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
     store,
     merchants,
     ledger: services.ledger,
+    orders: services.orders,
+    sandbox: services.sandbox,
     callbacks,
     metrics: services.metrics,
     clock,
@@ -123,6 +142,7 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
     store,
     merchants,
     ledger: services.ledger,
+    orders: services.orders,
     callbacks,
     url,
     async close() {

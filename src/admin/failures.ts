@@ -8,12 +8,14 @@ export type OperatorFailure =
   | { kind: 'order_not_found'; orderId: string }
   | { kind: 'no_signing_key'; merchantId: string }
   | { kind: 'insufficient_balance'; merchantId: string; currency: string }
-  | { kind: 'fee_channel_not_found'; channel: string };
+  | { kind: 'fee_channel_not_found'; channel: string }
+  | { kind: 'event_not_allowed'; orderId: string; status: number; event: string; allowedEvents: string[] }
+  | { kind: 'sandbox_disabled' };
 
 type FailureOf<K extends OperatorFailure['kind']> = Extract<OperatorFailure, { kind: K }>;
 
 /** HTTP status and message of each failure; the compiler asks for an entry for every new kind. */
-const DESCRIPTIONS: { [K in OperatorFailure['kind']]: { status: 404 | 409; message(f: FailureOf<K>): string } } = {
+const DESCRIPTIONS: { [K in OperatorFailure['kind']]: { status: 403 | 404 | 409; message(f: FailureOf<K>): string } } = {
   merchant_not_found: { status: 404, message: (f) => `merchant ${f.merchantId} does not exist` },
   api_key_not_found: { status: 404, message: (f) => `API key ${f.accessKey} does not exist for this merchant` },
   api_key_deleted: { status: 409, message: (f) => `API key ${f.accessKey} was deleted and cannot change` },
@@ -26,19 +28,25 @@ const DESCRIPTIONS: { [K in OperatorFailure['kind']]: { status: 404 | 409; messa
     status: 409,
     message: (f) => `merchant ${f.merchantId} has not enough available ${f.currency} for this debit: nothing was changed`,
   },
+  event_not_allowed: {
+    status: 409,
+    message: (f) =>
+      `order ${f.orderId} is in status ${f.status}: ${f.event} is not allowed; allowed now: ${f.allowedEvents.join(', ') || 'none (the order is final)'}`,
+  },
+  sandbox_disabled: { status: 403, message: () => 'sandbox controls are off (CASHGATE_SANDBOX=false)' },
   fee_channel_not_found: {
     status: 404,
     message: (f) => `there is no fee channel ${f.channel}: use one of ${Object.keys(FEE_CHANNELS).join(', ')}`,
   },
 };
 
-function describe<K extends OperatorFailure['kind']>(failure: FailureOf<K>): { status: 404 | 409; message: string } {
+function describe<K extends OperatorFailure['kind']>(failure: FailureOf<K>): { status: 403 | 404 | 409; message: string } {
   const description = DESCRIPTIONS[failure.kind];
   return { status: description.status, message: description.message(failure) };
 }
 
 export class OperatorError extends Error {
-  readonly status: 404 | 409;
+  readonly status: 403 | 404 | 409;
 
   constructor(readonly failure: OperatorFailure) {
     const { status, message } = describe(failure);

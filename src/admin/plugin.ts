@@ -3,9 +3,9 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { ApiError, describeFailure } from '../http/failures.js';
 import { OperatorError } from './failures.js';
 
-/** Operator API errors: `{ "error": { "code", "message" } }` with a plain HTTP status. */
-export function sendAdminError(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
-  return reply.code(status).send({ error: { code, message } });
+/** Operator API errors: `{ "error": { "code", "message", … } }` with a plain HTTP status. */
+export function sendAdminError(reply: FastifyReply, status: number, code: string, message: string, extra: Record<string, unknown> = {}): FastifyReply {
+  return reply.code(status).send({ error: { code, message, ...extra } });
 }
 
 function digest(value: string): Buffer {
@@ -37,7 +37,8 @@ export function registerAdminAuth(scope: FastifyInstance, adminToken: string | u
       return sendAdminError(reply, 400, 'invalid_request', describeFailure(error.failure, 'en').text);
     }
     if (error instanceof OperatorError) {
-      return sendAdminError(reply, error.status, error.failure.kind, error.message);
+      const extra = error.failure.kind === 'event_not_allowed' ? { allowedEvents: error.failure.allowedEvents } : {};
+      return sendAdminError(reply, error.status, error.failure.kind, error.message, extra);
     }
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || (error.statusCode !== undefined && error.statusCode < 500)) {
       return sendAdminError(reply, error.statusCode ?? 400, 'invalid_request', error.message);

@@ -15,6 +15,11 @@ import type { MerchantService } from '../merchants/service.js';
 import { registerLedgerAdminRoutes } from '../ledger/admin-routes.js';
 import { balanceRoutes } from '../ledger/balance-routes.js';
 import type { LedgerService } from '../ledger/service.js';
+import { registerCashierPages } from '../cashier/pages.js';
+import { kenyaRoutes } from '../kenya/routes.js';
+import { registerOrderAdminRoutes } from '../orders/admin-routes.js';
+import type { OrderSandbox } from '../orders/sandbox.js';
+import type { OrderService } from '../orders/service.js';
 import type { Store } from '../store/store.js';
 import { sendFailure } from './envelope.js';
 import { ApiError, type ApiFailure } from './failures.js';
@@ -31,6 +36,8 @@ export interface AppDeps {
   store: Store;
   merchants: MerchantService;
   ledger: LedgerService;
+  orders: OrderService;
+  sandbox: OrderSandbox;
   callbacks: Callbacks;
   /** Prometheus registry served at /metrics. */
   metrics: Registry;
@@ -42,7 +49,11 @@ export interface AppDeps {
 
 /** Every merchant API endpoint implemented so far. */
 function signedRoutes(deps: AppDeps): readonly SignedRouteDef[] {
-  return [bankListRoute, ...balanceRoutes(deps.ledger)];
+  return [
+    ...kenyaRoutes({ orders: deps.orders, merchants: deps.merchants, publicBaseUrl: deps.config.publicBaseUrl }),
+    bankListRoute,
+    ...balanceRoutes(deps.ledger),
+  ];
 }
 
 /** Maps Fastify's own request errors (parsing, size, media type) to the merchant API's failures. */
@@ -143,6 +154,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const catalog = new RouteCatalog();
   registerPublicRoutes(app, catalog, { clock, store: deps.store, metrics: deps.metrics, publicBaseUrl: config.publicBaseUrl });
 
+  await registerCashierPages(app, { orders: deps.orders, sandbox: deps.sandbox, clock });
+
   const rateLimiter = new KeyRateLimiter(config.rateLimitPerKeyPerMinute);
   const pruneTimer = setInterval(() => rateLimiter.prune(clock.now()), 60_000);
   pruneTimer.unref();
@@ -169,6 +182,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       merchants: deps.merchants,
     });
     registerLedgerAdminRoutes(admin, catalog, { ledger: deps.ledger, merchants: deps.merchants });
+    registerOrderAdminRoutes(admin, catalog, deps.sandbox);
   });
 
   return app;

@@ -15,7 +15,7 @@ export const HTTP_STATUS_OF_CODE: Record<ApiCode, number> = {
 export type JsonType = 'string' | 'integer' | 'number' | 'boolean' | 'object' | 'array' | 'null';
 
 /** Named formats a field can be required to follow; each has a localized description. */
-export type FieldFormat = 'url' | 'currencyCode' | 'ipOrCidr';
+export type FieldFormat = 'url' | 'currencyCode' | 'ipOrCidr' | 'kenyanMobile';
 
 /** The rule a field broke, structured so it can be said in every language. */
 export type FieldRule =
@@ -54,6 +54,9 @@ export type ApiFailure =
   | { kind: 'body_not_object' }
   | { kind: 'unknown_fields'; fields: readonly string[] }
   | { kind: 'invalid_field'; field: string; rule: FieldRule }
+  | { kind: 'order_not_found' }
+  | { kind: 'duplicate_external_order_id'; externalOrderId: string }
+  | { kind: 'insufficient_balance'; currency: string; needed: string; available: string }
   | { kind: 'internal_error'; requestId: string };
 
 export type FailureKind = ApiFailure['kind'];
@@ -82,6 +85,11 @@ const FORMAT_NAMES: Record<FieldFormat, Record<Language, string>> = {
     es: 'una dirección IPv4 o IPv6 o un rango CIDR (0.0.0.0 = cualquiera)',
   },
   url: { en: 'an http or https URL', 'pt-BR': 'uma URL http ou https', es: 'una URL http o https' },
+  kenyanMobile: {
+    en: 'a Kenyan mobile number of 12 digits, 2547XXXXXXXX or 2541XXXXXXXX (no + and no leading 0)',
+    'pt-BR': 'um celular queniano de 12 dígitos, 2547XXXXXXXX ou 2541XXXXXXXX (sem + e sem 0 inicial)',
+    es: 'un móvil keniano de 12 dígitos, 2547XXXXXXXX o 2541XXXXXXXX (sin + ni 0 inicial)',
+  },
   currencyCode: {
     en: 'a three-letter currency code',
     'pt-BR': 'um código de moeda de três letras',
@@ -294,6 +302,30 @@ const FAILURES: { [K in FailureKind]: { code: ApiCode; text: Texts<K> } } = {
       en: (f) => `too many requests: at most ${f.limitPerMinute} per minute per access_key; retry in ${f.retryAfterSeconds} s`,
       'pt-BR': (f) => `requisições demais: no máximo ${f.limitPerMinute} por minuto por access_key; tente de novo em ${f.retryAfterSeconds} s`,
       es: (f) => `demasiadas solicitudes: como máximo ${f.limitPerMinute} por minuto por access_key; reintente en ${f.retryAfterSeconds} s`,
+    },
+  },
+  order_not_found: {
+    code: '300',
+    text: {
+      en: () => 'order not found: externalOrderId and orderId must name the same order of yours in this area',
+      'pt-BR': () => 'pedido não encontrado: externalOrderId e orderId devem indicar o mesmo pedido seu nesta área',
+      es: () => 'orden no encontrada: externalOrderId y orderId deben indicar la misma orden suya en esta área',
+    },
+  },
+  duplicate_external_order_id: {
+    code: '300',
+    text: {
+      en: (f) => `externalOrderId ${f.externalOrderId} was already used with a different request: use a new externalOrderId, or repeat the original request exactly`,
+      'pt-BR': (f) => `o externalOrderId ${f.externalOrderId} já foi usado com outra requisição: use um novo externalOrderId ou repita exatamente a requisição original`,
+      es: (f) => `el externalOrderId ${f.externalOrderId} ya se usó con otra solicitud: use un nuevo externalOrderId o repita exactamente la solicitud original`,
+    },
+  },
+  insufficient_balance: {
+    code: '300',
+    text: {
+      en: (f) => `insufficient balance: the transfer needs ${f.needed} ${f.currency} (amount + fee) and ${f.available} ${f.currency} is available`,
+      'pt-BR': (f) => `saldo insuficiente: a transferência precisa de ${f.needed} ${f.currency} (valor + tarifa) e há ${f.available} ${f.currency} disponível`,
+      es: (f) => `saldo insuficiente: la transferencia necesita ${f.needed} ${f.currency} (monto + comisión) y hay ${f.available} ${f.currency} disponible`,
     },
   },
   route_not_found: {

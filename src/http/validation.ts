@@ -2,6 +2,7 @@ import { FormatRegistry, Kind, Type, type TSchema, type TLiteral, type TUnion } 
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { whitelistEntryProblem } from '../auth/ip-whitelist.js';
+import { isKenyanMobile } from '../kenya/phone.js';
 import { ApiError, isFieldFormat, type FieldFormat, type FieldRule, type JsonType } from './failures.js';
 
 /** A string field restricted to a fixed set of values (validated, typed and documented as one). */
@@ -29,6 +30,7 @@ const FORMATS: Record<FieldFormat, (value: string) => boolean> = {
   url: isHttpUrl,
   currencyCode: (value) => /^[A-Z]{3}$/.test(value),
   ipOrCidr: (value) => whitelistEntryProblem(value) === undefined,
+  kenyanMobile: isKenyanMobile,
 };
 for (const [name, check] of Object.entries(FORMATS)) FormatRegistry.Set(name, check);
 

@@ -11,6 +11,7 @@ const MerchantView = Type.Object({
   language: MerchantLanguage,
   callbackUrl: Type.Union([Type.String(), Type.Null()]),
   settlementDelayMs: Type.Integer({ description: 'collected money becomes available this long after payment' }),
+  cashierLifetimeMs: Type.Integer({ description: "how long a payer has on a collection's cashier page" }),
   createdAt: Type.Integer({ description: 'Unix milliseconds' }),
 });
 
@@ -69,6 +70,17 @@ export function registerMerchantAdminRoutes(scope: FastifyInstance, catalog: Rou
     body: CallbackAddressBody,
     response: MerchantView,
     handle: ({ params, body }) => merchants.setCallbackUrl(params.merchantId ?? '', body.url),
+  });
+
+  registerAdminRoute(scope, catalog, {
+    method: 'PUT',
+    path: '/admin/v1/merchants/:merchantId/cashier',
+    tag: TAG,
+    summary: "Set how long a payer has on a collection's cashier page (default 30 minutes)",
+    description: 'Applies to collections created from now on.',
+    body: Type.Object({ lifetimeMs: Type.Integer({ minimum: 60_000, maximum: 30 * 86_400_000 }) }),
+    response: MerchantView,
+    handle: ({ params, body }) => merchants.setCashierLifetime(params.merchantId ?? '', body.lifetimeMs),
   });
 
   registerAdminRoute(scope, catalog, {

@@ -14,6 +14,9 @@ import * as q from './queries.js';
 /** Collected money becomes available one day after payment unless the operator sets otherwise (D+1). */
 export const DEFAULT_SETTLEMENT_DELAY_MS = 86_400_000;
 
+/** A payer has 30 minutes on a collection's cashier page unless the operator sets otherwise. */
+export const DEFAULT_CASHIER_LIFETIME_MS = 1_800_000;
+
 export interface Merchant {
   merchantId: string;
   name: string;
@@ -21,6 +24,8 @@ export interface Merchant {
   callbackUrl: string | null;
   /** Collected money becomes available this long after payment. */
   settlementDelayMs: number;
+  /** How long a payer has on a collection's cashier page. */
+  cashierLifetimeMs: number;
   createdAt: number;
 }
 
@@ -92,6 +97,7 @@ function toMerchant(row: q.MerchantRow): Merchant {
     language: isLanguage(row.language) ? row.language : 'en',
     callbackUrl: row.callback_url,
     settlementDelayMs: row.settlement_delay_ms,
+    cashierLifetimeMs: row.cashier_lifetime_ms,
     createdAt: row.created_at,
   };
 }
@@ -127,6 +133,7 @@ export class MerchantService {
       language: input.language ?? 'en',
       callback_url: null,
       settlement_delay_ms: DEFAULT_SETTLEMENT_DELAY_MS,
+      cashier_lifetime_ms: DEFAULT_CASHIER_LIFETIME_MS,
       created_at: now,
       updated_at: now,
     };
@@ -153,9 +160,14 @@ export class MerchantService {
     return this.changeMerchant(merchantId, { settlement_delay_ms: delayMs });
   }
 
+  /** Applies to collections created from now on. */
+  setCashierLifetime(merchantId: string, lifetimeMs: number): Promise<Merchant> {
+    return this.changeMerchant(merchantId, { cashier_lifetime_ms: lifetimeMs });
+  }
+
   private changeMerchant(
     merchantId: string,
-    changes: Partial<Pick<q.MerchantRow, 'callback_url' | 'settlement_delay_ms'>>,
+    changes: Partial<Pick<q.MerchantRow, 'callback_url' | 'settlement_delay_ms' | 'cashier_lifetime_ms'>>,
   ): Promise<Merchant> {
     return this.store.transact(async (tx) => {
       const row = await q.findMerchant(tx, merchantId);

@@ -8,6 +8,8 @@ export interface MerchantTable {
   callback_url: string | null;
   /** How long collected money waits in awaiting_settlement before it becomes available. */
   settlement_delay_ms: Generated<number>;
+  /** How long a payer has on a collection's cashier page. */
+  cashier_lifetime_ms: Generated<number>;
   created_at: number;
   updated_at: number;
 }
@@ -161,6 +163,56 @@ export interface FeeScheduleTable {
   updated_at: number;
 }
 
+export type OrderArea = 'ken' | 'bra';
+export type OrderKind = 'collection' | 'transfer';
+
+/** A collection or transfer order of any area; area-specific fields live in `details` (JSON). */
+export interface OrderTable {
+  id: string;
+  merchant_id: string;
+  /** The key that placed the order: its secret signs the order's callbacks. */
+  access_key: string;
+  area: OrderArea;
+  kind: OrderKind;
+  external_order_id: string;
+  /** SHA-256 of the create request's body, to tell a repeat from a different request. */
+  request_hash: string;
+  /** The create result's data, returned again to an identical repeat. */
+  create_result: string;
+  status: number;
+  currency: string;
+  channel_type: string;
+  pay_type: number;
+  /** Minor units. */
+  amount: number;
+  fee: number;
+  actual_amount: number | null;
+  notify_url: string | null;
+  return_url: string | null;
+  remark: string | null;
+  details: string;
+  cashier_id: string | null;
+  cashier_expire_at: number | null;
+  channel_order_id: string | null;
+  error_msg: string | null;
+  error_msg_en: string | null;
+  created_at: number;
+  pay_time: number | null;
+  complete_time: number | null;
+  updated_at: number;
+}
+
+/** Every status change of an order, with the event that caused it. */
+export interface OrderEventTable {
+  id: string;
+  order_id: string;
+  event: string;
+  from_status: number | null;
+  to_status: number;
+  source: string;
+  at: number;
+}
+
 export interface Database {
   merchants: MerchantTable;
   api_keys: ApiKeyTable;
@@ -173,4 +225,6 @@ export interface Database {
   ledger_entries: LedgerEntryTable;
   ledger_settlements: LedgerSettlementTable;
   fee_schedules: FeeScheduleTable;
+  orders: OrderTable;
+  order_events: OrderEventTable;
 }

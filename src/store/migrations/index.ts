@@ -2,12 +2,14 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as core from './0001_core.js';
 import * as callbacks from './0002_callbacks.js';
 import * as ledger from './0003_ledger.js';
+import * as orders from './0004_orders.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
   '0001_core': core,
   '0002_callbacks': callbacks,
   '0003_ledger': ledger,
+  '0004_orders': orders,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,325 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { CallbackOutbox } from '../callbacks/service.js';
+import type { CallbackOrderSource, OrderCallback } from '../callbacks/sources.js';
+import type { Clock } from '../clock.js';
+import { ApiError } from '../http/failures.js';
+import { isLanguage, type Language } from '../http/language.js';
+import type { FeeChannel } from '../ledger/fees.js';
+import { InsufficientBalanceError, type TransferMoney } from '../ledger/ledger.js';
+import { formatMoney, fromDb, toDbMinor, type Currency, type Minor } from '../ledger/money.js';
+import type { LedgerService } from '../ledger/service.js';
+import { newId } from '../store/ids.js';
+import type { Database, OrderArea, OrderKind } from '../store/schema.js';
+import { isUniqueViolation, type Store, type Tx } from '../store/store.js';
+import * as q from './queries.js';
+import { allowedEvents, isFinal, nextStatus } from './state-machine.js';
+
+/** What one order kind (e.g. Kenya collection) says about its orders beyond the shared rules. */
+export interface OrderKindSpec {
+  area: OrderArea;
+  kind: OrderKind;
+  /** The callback body for the order as it is (sent when the order becomes final, or re-triggered). */
+  callbackPayload(order: q.OrderRow): Record<string, unknown>;
+}
+
+export interface NewOrder {
+  merchantId: string;
+  accessKey: string;
+  area: OrderArea;
+  kind: OrderKind;
+  externalOrderId: string;
+  /** The create request's body, exactly as validated: an identical repeat returns the first result. */
+  requestBody: unknown;
+  currency: Currency;
+  channelType: string;
+  payType: number;
+  feeChannel: FeeChannel;
+  amount: Minor;
+  notifyUrl: string | null;
+  returnUrl: string | null;
+  remark: string | null;
+  details: Record<string, unknown>;
+  /** Collections: how long the payer has, from now. */
+  cashierLifetimeMs?: number;
+  /** The create result's data, built from the new order. */
+  createResult(order: q.OrderRow): unknown;
+}
+
+/** An event refused by the order's state: the events it allows now. */
+export class EventNotAllowedError extends Error {
+  constructor(
+    readonly order: q.OrderRow,
+    readonly event: string,
+    readonly allowed: string[],
+  ) {
+    super(`order ${order.id} is in status ${order.status}: event ${event} is not allowed; allowed now: ${allowed.join(', ') || 'none (the order is final)'}`);
+    this.name = 'EventNotAllowedError';
+  }
+}
+
+/** errorMsg / errorMsgEn of an order that ends without success. */
+const FAILURE_REASONS: Record<string, Record<Language, string>> = {
+  expired: {
+    en: 'the payer did not pay before the cashier expired',
+    'pt-BR': 'o pagador não pagou antes de o caixa expirar',
+    es: 'el pagador no pagó antes de que venciera la caja',
+  },
+  bank_rejected: {
+    en: 'the receiving bank rejected the transfer',
+    'pt-BR': 'o banco recebedor rejeitou a transferência',
+    es: 'el banco receptor rechazó la transferencia',
+  },
+  failed: {
+    en: 'the transfer failed at the payment rail',
+    'pt-BR': 'a transferência falhou no meio de pagamento',
+    es: 'la transferencia falló en el medio de pago',
+  },
+};
+
+function failureReason(event: string): Record<Language, string> | undefined {
+  return Object.hasOwn(FAILURE_REASONS, event) ? FAILURE_REASONS[event] : undefined;
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export function requestHash(body: unknown): string {
+  return createHash('sha256').update(canonicalJson(body)).digest('hex');
+}
+
+export function orderKindOf(order: Pick<q.OrderRow, 'area' | 'kind'>): string {
+  return `${order.area}.${order.kind}`;
+}
+
+const ID_PREFIX: Record<`${OrderArea}.${OrderKind}`, string> = {
+  'ken.collection': 'KC',
+  'ken.transfer': 'KT',
+  'bra.collection': 'BC',
+  'bra.transfer': 'BT',
+};
+
+/**
+ * Orders of every area and kind: idempotent creation, state transitions that carry their ledger
+ * entries and callback in one transaction, and the lookups queries need.
+ */
+export class OrderService implements CallbackOrderSource {
+  readonly kind = 'orders';
+  readonly #specs = new Map<string, OrderKindSpec>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly ledger: LedgerService,
+    private readonly outbox: CallbackOutbox,
+  ) {}
+
+  register(spec: OrderKindSpec): void {
+    this.#specs.set(orderKindOf(spec), spec);
+  }
+
+  get reader(): Kysely<Database> {
+    return this.store.read;
+  }
+
+  #spec(order: Pick<q.OrderRow, 'area' | 'kind'>): OrderKindSpec {
+    const spec = this.#specs.get(orderKindOf(order));
+    if (spec === undefined) throw new Error(`no order kind ${orderKindOf(order)} is registered`);
+    return spec;
+  }
+
+  /**
+   * Creates the order, or returns the first result of an identical earlier request with the same
+   * externalOrderId; a different request with that externalOrderId is refused. Transfers freeze
+   * amount + fee in the same transaction, or are refused when the balance is short.
+   */
+  async create(input: NewOrder): Promise<{ order: q.OrderRow; data: unknown; created: boolean }> {
+    const hash = requestHash(input.requestBody);
+    const key = { merchantId: input.merchantId, area: input.area, kind: input.kind, externalOrderId: input.externalOrderId };
+    const existing = await q.findByExternalId(this.store.read, key);
+    if (existing !== undefined) return this.#repeat(existing, hash, input.externalOrderId);
+    try {
+      return await this.store.transact(async (tx) => {
+        const now = this.clock.now();
+        const fee = input.kind === 'transfer' ? await this.ledger.fee(tx, input.merchantId, input.feeChannel, input.amount) : 0n;
+        const order: q.OrderRow = {
+          id: `${ID_PREFIX[`${input.area}.${input.kind}`]}${randomBytes(12).toString('hex').toUpperCase()}`,
+          merchant_id: input.merchantId,
+          access_key: input.accessKey,
+          area: input.area,
+          kind: input.kind,
+          external_order_id: input.externalOrderId,
+          request_hash: hash,
+          create_result: '',
+          status: 1,
+          currency: input.currency,
+          channel_type: input.channelType,
+          pay_type: input.payType,
+          amount: toDbMinor(input.amount),
+          fee: toDbMinor(fee),
+          actual_amount: null,
+          notify_url: input.notifyUrl,
+          return_url: input.returnUrl,
+          remark: input.remark,
+          details: JSON.stringify({ ...input.details, feeChannel: input.feeChannel }),
+          cashier_id: input.cashierLifetimeMs === undefined ? null : newId('csh', 16),
+          cashier_expire_at: input.cashierLifetimeMs === undefined ? null : now + input.cashierLifetimeMs,
+          channel_order_id: null,
+          error_msg: null,
+          error_msg_en: null,
+          created_at: now,
+          pay_time: null,
+          complete_time: null,
+          updated_at: now,
+        };
+        const data = input.createResult(order);
+        order.create_result = JSON.stringify(data);
+        await q.insertOrder(tx, order);
+        await q.insertOrderEvent(tx, { id: newId('oev'), order_id: order.id, event: 'created', from_status: null, to_status: 1, source: 'api', at: now });
+        if (input.kind === 'transfer') await this.#freeze(tx, order, input.amount, fee);
+        return { order, data, created: true };
+      });
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      // Another request with this externalOrderId committed first (perhaps on another node).
+      const winner = await q.findByExternalId(this.store.read, key);
+      if (winner === undefined) throw error;
+      return this.#repeat(winner, hash, input.externalOrderId);
+    }
+  }
+
+  #repeat(order: q.OrderRow, hash: string, externalOrderId: string): { order: q.OrderRow; data: unknown; created: boolean } {
+    if (order.request_hash !== hash) throw new ApiError({ kind: 'duplicate_external_order_id', externalOrderId });
+    return { order, data: JSON.parse(order.create_result) as unknown, created: false };
+  }
+
+  async #freeze(tx: Tx, order: q.OrderRow, amount: Minor, fee: Minor): Promise<void> {
+    const currency = order.currency as Currency;
+    try {
+      await this.ledger.ledger.freezeForTransfer(tx, this.#transferMoney(order));
+    } catch (error) {
+      if (!(error instanceof InsufficientBalanceError)) throw error;
+      const [balance] = await this.ledger.balances(tx, order.merchant_id, [currency]);
+      throw new ApiError({
+        kind: 'insufficient_balance',
+        currency,
+        needed: formatMoney(amount + fee, currency),
+        available: formatMoney(balance?.available ?? 0n, currency),
+      });
+    }
+  }
+
+  #transferMoney(order: q.OrderRow): TransferMoney {
+    return { merchantId: order.merchant_id, currency: order.currency as Currency, orderId: order.id, amount: fromDb(order.amount), fee: fromDb(order.fee) };
+  }
+
+  /**
+   * Moves an order one step (a rail's report, the sandbox, the expiry worker). The new status, its
+   * ledger entries and, when final, its callback commit together; an event the state does not
+   * allow (a late or repeated report) changes nothing and throws EventNotAllowedError.
+   */
+  async applyEvent(orderId: string, event: string, options: { source: string; amount?: Minor }): Promise<q.OrderRow> {
+    return this.store.transact(async (tx) => {
+      const order = await q.lockOrder(tx, this.store.dialect, orderId);
+      if (order === undefined) throw new Error(`order ${orderId} does not exist`);
+      const to = nextStatus(order.kind, order.status, event);
+      if (to === undefined) throw new EventNotAllowedError(order, event, allowedEvents(order.kind, order.status));
+      const now = this.clock.now();
+      const changes: Partial<q.OrderRow> = { status: to, updated_at: now };
+      if (order.kind === 'collection' && event === 'paid') {
+        const actual = options.amount ?? fromDb(order.amount);
+        const channel = (JSON.parse(order.details) as { feeChannel: FeeChannel }).feeChannel;
+        const fee = await this.ledger.fee(tx, order.merchant_id, channel, actual);
+        const merchant = await tx.selectFrom('merchants').select('settlement_delay_ms').where('id', '=', order.merchant_id).executeTakeFirstOrThrow();
+        await this.ledger.ledger.creditCollection(tx, {
+          merchantId: order.merchant_id,
+          currency: order.currency as Currency,
+          orderId: order.id,
+          amount: actual,
+          fee,
+          settleAt: now + merchant.settlement_delay_ms,
+        });
+        Object.assign(changes, { actual_amount: toDbMinor(actual), fee: toDbMinor(fee), pay_time: now, complete_time: now });
+      }
+      if (order.kind === 'transfer') {
+        if (to === 8) {
+          await this.ledger.ledger.completeTransfer(tx, this.#transferMoney(order));
+          Object.assign(changes, { actual_amount: order.amount, pay_time: now, complete_time: now });
+        } else if (to === 4 || to === 16) {
+          await this.ledger.ledger.releaseTransfer(tx, this.#transferMoney(order));
+          changes.complete_time = now;
+        }
+      }
+      const reason = failureReason(event);
+      if (reason !== undefined) {
+        const merchant = await tx.selectFrom('merchants').select('language').where('id', '=', order.merchant_id).executeTakeFirstOrThrow();
+        Object.assign(changes, { complete_time: now, error_msg: reason[isLanguage(merchant.language) ? merchant.language : 'en'], error_msg_en: reason.en });
+      }
+      await q.updateOrder(tx, order.id, changes);
+      await q.insertOrderEvent(tx, { id: newId('oev'), order_id: order.id, event, from_status: order.status, to_status: to, source: options.source, at: now });
+      const updated = { ...order, ...changes };
+      if (isFinal(order.kind, to)) await this.outbox.enqueue(tx, this.#callback(updated));
+      return updated;
+    });
+  }
+
+  #callback(order: q.OrderRow): OrderCallback {
+    return {
+      orderId: order.id,
+      orderKind: orderKindOf(order),
+      merchantId: order.merchant_id,
+      accessKey: order.access_key,
+      notifyUrl: order.notify_url,
+      payload: this.#spec(order).callbackPayload(order),
+    };
+  }
+
+  async currentCallback(db: Kysely<Database>, orderId: string): Promise<OrderCallback | undefined> {
+    const order = await q.findOrder(db, orderId);
+    return order === undefined ? undefined : this.#callback(order);
+  }
+
+  /** The caller's order named by both ids in this area and kind, else a 300 "order not found". */
+  async findForQuery(merchantId: string, area: OrderArea, kind: OrderKind, ids: { externalOrderId: string; orderId: string }): Promise<q.OrderRow> {
+    const order = await q.findOrder(this.store.read, ids.orderId);
+    if (order?.merchant_id !== merchantId || order.area !== area || order.kind !== kind || order.external_order_id !== ids.externalOrderId) {
+      throw new ApiError({ kind: 'order_not_found' });
+    }
+    return order;
+  }
+
+  find(orderId: string): Promise<q.OrderRow | undefined> {
+    return q.findOrder(this.store.read, orderId);
+  }
+
+  findByCashier(cashierId: string): Promise<q.OrderRow | undefined> {
+    return q.findByCashier(this.store.read, cashierId);
+  }
+
+  history(orderId: string): Promise<q.OrderEventRow[]> {
+    return q.eventsOfOrder(this.store.read, orderId);
+  }
+
+  /** Expires collections whose cashier time ran out unpaid; returns how many. */
+  async expireDue(limit = 100): Promise<number> {
+    const due = await q.expiredCollections(this.store.read, this.clock.now(), limit);
+    let expired = 0;
+    for (const { id } of due) {
+      try {
+        await this.applyEvent(id, 'expired', { source: 'expiry' });
+        expired += 1;
+      } catch (error) {
+        if (!(error instanceof EventNotAllowedError)) throw error; // paid meanwhile, on this node or another
+      }
+    }
+    return expired;
+  }
+}

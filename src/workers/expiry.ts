@@ -1,0 +1,15 @@
+import type { Logger } from 'pino';
+import type { OrderService } from '../orders/service.js';
+import type { Worker } from './worker.js';
+
+/** Expires collections whose cashier time ran out unpaid (status 3, with their callback). */
+export function expiryWorker(deps: { orders: OrderService; logger: Logger }, intervalMs = 5_000): Worker {
+  return {
+    name: 'expiry',
+    intervalMs,
+    async run(): Promise<void> {
+      const expired = await deps.orders.expireDue();
+      if (expired > 0) deps.logger.info({ expired }, 'expired unpaid collections');
+    },
+  };
+}
