@@ -1,5 +1,9 @@
 import { isAbsolute, resolve } from 'node:path';
 import { whitelistEntryProblem } from './auth/ip-whitelist.js';
+import { PIX_KEY_TYPES, pixKeyProblem } from './brazil/pix-keys.js';
+
+/** The Pix key the sandbox shows in its BR Codes until the operator sets PIX_KEY (a random key that belongs to no one). */
+export const SANDBOX_PIX_KEY = '5f8e3a1c-7b2d-4e6f-9a0b-1c2d3e4f5a6b';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -33,6 +37,10 @@ export interface Config {
   workers: boolean;
   /** Sandbox controls (admin events, cashier buttons): on while every rail is a simulator. */
   sandbox: boolean;
+  /** The operator's Pix receiving account, as static BR Codes and dynamic charges name it. */
+  pix: { key: string; merchantName: string; merchantCity: string; jwsPrivateKeyPem: string | undefined };
+  /** COMPE code of the bank that issues Cashgate's boletos. */
+  boletoBankCode: string;
   trustProxy: TrustProxy;
   publicBaseUrl: string;
   /** Signed requests allowed per access key per minute (token bucket, per process). */
@@ -120,6 +128,22 @@ class EnvReader {
     return undefined;
   }
 
+  matching(name: string, fallback: string, pattern: RegExp, rule: string): string {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if (pattern.test(value)) return value;
+    this.problems.push(`${name}=${JSON.stringify(value)}: must be ${rule}`);
+    return fallback;
+  }
+
+  pixKey(name: string, fallback: string): string {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if (PIX_KEY_TYPES.some((type) => pixKeyProblem(type, value) === undefined)) return value;
+    this.problems.push(`${name}=${JSON.stringify(value)}: must be a Pix key: a CPF, a CNPJ, +55 and a phone number, an e-mail or a random key (UUID)`);
+    return fallback;
+  }
+
   trustProxy(name: string): TrustProxy {
     const value = this.raw(name);
     if (value === undefined) return false;
@@ -162,6 +186,13 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     callbackPollIntervalMs: read.integer('CALLBACK_POLL_INTERVAL_MS', 1_000, 10, 60_000),
     workers: read.boolean('CASHGATE_WORKERS', true),
     sandbox: read.boolean('CASHGATE_SANDBOX', true),
+    pix: {
+      key: read.pixKey('PIX_KEY', SANDBOX_PIX_KEY),
+      merchantName: read.matching('PIX_MERCHANT_NAME', 'CASHGATE SANDBOX', /^[\x20-\x7e]{1,25}$/, '1 to 25 ASCII characters'),
+      merchantCity: read.matching('PIX_MERCHANT_CITY', 'SAO PAULO', /^[\x20-\x7e]{1,15}$/, '1 to 15 ASCII characters'),
+      jwsPrivateKeyPem: read.optionalString('PIX_JWS_PRIVATE_KEY'),
+    },
+    boletoBankCode: read.matching('BOLETO_BANK_CODE', '341', /^\d{3}$/, 'a three-digit COMPE bank code'),
     trustProxy: read.trustProxy('TRUST_PROXY'),
     publicBaseUrl: '',
     rateLimitPerKeyPerMinute: read.integer('RATE_LIMIT_PER_KEY_PER_MINUTE', 6_000, 1),

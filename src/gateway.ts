@@ -7,6 +7,8 @@ import type { Config } from './config.js';
 import { buildApp } from './http/app.js';
 import type { SignedRouteDef } from './http/signed-route.js';
 import { LedgerService } from './ledger/service.js';
+import { BRAZIL_ORDER_KINDS } from './brazil/routes.js';
+import { PixLocationSigner } from './brazil/pix-location.js';
 import { KENYA_ORDER_KINDS } from './kenya/routes.js';
 import { MerchantService } from './merchants/service.js';
 import { OrderSandbox } from './orders/sandbox.js';
@@ -43,6 +45,7 @@ export interface Services {
   ledger: LedgerService;
   orders: OrderService;
   sandbox: OrderSandbox;
+  pixSigner: PixLocationSigner;
   callbacks: Callbacks;
   /** Prometheus registry served at /metrics. */
   metrics: Registry;
@@ -71,7 +74,7 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
   const callbacks = openCallbacks({ config, store, clock, logger, merchants, registry: metrics });
   const ledger = new LedgerService(store, clock);
   const orders = new OrderService(store, clock, ledger, callbacks.outbox);
-  for (const kind of KENYA_ORDER_KINDS) orders.register(kind);
+  for (const kind of [...KENYA_ORDER_KINDS, ...BRAZIL_ORDER_KINDS]) orders.register(kind);
   callbacks.outbox.register(orders);
   return {
     store,
@@ -79,6 +82,7 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
     ledger,
     orders,
     sandbox: new OrderSandbox(orders, config.sandbox),
+    pixSigner: new PixLocationSigner({ privateKeyPem: config.pix.jwsPrivateKeyPem, dataDir: config.dataDir, publicBaseUrl: config.publicBaseUrl }),
     callbacks,
     metrics,
     clock,
@@ -120,6 +124,7 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
     ledger: services.ledger,
     orders: services.orders,
     sandbox: services.sandbox,
+    pixSigner: services.pixSigner,
     callbacks,
     metrics: services.metrics,
     clock,

@@ -35,9 +35,15 @@ function amountOf(order: OrderRow): string {
 
 /** How the payer is asked to pay, per area and channel. */
 function instructions(order: OrderRow): string {
-  const details = JSON.parse(order.details) as { checkingPhone?: string };
+  const details = JSON.parse(order.details) as { checkingPhone?: string; payParam?: string; linhaFormatted?: string; boletoDueDate?: string };
   if (order.area === 'ken' && details.checkingPhone !== undefined) {
     return `<p>A payment request was sent to <strong>${escapeHtml(maskKenyanMobile(details.checkingPhone))}</strong>. Enter your M-Pesa PIN on your phone to pay.</p>`;
+  }
+  if (details.linhaFormatted !== undefined) {
+    return `<p>Pay this boleto by ${escapeHtml(details.boletoDueDate ?? '')} in your bank's app or at any bank:</p><p><code>${escapeHtml(details.linhaFormatted)}</code></p>`;
+  }
+  if (details.payParam !== undefined) {
+    return `<p>Open your bank's app, choose Pix "copia e cola" and paste this code:</p><p><code style="word-break:break-all">${escapeHtml(details.payParam)}</code></p>`;
   }
   return '<p>Follow the payment instructions for this order.</p>';
 }

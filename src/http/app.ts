@@ -17,6 +17,8 @@ import { balanceRoutes } from '../ledger/balance-routes.js';
 import type { LedgerService } from '../ledger/service.js';
 import { registerCashierPages } from '../cashier/pages.js';
 import { kenyaRoutes } from '../kenya/routes.js';
+import { registerPixLocationRoutes, type PixLocationSigner } from '../brazil/pix-location.js';
+import { brazilRoutes } from '../brazil/routes.js';
 import { registerOrderAdminRoutes } from '../orders/admin-routes.js';
 import type { OrderSandbox } from '../orders/sandbox.js';
 import type { OrderService } from '../orders/service.js';
@@ -38,6 +40,7 @@ export interface AppDeps {
   ledger: LedgerService;
   orders: OrderService;
   sandbox: OrderSandbox;
+  pixSigner: PixLocationSigner;
   callbacks: Callbacks;
   /** Prometheus registry served at /metrics. */
   metrics: Registry;
@@ -51,6 +54,13 @@ export interface AppDeps {
 function signedRoutes(deps: AppDeps): readonly SignedRouteDef[] {
   return [
     ...kenyaRoutes({ orders: deps.orders, merchants: deps.merchants, publicBaseUrl: deps.config.publicBaseUrl }),
+    ...brazilRoutes({
+      orders: deps.orders,
+      merchants: deps.merchants,
+      publicBaseUrl: deps.config.publicBaseUrl,
+      rails: { pix: deps.config.pix, boletoBankCode: deps.config.boletoBankCode },
+      now: () => deps.clock.now(),
+    }),
     bankListRoute,
     ...balanceRoutes(deps.ledger),
   ];
@@ -155,6 +165,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerPublicRoutes(app, catalog, { clock, store: deps.store, metrics: deps.metrics, publicBaseUrl: config.publicBaseUrl });
 
   await registerCashierPages(app, { orders: deps.orders, sandbox: deps.sandbox, clock });
+  registerPixLocationRoutes(app, { orders: deps.orders, signer: deps.pixSigner, pixKey: config.pix.key, clock });
 
   const rateLimiter = new KeyRateLimiter(config.rateLimitPerKeyPerMinute);
   const pruneTimer = setInterval(() => rateLimiter.prune(clock.now()), 60_000);

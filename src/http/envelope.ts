@@ -12,25 +12,31 @@ declare module 'fastify' {
 
 export const JSON_UTF8 = 'application/json;charset=utf-8';
 
+const EnvelopeMembers = {
+  code: Type.String({ description: '"200" on success; 300, 301, 307, 429 or 500 on failure' }),
+  success: Type.Boolean(),
+  msg: Type.String({ description: "message in the merchant's language" }),
+  msgEn: Type.String({ description: 'message in English: which field or header, which rule' }),
+};
+
 /** The envelope of every /api/v3 response, with `data` typed per endpoint. */
 export function Envelope<T extends TSchema>(data: T) {
-  return Type.Object({
-    code: Type.String({ description: '"200" on success; 300, 301, 307, 429 or 500 on failure' }),
-    success: Type.Boolean(),
-    msg: Type.String({ description: "message in the merchant's language" }),
-    msgEn: Type.String({ description: 'message in English: which field or header, which rule' }),
-    data,
-  });
+  return Type.Object({ ...EnvelopeMembers, data });
+}
+
+/** The envelope with the spec's `desc` member, always null (the Brazil collection query only). */
+export function EnvelopeWithDesc<T extends TSchema>(data: T) {
+  return Type.Object({ ...EnvelopeMembers, data, desc: Type.Null() });
 }
 
 export const FailureEnvelope = Envelope(Type.Null());
 
-export function sendSuccess(reply: FastifyReply, data: unknown): FastifyReply {
+export function sendSuccess(reply: FastifyReply, data: unknown, options: { desc?: boolean } = {}): FastifyReply {
   reply.request.apiCode = '200';
   return reply
     .code(200)
     .type(JSON_UTF8)
-    .send({ code: '200', success: true, msg: 'success', msgEn: 'success', data });
+    .send({ code: '200', success: true, msg: 'success', msgEn: 'success', data, ...(options.desc === true && { desc: null }) });
 }
 
 export interface FailureContext {

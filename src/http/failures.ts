@@ -15,7 +15,20 @@ export const HTTP_STATUS_OF_CODE: Record<ApiCode, number> = {
 export type JsonType = 'string' | 'integer' | 'number' | 'boolean' | 'object' | 'array' | 'null';
 
 /** Named formats a field can be required to follow; each has a localized description. */
-export type FieldFormat = 'url' | 'currencyCode' | 'ipOrCidr' | 'kenyanMobile';
+export type FieldFormat =
+  | 'url'
+  | 'currencyCode'
+  | 'ipOrCidr'
+  | 'kenyanMobile'
+  | 'cpf'
+  | 'cnpj'
+  | 'pixPhone'
+  | 'pixEmail'
+  | 'pixEvp'
+  | 'bankAccount'
+  | 'bankAgency'
+  | 'bankName'
+  | 'pairedWith';
 
 /** The rule a field broke, structured so it can be said in every language. */
 export type FieldRule =
@@ -85,6 +98,47 @@ const FORMAT_NAMES: Record<FieldFormat, Record<Language, string>> = {
     es: 'una dirección IPv4 o IPv6 o un rango CIDR (0.0.0.0 = cualquiera)',
   },
   url: { en: 'an http or https URL', 'pt-BR': 'uma URL http ou https', es: 'una URL http o https' },
+  cpf: {
+    en: 'a valid CPF: 11 digits whose check digits are right',
+    'pt-BR': 'um CPF válido: 11 dígitos com dígitos verificadores corretos',
+    es: 'un CPF válido: 11 dígitos con dígitos verificadores correctos',
+  },
+  cnpj: {
+    en: 'a valid CNPJ: 14 characters (digits, or letters and digits in the alphanumeric CNPJ) whose check digits are right',
+    'pt-BR': 'um CNPJ válido: 14 caracteres (dígitos, ou letras e dígitos no CNPJ alfanumérico) com dígitos verificadores corretos',
+    es: 'un CNPJ válido: 14 caracteres (dígitos, o letras y dígitos en el CNPJ alfanumérico) con dígitos verificadores correctos',
+  },
+  pixPhone: {
+    en: 'a phone Pix key in the form +55 followed by 10 or 11 digits, e.g. +5511999998888',
+    'pt-BR': 'uma chave Pix de telefone no formato +55 seguido de 10 ou 11 dígitos, ex. +5511999998888',
+    es: 'una clave Pix de teléfono en el formato +55 seguido de 10 u 11 dígitos, p. ej. +5511999998888',
+  },
+  pixEmail: {
+    en: 'an e-mail Pix key of at most 77 characters',
+    'pt-BR': 'uma chave Pix de e-mail de no máximo 77 caracteres',
+    es: 'una clave Pix de correo de como máximo 77 caracteres',
+  },
+  pixEvp: {
+    en: 'a random Pix key (EVP): a UUID such as 123e4567-e12b-12d1-a456-426655440000',
+    'pt-BR': 'uma chave Pix aleatória (EVP): um UUID como 123e4567-e12b-12d1-a456-426655440000',
+    es: 'una clave Pix aleatoria (EVP): un UUID como 123e4567-e12b-12d1-a456-426655440000',
+  },
+  bankAccount: {
+    en: 'an account number of 1 to 12 digits, optionally followed by -digit or -X',
+    'pt-BR': 'um número de conta de 1 a 12 dígitos, opcionalmente seguido de -dígito ou -X',
+    es: 'un número de cuenta de 1 a 12 dígitos, opcionalmente seguido de -dígito o -X',
+  },
+  bankAgency: { en: 'a branch number of 1 to 4 digits', 'pt-BR': 'um número de agência de 1 a 4 dígitos', es: 'un número de agencia de 1 a 4 dígitos' },
+  bankName: {
+    en: 'a bank name exactly as POST /api/v3/bra/query/bank lists it',
+    'pt-BR': 'um nome de banco exatamente como POST /api/v3/bra/query/bank o lista',
+    es: 'un nombre de banco exactamente como lo lista POST /api/v3/bra/query/bank',
+  },
+  pairedWith: {
+    en: 'sent together with its pair (userInfoType and userInfoNo go together)',
+    'pt-BR': 'enviado junto com seu par (userInfoType e userInfoNo vão juntos)',
+    es: 'enviado junto con su par (userInfoType y userInfoNo van juntos)',
+  },
   kenyanMobile: {
     en: 'a Kenyan mobile number of 12 digits, 2547XXXXXXXX or 2541XXXXXXXX (no + and no leading 0)',
     'pt-BR': 'um celular queniano de 12 dígitos, 2547XXXXXXXX ou 2541XXXXXXXX (sem + e sem 0 inicial)',

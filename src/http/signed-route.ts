@@ -2,7 +2,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { MerchantCaller } from '../auth/plugin.js';
 import type { Permission } from '../auth/permissions.js';
-import { Envelope, sendSuccess } from './envelope.js';
+import { Envelope, EnvelopeWithDesc, sendSuccess } from './envelope.js';
 import type { RouteCatalog } from './route-catalog.js';
 import { validateInput } from './validation.js';
 
@@ -24,6 +24,8 @@ export interface SignedRouteDef<
   query?: Q;
   /** Schema of the envelope's `data` on success. */
   data: D;
+  /** The envelope also carries `desc: null` (the spec's Brazil collection query). */
+  desc?: boolean;
   handle(input: {
     body: StaticOrUndefined<B>;
     query: StaticOrUndefined<Q>;
@@ -46,7 +48,7 @@ export function registerSignedRoute(scope: FastifyInstance, catalog: RouteCatalo
     method: def.method,
     url: def.path,
     config: { permission: def.permission },
-    schema: { response: { 200: Envelope(def.data) } },
+    schema: { response: { 200: def.desc === true ? EnvelopeWithDesc(def.data) : Envelope(def.data) } },
     handler: async (request, reply) => {
       const caller = request.merchantCaller;
       if (caller === null) throw new Error('signed route reached without an authenticated caller');
@@ -66,7 +68,7 @@ export function registerSignedRoute(scope: FastifyInstance, catalog: RouteCatalo
         caller,
         request,
       });
-      return sendSuccess(reply, data);
+      return sendSuccess(reply, data, { desc: def.desc === true });
     },
   });
 }

@@ -2,6 +2,7 @@ import { FormatRegistry, Kind, Type, type TSchema, type TLiteral, type TUnion } 
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { whitelistEntryProblem } from '../auth/ip-whitelist.js';
+import { BRAZILIAN_BANKS } from '../banks/bank-list.js';
 import { isKenyanMobile } from '../kenya/phone.js';
 import { ApiError, isFieldFormat, type FieldFormat, type FieldRule, type JsonType } from './failures.js';
 
@@ -25,17 +26,28 @@ function isHttpUrl(value: string): boolean {
   }
 }
 
-/** Every named format a schema may use; each is described to merchants by FieldFormat's texts. */
-const FORMATS: Record<FieldFormat, (value: string) => boolean> = {
+const BANK_NAMES: ReadonlySet<string> = new Set(BRAZILIAN_BANKS.map((bank) => bank.name));
+
+/**
+ * The named formats a schema may use on its own; each is described to merchants by FieldFormat's
+ * texts. Formats that depend on another field (a CPF when personIdType is CPF) are checked by the
+ * endpoint and reported with the same texts.
+ */
+const FORMATS = {
   url: isHttpUrl,
   currencyCode: (value) => /^[A-Z]{3}$/.test(value),
   ipOrCidr: (value) => whitelistEntryProblem(value) === undefined,
   kenyanMobile: isKenyanMobile,
-};
+  bankAccount: (value) => /^\d{1,12}(?:-[0-9Xx])?$/.test(value),
+  bankAgency: (value) => /^\d{1,4}$/.test(value),
+  bankName: (value) => BANK_NAMES.has(value),
+} satisfies Partial<Record<FieldFormat, (value: string) => boolean>>;
+
+export type SchemaFormat = keyof typeof FORMATS;
 for (const [name, check] of Object.entries(FORMATS)) FormatRegistry.Set(name, check);
 
 /** A string in one of the named formats. */
-export function FormattedString(format: FieldFormat, options: { maxLength?: number; description?: string } = {}) {
+export function FormattedString(format: SchemaFormat, options: { maxLength?: number; description?: string } = {}) {
   return Type.String({ format, ...options });
 }
 

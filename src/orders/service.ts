@@ -42,6 +42,10 @@ export interface NewOrder {
   details: Record<string, unknown>;
   /** Collections: how long the payer has, from now. */
   cashierLifetimeMs?: number;
+  /** What the rail will know the order by, from its id (e.g. a Pix txid). */
+  railRef?: (orderId: string) => string;
+  /** Area details that need the order id (e.g. the BR Code carrying its txid). */
+  detailsFor?: (order: q.OrderRow) => Record<string, unknown>;
   /** The create result's data, built from the new order. */
   createResult(order: q.OrderRow): unknown;
 }
@@ -173,6 +177,7 @@ export class OrderService implements CallbackOrderSource {
           cashier_id: input.cashierLifetimeMs === undefined ? null : newId('csh', 16),
           cashier_expire_at: input.cashierLifetimeMs === undefined ? null : now + input.cashierLifetimeMs,
           channel_order_id: null,
+          rail_ref: null,
           error_msg: null,
           error_msg_en: null,
           created_at: now,
@@ -180,6 +185,8 @@ export class OrderService implements CallbackOrderSource {
           complete_time: null,
           updated_at: now,
         };
+        order.rail_ref = input.railRef?.(order.id) ?? null;
+        if (input.detailsFor !== undefined) order.details = JSON.stringify({ ...(JSON.parse(order.details) as object), ...input.detailsFor(order) });
         const data = input.createResult(order);
         order.create_result = JSON.stringify(data);
         await q.insertOrder(tx, order);
@@ -298,6 +305,10 @@ export class OrderService implements CallbackOrderSource {
 
   find(orderId: string): Promise<q.OrderRow | undefined> {
     return q.findOrder(this.store.read, orderId);
+  }
+
+  findByRailRef(railRef: string): Promise<q.OrderRow | undefined> {
+    return this.store.read.selectFrom('orders').selectAll().where('rail_ref', '=', railRef).executeTakeFirst();
   }
 
   findByCashier(cashierId: string): Promise<q.OrderRow | undefined> {

@@ -194,6 +194,8 @@ export interface OrderTable {
   cashier_id: string | null;
   cashier_expire_at: number | null;
   channel_order_id: string | null;
+  /** What the rail knows the order by (Pix txid, dynamic location id, boleto barcode), to find it from a rail's report. */
+  rail_ref: string | null;
   error_msg: string | null;
   error_msg_en: string | null;
   created_at: number;

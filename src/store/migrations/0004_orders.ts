@@ -33,6 +33,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('cashier_id', 'varchar(40)', (c) => c.unique())
     .addColumn('cashier_expire_at', 'bigint')
     .addColumn('channel_order_id', 'varchar(64)')
+    .addColumn('rail_ref', 'varchar(64)')
     .addColumn('error_msg', 'text')
     .addColumn('error_msg_en', 'text')
     .addColumn('created_at', 'bigint', (c) => c.notNull())
@@ -43,6 +44,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addUniqueConstraint('orders_external_id_unique', ['merchant_id', 'area', 'kind', 'external_order_id'])
     .execute();
   await db.schema.createIndex('orders_expiry_idx').on('orders').columns(['status', 'cashier_expire_at']).execute();
+  await db.schema.createIndex('orders_rail_ref_idx').on('orders').column('rail_ref').execute();
   await db.schema.createIndex('orders_merchant_idx').on('orders').columns(['merchant_id', 'created_at']).execute();
 
   await db.schema

@@ -1,0 +1,407 @@
+import { createHash } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
+import type { MerchantCaller } from '../auth/plugin.js';
+import { ApiError, type FieldFormat } from '../http/failures.js';
+import { signedRoute, type SignedRouteDef } from '../http/signed-route.js';
+import { FormattedString, StringEnum } from '../http/validation.js';
+import { amountField, formatMoney } from '../ledger/money.js';
+import type { MerchantService } from '../merchants/service.js';
+import type { OrderRow } from '../orders/queries.js';
+import { MARK_STATUS_NONE, money, OrderRecordSchema, orderRecord, paymentCallbackPayload, payTypeText } from '../orders/records.js';
+import type { OrderKindSpec, OrderService } from '../orders/service.js';
+import { statusText } from '../orders/state-machine.js';
+import { boletoBarcode, formatLinhaDigitavel, linhaDigitavel } from '../rails/boleto/boleto.js';
+import { dynamicBrCode, staticBrCode } from '../rails/pix/br-code.js';
+import { isValidDocument, normalizeDocument, type DocumentType } from './documents.js';
+import { locationUrl, newLocationId } from './pix-location.js';
+import { pixKeyProblem, type PixKeyType } from './pix-keys.js';
+
+const CURRENCY = 'BRL' as const;
+
+/** payType of a Brazil collection by channelType (the spec's aggregate cashier codes); transfers 201 PIX, 202 BANK. */
+export const BRAZIL_COLLECTION_PAY_TYPE = { PIX: 101, PIX_DYNAMIC: 103, BOLETO: 109 } as const;
+const PIX_TRANSFER_PAY_TYPE = 201;
+const BANK_TRANSFER_PAY_TYPE = 202;
+
+/** A boleto is due three days after it is issued; its cashier stays open to the end of that day in Brasília. */
+export const BOLETO_DUE_DAYS = 3;
+const BRASILIA_OFFSET_MS = -3 * 3_600_000;
+
+const Amount = Type.Union([Type.String(), Type.Number()], { description: 'reais, at most 2 decimal places, as a string (or a number)' });
+const ExternalOrderId = Type.String({ minLength: 1, maxLength: 64 });
+const Remark = Type.Optional(Type.String({ maxLength: 255 }));
+const Url = Type.Optional(FormattedString('url', { maxLength: 2048 }));
+const DocumentTypeField = StringEnum(['CPF', 'CNPJ']);
+
+const CollectionBody = Type.Object({
+  amount: Amount,
+  channelType: StringEnum(['PIX', 'PIX_DYNAMIC', 'BOLETO']),
+  externalOrderId: ExternalOrderId,
+  userInfoType: Type.Optional(DocumentTypeField),
+  userInfoNo: Type.Optional(Type.String({ maxLength: 18, description: 'the CPF or CNPJ of userInfoType' })),
+  userInfoName: Type.Optional(Type.String({ maxLength: 255 })),
+  notifyUrl: Url,
+  remark: Remark,
+  returnUrl: Url,
+});
+
+const CollectionResult = Type.Object({
+  cashierCurrencyAmount: Type.String(),
+  cashierExpireTime: Type.Integer(),
+  cashierId: Type.String(),
+  cashierUrl: Type.String(),
+  currency: Type.String(),
+  currencyOrderVo: Type.Object({
+    amount: Type.String(),
+    currency: Type.String(),
+    externalOrderId: Type.String(),
+    orderId: Type.String(),
+    orderStatus: Type.String(),
+    orderStatusCode: Type.Integer({ description: '1 pending payment, 2 payment successful' }),
+    orderTime: Type.Integer(),
+    payParam: Type.String({ description: 'PIX and PIX_DYNAMIC: the BR Code (copy and paste); BOLETO: the 47-digit linha digitável' }),
+    payType: Type.Integer(),
+    tradeNote: Type.String(),
+  }),
+  isCreateOrder: Type.Boolean(),
+  payType: Type.Integer({ description: '101 PIX, 103 PIX_DYNAMIC, 109 BOLETO' }),
+  returnUrl: Type.String(),
+  userInfoName: Type.String(),
+  userInfoNo: Type.String(),
+  userInfoType: Type.String(),
+  payTypeCode: Type.String(),
+});
+
+const Person = {
+  personIdType: DocumentTypeField,
+  personId: Type.String({ minLength: 1, maxLength: 18 }),
+  personName: Type.String({ minLength: 1, maxLength: 255 }),
+};
+
+const PixTransferBody = Type.Object({
+  currencyAmount: Amount,
+  channelType: StringEnum(['PIX']),
+  externalOrderId: ExternalOrderId,
+  ...Person,
+  accountType: StringEnum(['CPF', 'CNPJ', 'PHONE', 'EMAIL', 'EVP']),
+  accountId: Type.String({ minLength: 1, maxLength: 77, description: 'the Pix key, valid for accountType' }),
+  remark: Remark,
+  notifyUrl: Url,
+});
+
+const BankTransferBody = Type.Object({
+  currencyAmount: Amount,
+  channelType: StringEnum(['BANK']),
+  externalOrderId: ExternalOrderId,
+  ...Person,
+  accountType: StringEnum(['CC', 'CP'], { description: 'CC checking, CP savings' }),
+  accountId: FormattedString('bankAccount'),
+  bankName: FormattedString('bankName'),
+  agency: FormattedString('bankAgency'),
+  remark: Remark,
+  notifyUrl: Url,
+});
+
+const TransferResult = Type.Object({
+  orderId: Type.String(),
+  orderStatus: Type.String({ description: 'ACCEPTED' }),
+  externalOrderId: Type.String(),
+  currencyType: Type.String(),
+});
+
+const QueryBody = Type.Object({ externalOrderId: ExternalOrderId, orderId: Type.String({ minLength: 1, maxLength: 64 }) });
+
+/** requestType, userType, operatorId and expansionParam of the Brazil collection query: orders made through the API by the merchant. */
+export const BRAZIL_QUERY_EXTRAS = { requestType: 1, userType: 1, operatorId: 0 } as const;
+
+interface BrazilDetails {
+  payParam?: string;
+  userInfoType?: string;
+  userInfoNo?: string;
+  userInfoName?: string;
+  personIdType?: string;
+  personId?: string;
+  personName?: string;
+  accountType?: string;
+  accountId?: string;
+  bankName?: string;
+  agency?: string;
+  boletoDueDate?: string;
+}
+
+const detailsOf = (order: OrderRow) => JSON.parse(order.details) as BrazilDetails;
+
+const invalid = (field: string, format: FieldFormat) => new ApiError({ kind: 'invalid_field', field, rule: { rule: 'format', format } });
+
+function checkDocument(field: string, type: DocumentType, value: string): string {
+  const normalized = normalizeDocument(type, value);
+  if (!isValidDocument(type, normalized)) throw invalid(field, type === 'CPF' ? 'cpf' : 'cnpj');
+  return normalized;
+}
+
+const PIX_KEY_FORMAT: Record<PixKeyType, FieldFormat> = { CPF: 'cpf', CNPJ: 'cnpj', PHONE: 'pixPhone', EMAIL: 'pixEmail', EVP: 'pixEvp' };
+
+/** The Brazil transfer callback of the spec. */
+function transferCallback(order: OrderRow): Record<string, unknown> {
+  const d = detailsOf(order);
+  return {
+    currencyType: order.currency,
+    userInfoNo: d.personId ?? '',
+    orderId: order.id,
+    userInfoType: d.personIdType ?? '',
+    accountType: d.accountType ?? '',
+    orderFee: money(order, order.fee),
+    orderStatus: statusText('transfer', order.status),
+    externalOrderId: order.external_order_id,
+    tradeNote: order.remark ?? '',
+    payTypeName: payTypeText(order.pay_type),
+    orderAmount: money(order, order.amount),
+    orderTime: order.created_at,
+    payType: order.pay_type,
+    userInfoName: d.personName ?? '',
+    accountNo: d.accountId ?? '',
+    orderStatusCode: order.status,
+    markStatus: MARK_STATUS_NONE,
+    orderPayTime: order.pay_time,
+    errorMsg: order.error_msg,
+    errorMsgEn: order.error_msg_en,
+  };
+}
+
+export const BRAZIL_ORDER_KINDS: OrderKindSpec[] = [
+  { area: 'bra', kind: 'collection', callbackPayload: (order) => paymentCallbackPayload(order, detailsOf(order).payParam ?? '') },
+  { area: 'bra', kind: 'transfer', callbackPayload: transferCallback },
+];
+
+function account(order: OrderRow) {
+  const d = detailsOf(order);
+  return order.kind === 'transfer'
+    ? { accountType: d.accountType ?? '', accountName: d.personName ?? '', accountNo: d.accountId ?? '' }
+    : { accountType: d.userInfoType ?? '', accountName: d.userInfoName ?? '', accountNo: d.userInfoNo ?? '' };
+}
+
+/** 25 digits for the boleto's campo livre, from the order id (Cashgate's sandbox layout, not a bank's). */
+function boletoFreeField(orderId: string): string {
+  const digest = BigInt(`0x${createHash('sha256').update(orderId).digest('hex')}`);
+  return (digest % 10n ** 25n).toString().padStart(25, '0');
+}
+
+/** The boleto's due date (in Brasília) and the end of that day, from now. */
+function boletoDue(now: number): { dueDate: string; endOfDay: number } {
+  const local = new Date(now + BRASILIA_OFFSET_MS);
+  const due = new Date(Date.UTC(local.getUTCFullYear(), local.getUTCMonth(), local.getUTCDate() + BOLETO_DUE_DAYS));
+  return { dueDate: due.toISOString().slice(0, 10), endOfDay: due.getTime() + 86_400_000 - 1 - BRASILIA_OFFSET_MS };
+}
+
+export interface BrazilRails {
+  pix: { key: string; merchantName: string; merchantCity: string };
+  boletoBankCode: string;
+}
+
+/** Endpoints 11–15: Brazil collections (PIX, PIX dynamic, Boleto), PIX and bank transfers, and their queries. */
+export function brazilRoutes(deps: {
+  orders: OrderService;
+  merchants: MerchantService;
+  publicBaseUrl: string;
+  rails: BrazilRails;
+  now: () => number;
+}): SignedRouteDef[] {
+  const { orders, rails } = deps;
+  const base = (caller: MerchantCaller) => ({ merchantId: caller.merchantId, accessKey: caller.accessKey, area: 'bra' as const, currency: CURRENCY });
+
+  const createTransfer = async (
+    caller: MerchantCaller,
+    body: { currencyAmount: string | number; externalOrderId: string; personIdType: DocumentType; personId: string; personName: string; remark?: string | undefined; notifyUrl?: string | undefined },
+    channel: { channelType: 'PIX' | 'BANK'; payType: number; details: Record<string, unknown> },
+    requestBody: unknown,
+  ) => {
+    const personId = checkDocument('personId', body.personIdType, body.personId);
+    const amount = amountField('currencyAmount', body.currencyAmount, CURRENCY);
+    const { data } = await orders.create({
+      ...base(caller),
+      kind: 'transfer',
+      externalOrderId: body.externalOrderId,
+      requestBody,
+      channelType: channel.channelType,
+      payType: channel.payType,
+      feeChannel: `bra.transfer.${channel.channelType}`,
+      amount,
+      notifyUrl: body.notifyUrl ?? null,
+      returnUrl: null,
+      remark: body.remark ?? null,
+      details: { personIdType: body.personIdType, personId, personName: body.personName, ...channel.details },
+      createResult: (order) => ({
+        orderId: order.id,
+        orderStatus: statusText('transfer', order.status),
+        externalOrderId: order.external_order_id,
+        currencyType: CURRENCY,
+      }),
+    });
+    return data as never;
+  };
+
+  const pixTransfer = (path: string): SignedRouteDef =>
+    signedRoute({
+      method: 'POST',
+      path,
+      permission: 'bra.transfer',
+      tag: 'Brazil',
+      summary: 'Create a PIX transfer to a Pix key; amount + fee are frozen from the BRL balance',
+      body: PixTransferBody,
+      data: TransferResult,
+      handle: async ({ body, caller }) => {
+        const problem = pixKeyProblem(body.accountType, body.accountId);
+        if (problem !== undefined) throw invalid('accountId', PIX_KEY_FORMAT[body.accountType]);
+        return createTransfer(caller, body, { channelType: 'PIX', payType: PIX_TRANSFER_PAY_TYPE, details: { accountType: body.accountType, accountId: body.accountId } }, body);
+      },
+    });
+
+  const query = (kind: 'collection' | 'transfer'): SignedRouteDef =>
+    signedRoute({
+      method: 'POST',
+      path: kind === 'collection' ? '/api/v3/bra/query/collectingOrder' : '/api/v3/bra/query/transferOrder',
+      permission: 'query',
+      tag: 'Brazil',
+      summary: `Query a Brazil ${kind}`,
+      ...(kind === 'collection' && { desc: true }),
+      body: QueryBody,
+      data:
+        kind === 'collection'
+          ? Type.Array(
+              Type.Composite([
+                OrderRecordSchema('string'),
+                Type.Object({
+                  requestType: Type.Integer({ description: '1: created through the merchant API' }),
+                  businessId: Type.String({ description: 'the merchant id' }),
+                  userType: Type.Integer({ description: '1: a merchant' }),
+                  operatorId: Type.Integer({ description: '0: no console operator involved' }),
+                  expansionParam: Type.String({ description: 'the payment parameter (BR Code or linha digitável)' }),
+                }),
+              ]),
+            )
+          : Type.Array(OrderRecordSchema('string')),
+      handle: async ({ body, caller }) => {
+        const order = await orders.findForQuery(caller.merchantId, 'bra', kind, body);
+        const record = orderRecord(order, account(order));
+        if (kind === 'transfer') return [record];
+        return [{ ...record, ...BRAZIL_QUERY_EXTRAS, businessId: order.merchant_id, expansionParam: detailsOf(order).payParam ?? '' }];
+      },
+    });
+
+  return [
+    signedRoute({
+      method: 'POST',
+      path: '/api/v3/bra/createCollectingOrder',
+      permission: 'bra.collection',
+      tag: 'Brazil',
+      summary: 'Create a collection: a PIX BR Code (static or dynamic) or a Boleto, with a cashier page',
+      body: CollectionBody,
+      data: CollectionResult,
+      handle: async ({ body, caller }) => {
+        if ((body.userInfoType === undefined) !== (body.userInfoNo === undefined)) {
+          throw invalid(body.userInfoType === undefined ? 'userInfoType' : 'userInfoNo', 'pairedWith');
+        }
+        const userInfoNo = body.userInfoType === undefined || body.userInfoNo === undefined ? undefined : checkDocument('userInfoNo', body.userInfoType, body.userInfoNo);
+        const amount = amountField('amount', body.amount, CURRENCY);
+        const merchant = await deps.merchants.getMerchant(caller.merchantId);
+        const now = deps.now();
+        const boleto = body.channelType === 'BOLETO' ? boletoDue(now) : undefined;
+        const locationId = body.channelType === 'PIX_DYNAMIC' ? newLocationId() : undefined;
+        const amountText = formatMoney(amount, CURRENCY);
+        const payParams = new Map<string, { payParam: string; railRef: string; boletoDueDate?: string }>();
+        const payParamFor = (orderId: string) => {
+          const known = payParams.get(orderId);
+          if (known !== undefined) return known;
+          const made = makePayParam(orderId);
+          payParams.set(orderId, made);
+          return made;
+        };
+        const makePayParam = (orderId: string): { payParam: string; railRef: string; boletoDueDate?: string } => {
+          if (boleto !== undefined) {
+            const barcode = boletoBarcode({ bankCode: rails.boletoBankCode, dueDate: boleto.dueDate, amountCents: amount, freeField: boletoFreeField(orderId) });
+            return { payParam: linhaDigitavel(barcode), railRef: `boleto:${barcode}`, boletoDueDate: boleto.dueDate };
+          }
+          if (locationId !== undefined) {
+            return { payParam: dynamicBrCode({ locationUrl: locationUrl(deps.publicBaseUrl, locationId), ...rails.pix }), railRef: `loc:${locationId}` };
+          }
+          const txid = orderId.slice(0, 25);
+          return { payParam: staticBrCode({ pixKey: rails.pix.key, merchantName: rails.pix.merchantName, merchantCity: rails.pix.merchantCity, amount: amountText, txid }), railRef: `txid:${txid}` };
+        };
+        const { data } = await orders.create({
+          ...base(caller),
+          kind: 'collection',
+          externalOrderId: body.externalOrderId,
+          requestBody: body,
+          channelType: body.channelType,
+          payType: BRAZIL_COLLECTION_PAY_TYPE[body.channelType],
+          feeChannel: `bra.collection.${body.channelType}`,
+          amount,
+          notifyUrl: body.notifyUrl ?? null,
+          returnUrl: body.returnUrl ?? null,
+          remark: body.remark ?? null,
+          details: {
+            ...(body.userInfoType !== undefined && { userInfoType: body.userInfoType }),
+            ...(userInfoNo !== undefined && { userInfoNo }),
+            ...(body.userInfoName !== undefined && { userInfoName: body.userInfoName }),
+          },
+          cashierLifetimeMs: boleto === undefined ? merchant.cashierLifetimeMs : boleto.endOfDay - now,
+          railRef: (orderId) => payParamFor(orderId).railRef,
+          detailsFor: (order) => {
+            const { payParam, boletoDueDate } = payParamFor(order.id);
+            return { payParam, ...(boletoDueDate !== undefined && { boletoDueDate, linhaFormatted: formatLinhaDigitavel(payParam) }) };
+          },
+          createResult: (order) => {
+            const d = detailsOf(order);
+            return {
+              cashierCurrencyAmount: money(order, order.amount) ?? '',
+              cashierExpireTime: order.cashier_expire_at ?? 0,
+              cashierId: order.cashier_id ?? '',
+              cashierUrl: `${deps.publicBaseUrl}/cashier/${order.cashier_id ?? ''}`,
+              currency: CURRENCY,
+              currencyOrderVo: {
+                amount: money(order, order.amount) ?? '',
+                currency: CURRENCY,
+                externalOrderId: order.external_order_id,
+                orderId: order.id,
+                orderStatus: statusText('collection', order.status),
+                orderStatusCode: order.status,
+                orderTime: order.created_at,
+                payParam: d.payParam ?? '',
+                payType: order.pay_type,
+                tradeNote: order.remark ?? '',
+              },
+              isCreateOrder: true,
+              payType: order.pay_type,
+              returnUrl: order.return_url ?? '',
+              userInfoName: d.userInfoName ?? '',
+              userInfoNo: d.userInfoNo ?? '',
+              userInfoType: d.userInfoType ?? '',
+              payTypeCode: payTypeText(order.pay_type),
+            };
+          },
+        });
+        return data as never;
+      },
+    }),
+    pixTransfer('/api/v3/bra/createTransferOrder'),
+    pixTransfer('/api/v3/bra/pix/createTransferOrder'),
+    signedRoute({
+      method: 'POST',
+      path: '/api/v3/bra/bank/createTransferOrder',
+      permission: 'bra.transfer',
+      tag: 'Brazil',
+      summary: 'Create a bank transfer (TED) to a branch and account; amount + fee are frozen from the BRL balance',
+      body: BankTransferBody,
+      data: TransferResult,
+      handle: ({ body, caller }) =>
+        createTransfer(
+          caller,
+          body,
+          { channelType: 'BANK', payType: BANK_TRANSFER_PAY_TYPE, details: { accountType: body.accountType, accountId: body.accountId, bankName: body.bankName, agency: body.agency } },
+          body,
+        ),
+    }),
+    query('collection'),
+    query('transfer'),
+  ];
+}
