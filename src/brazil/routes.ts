@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { MerchantCaller } from '../auth/plugin.js';
 import { ApiError, type FieldFormat } from '../http/failures.js';
@@ -168,9 +168,22 @@ function transferCallback(order: OrderRow): Record<string, unknown> {
   };
 }
 
+/** ISPB of the sandbox's settlement participant in end-to-end ids (Banco do Brasil's ISPB is all zeros). */
+const SANDBOX_ISPB = '00000000';
+
+/**
+ * What the rail settles on success: the Pix end-to-end id (E + ISPB + yyyyMMddHHmm + 11 characters)
+ * and an authentication code for the voucher.
+ */
+function successDetails(order: OrderRow, now: number): Record<string, unknown> {
+  const stamp = new Date(now).toISOString().replace(/[-:T]/g, '').slice(0, 12);
+  const random = randomBytes(16).toString('hex').toUpperCase();
+  return { endToEndId: `E${SANDBOX_ISPB}${stamp}${random.slice(0, 11)}`, authenticationCode: random.slice(11, 31), settledAt: now, voucherToken: randomBytes(24).toString('base64url') };
+}
+
 export const BRAZIL_ORDER_KINDS: OrderKindSpec[] = [
-  { area: 'bra', kind: 'collection', callbackPayload: (order) => paymentCallbackPayload(order, detailsOf(order).payParam ?? '') },
-  { area: 'bra', kind: 'transfer', callbackPayload: transferCallback },
+  { area: 'bra', kind: 'collection', callbackPayload: (order) => paymentCallbackPayload(order, detailsOf(order).payParam ?? ''), successDetails },
+  { area: 'bra', kind: 'transfer', callbackPayload: transferCallback, successDetails },
 ];
 
 function account(order: OrderRow) {

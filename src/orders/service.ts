@@ -21,6 +21,8 @@ export interface OrderKindSpec {
   kind: OrderKind;
   /** The callback body for the order as it is (sent when the order becomes final, or re-triggered). */
   callbackPayload(order: q.OrderRow): Record<string, unknown>;
+  /** Details the rail settles on success (e.g. a Pix end-to-end id), merged into the order's details. */
+  successDetails?(order: q.OrderRow, now: number): Record<string, unknown>;
 }
 
 export interface NewOrder {
@@ -265,6 +267,9 @@ export class OrderService implements CallbackOrderSource {
           changes.complete_time = now;
         }
       }
+      const succeeded = (order.kind === 'collection' && to === 2) || (order.kind === 'transfer' && to === 8);
+      const extra = succeeded ? this.#spec(order).successDetails?.(order, now) : undefined;
+      if (extra !== undefined) changes.details = JSON.stringify({ ...(JSON.parse(order.details) as object), ...extra });
       const reason = failureReason(event);
       if (reason !== undefined) {
         const merchant = await tx.selectFrom('merchants').select('language').where('id', '=', order.merchant_id).executeTakeFirstOrThrow();
