@@ -5,6 +5,7 @@ import { openServices, startBackgroundWork, startGateway } from './gateway.js';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { buildWorkerApp } from './http/app.js';
 import { audit } from './ledger/audit.js';
+import { AUDIT_CHECKS } from './orders/audit.js';
 import { validateInput } from './http/validation.js';
 import { CreateApiKeyBody, CreateMerchantBody } from './merchants/schemas.js';
 import { createLogger } from './logger.js';
@@ -199,7 +200,7 @@ async function run(command: string, values: Options, config: Config): Promise<nu
     case 'audit': {
       let breaches = 0;
       await withServices(config, async ({ store }) => {
-        for (const result of await audit(store.read)) {
+        for (const result of await audit(store.read, AUDIT_CHECKS)) {
           breaches += result.breaches.length;
           process.stdout.write(`${result.breaches.length === 0 ? 'ok     ' : 'BREACH '} ${result.check}\n`);
           for (const breach of result.breaches) process.stdout.write(`         ${breach.detail}\n`);

@@ -6,6 +6,7 @@ import { hasError, isDynamicPix, isStaticPix, parsePix } from 'pix-utils';
 import { verifyCallback } from '@cashgate/sdk';
 import { SANDBOX_PIX_KEY } from '../src/config.js';
 import { audit } from '../src/ledger/audit.js';
+import { AUDIT_CHECKS } from '../src/orders/audit.js';
 import { databaseLabel } from './support/database.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 import { startReceiver, type CallbackReceiver } from './support/receiver.js';
@@ -66,7 +67,7 @@ describe(`Brazil collections and transfers (${databaseLabel})`, () => {
     await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/callback`, { url: receiver.url });
   });
   after(async () => {
-    const breaches = (await audit(gw.gateway.store.read)).flatMap((r) => r.breaches);
+    const breaches = (await audit(gw.gateway.store.read, AUDIT_CHECKS)).flatMap((r) => r.breaches);
     await gw.close();
     await receiver.close();
     assert.deepEqual(breaches, [], 'the ledger audits clean after the suite');

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { verifyCallback } from '@cashgate/sdk';
 import { audit } from '../src/ledger/audit.js';
+import { AUDIT_CHECKS } from '../src/orders/audit.js';
 import { databaseLabel } from './support/database.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 import { eventually, startReceiver, type CallbackReceiver } from './support/receiver.js';
@@ -68,7 +69,7 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
     await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/settlement`, { delayMs: 0 });
   });
   after(async () => {
-    const breaches = (await audit(gw.gateway.store.read)).flatMap((r) => r.breaches);
+    const breaches = (await audit(gw.gateway.store.read, AUDIT_CHECKS)).flatMap((r) => r.breaches);
     await gw.close();
     await receiver.close();
     assert.deepEqual(breaches, [], 'the ledger audits clean after the suite');
@@ -278,6 +279,18 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
     const results = await Promise.all(Array.from({ length: 10 }, () => call(TRANSFER, transfer(), racer.credentials)));
     assert.equal(results.filter((r) => r.body.code === '200').length, 5, '5 × 700 fit in 3500');
     assert.ok(results.filter((r) => r.body.code !== '200').every((r) => /insufficient balance/.test(r.body.msgEn)));
+  });
+
+  it('the audit finds an order whose state has no entries behind it', async () => {
+    const orderId = (await call(COLLECT, collection())).body.data.currencyOrderVo.orderId as string;
+    const setStatus = (status: number) => gw.gateway.store.transact((tx) => tx.updateTable('orders').set({ status }).where('id', '=', orderId).execute());
+    await setStatus(2); // "paid" behind the ledger's back
+    try {
+      const breaches = (await audit(gw.gateway.store.read, AUDIT_CHECKS)).flatMap((r) => r.breaches);
+      assert.deepEqual(breaches.map((b) => b.detail), [`collection ${orderId} in status 2: 0 collection.paid journal(s), expected 1`]);
+    } finally {
+      await setStatus(1);
+    }
   });
 
   it('serves the cashier page with the masked phone, and its sandbox buttons pay', async () => {
