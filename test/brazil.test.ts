@@ -170,6 +170,7 @@ describe(`Brazil collections and transfers (${databaseLabel})`, () => {
       [record.requestType, record.businessId, record.userType, record.operatorId, record.expansionParam, record.orderEntryAmount, record.orderStatusCode],
       [1, merchant.merchantId, 1, 0, created.payParam, '196.90', 'PAYMENT_SUCCESS'],
     );
+    assert.equal(record.channelOrderId, created.orderId.slice(0, 25), 'the Pix txid the rail knows it by');
     const other = await call('/api/v3/ken/query/collectingOrder', { externalOrderId: body.externalOrderId, orderId: created.orderId });
     assert.match(other.body.msgEn, /order not found/, 'a Brazil order is not found in the Kenya area');
     assert.ok(!Object.hasOwn(other.body, 'desc'));

@@ -175,6 +175,7 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
       [record.orderStatus, record.orderStatusCode, record.orderActualAmount, record.orderFee, record.orderEntryAmount, record.accountNo, record.userId],
       [2, 'PAYMENT_SUCCESS', '990', '20', '970', '254712345678', merchant.merchantId],
     );
+    assert.match(record.channelOrderId, /^ws_CO_\d{14}[0-9a-f]{12}$/, "the M-Pesa rail's CheckoutRequestID");
     const late = await sandbox(orderId, 'paid');
     assert.equal(late.status, 409);
     assert.deepEqual(late.body.error.allowedEvents, [], 'a repeated rail report never moves a final order');
@@ -257,6 +258,7 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
     const [record] = (await call('/api/v3/ken/query/transferOrder', { externalOrderId: body.externalOrderId, orderId })).body.data;
     assertTypes(record, { ...RECORD_TYPES, orderFee: 'int64' });
     assert.equal(record.orderFee, 30);
+    assert.match(record.channelOrderId, /^AG_[0-9A-F]{20}$/, "the payout rail's reference");
     assert.equal(record.orderEntryAmount, '730');
   });
 

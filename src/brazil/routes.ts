@@ -10,6 +10,7 @@ import type { OrderRow } from '../orders/queries.js';
 import { MARK_STATUS_NONE, money, OrderRecordSchema, orderRecord, paymentCallbackPayload, payTypeText } from '../orders/records.js';
 import type { OrderKindSpec, OrderService } from '../orders/service.js';
 import { statusText } from '../orders/state-machine.js';
+import { SANDBOX_RAILS } from '../rails/rails.js';
 import { boletoBarcode, formatLinhaDigitavel, linhaDigitavel } from '../rails/boleto/boleto.js';
 import { dynamicBrCode, staticBrCode } from '../rails/pix/br-code.js';
 import { isValidDocument, normalizeDocument, type DocumentType } from './documents.js';
@@ -182,8 +183,20 @@ function successDetails(order: OrderRow, now: number): Record<string, unknown> {
 }
 
 export const BRAZIL_ORDER_KINDS: OrderKindSpec[] = [
-  { area: 'bra', kind: 'collection', callbackPayload: (order) => paymentCallbackPayload(order, detailsOf(order).payParam ?? ''), successDetails },
-  { area: 'bra', kind: 'transfer', callbackPayload: transferCallback, successDetails },
+  {
+    area: 'bra',
+    kind: 'collection',
+    callbackPayload: (order) => paymentCallbackPayload(order, detailsOf(order).payParam ?? ''),
+    successDetails,
+    rail: (order) => (order.channel_type === 'BOLETO' ? SANDBOX_RAILS.boleto : SANDBOX_RAILS.pix),
+  },
+  {
+    area: 'bra',
+    kind: 'transfer',
+    callbackPayload: transferCallback,
+    successDetails,
+    rail: (order) => (order.channel_type === 'BANK' ? SANDBOX_RAILS.bankPayout : SANDBOX_RAILS.pixPayout),
+  },
 ];
 
 function account(order: OrderRow) {

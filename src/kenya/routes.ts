@@ -8,6 +8,7 @@ import type { OrderRow } from '../orders/queries.js';
 import { money, MARK_STATUS_NONE, OrderRecordSchema, orderRecord, paymentCallbackPayload, payTypeText } from '../orders/records.js';
 import type { OrderKindSpec, OrderService } from '../orders/service.js';
 import { statusText } from '../orders/state-machine.js';
+import { SANDBOX_RAILS } from '../rails/rails.js';
 
 const CURRENCY = 'KES' as const;
 
@@ -93,8 +94,8 @@ function transferCallback(order: OrderRow): Record<string, unknown> {
 }
 
 export const KENYA_ORDER_KINDS: OrderKindSpec[] = [
-  { area: 'ken', kind: 'collection', callbackPayload: (order) => paymentCallbackPayload(order, '') },
-  { area: 'ken', kind: 'transfer', callbackPayload: transferCallback },
+  { area: 'ken', kind: 'collection', callbackPayload: (order) => paymentCallbackPayload(order, ''), rail: () => SANDBOX_RAILS.mpesaStk },
+  { area: 'ken', kind: 'transfer', callbackPayload: transferCallback, rail: () => SANDBOX_RAILS.mpesaB2c },
 ];
 
 const account = (order: OrderRow) => ({ accountType: 'MOBILE', accountName: '', accountNo: detailsOf(order).phone });

@@ -12,6 +12,7 @@ import type { LedgerService } from '../ledger/service.js';
 import { newId } from '../store/ids.js';
 import type { Database, OrderArea, OrderKind } from '../store/schema.js';
 import { isUniqueViolation, type Store, type Tx } from '../store/store.js';
+import type { Rail } from '../rails/rails.js';
 import * as q from './queries.js';
 import { allowedEvents, isFinal, nextStatus } from './state-machine.js';
 
@@ -23,6 +24,8 @@ export interface OrderKindSpec {
   callbackPayload(order: q.OrderRow): Record<string, unknown>;
   /** Details the rail settles on success (e.g. a Pix end-to-end id), merged into the order's details. */
   successDetails?(order: q.OrderRow, now: number): Record<string, unknown>;
+  /** The rail that carries this order (by its channel). */
+  rail(order: q.OrderRow): Rail;
 }
 
 export interface NewOrder {
@@ -152,8 +155,9 @@ export class OrderService implements CallbackOrderSource {
     const key = { merchantId: input.merchantId, area: input.area, kind: input.kind, externalOrderId: input.externalOrderId };
     const existing = await q.findByExternalId(this.store.read, key);
     if (existing !== undefined) return this.#repeat(existing, hash, input.externalOrderId);
+    let created: { order: q.OrderRow; data: unknown; created: boolean };
     try {
-      return await this.store.transact(async (tx) => {
+      created = await this.store.transact(async (tx) => {
         const now = this.clock.now();
         const fee = input.kind === 'transfer' ? await this.ledger.fee(tx, input.merchantId, input.feeChannel, input.amount) : 0n;
         const order: q.OrderRow = {
@@ -203,6 +207,15 @@ export class OrderService implements CallbackOrderSource {
       if (winner === undefined) throw error;
       return this.#repeat(winner, hash, input.externalOrderId);
     }
+    await this.#startOnRail(created.order);
+    return created;
+  }
+
+  /** Hands a committed order to its rail, outside any transaction, and keeps the rail's reference. */
+  async #startOnRail(order: q.OrderRow): Promise<void> {
+    const { channelOrderId } = await this.#spec(order).rail(order).start(order);
+    order.channel_order_id = channelOrderId;
+    await this.store.transact((tx) => q.updateOrder(tx, order.id, { channel_order_id: channelOrderId }));
   }
 
   #repeat(order: q.OrderRow, hash: string, externalOrderId: string): { order: q.OrderRow; data: unknown; created: boolean } {
