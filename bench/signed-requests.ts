@@ -1,4 +1,4 @@
-// Throughput and latency of signed merchant requests against /ping, in one run, as ratios.
+// Throughput and latency of signed merchant requests, PIX collection creates among them, against /ping on the same server, in one run, as ratios.
 //   npm run bench                      (SQLite in a temporary directory)
 //   BENCH_DATABASE_URL=postgres://… npm run bench   (also PostgreSQL; the database must be empty or disposable)
 // Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32).
@@ -25,17 +25,24 @@ async function measure(name: string, url: string, request: autocannon.Request): 
   return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx };
 }
 
-function signedPost(path: string, credentials: Credentials, body: Record<string, unknown>): autocannon.Request {
+/** A signed POST whose body is made afresh for every request (e.g. a new externalOrderId). */
+function signedPost(path: string, credentials: Credentials, makeBody: () => Record<string, unknown>): autocannon.Request {
   return {
     method: 'POST',
     path,
-    setupRequest: (request) => ({
-      ...request,
-      headers: { ...signedHeaders(credentials, body), 'content-type': 'application/json;charset=utf-8' },
-      body: JSON.stringify(body),
-    }),
+    setupRequest: (request) => {
+      const body = makeBody();
+      return {
+        ...request,
+        headers: { ...signedHeaders(credentials, body), 'content-type': 'application/json;charset=utf-8' },
+        body: JSON.stringify(body),
+      };
+    },
   };
 }
+
+let orderSeq = 0;
+const pixCollection = () => ({ amount: '125.50', channelType: 'PIX', externalOrderId: `bench-${process.pid}-${Date.now()}-${++orderSeq}` });
 
 async function createKey(env: Record<string, string>, merchantId: string, permissions: string): Promise<Credentials> {
   const key = await runCli(['key', 'create', '--merchant', merchantId, '--permissions', permissions], env);
@@ -62,8 +69,9 @@ async function benchDatabase(label: string, databaseUrl: string | undefined): Pr
     try {
       const rows = [
         await measure('GET /ping (public, no auth)', server.url, { method: 'GET', path: '/ping' }),
-        await measure('signed, refused 301 after full auth (nonce write)', server.url, signedPost('/api/v3/bra/query/bank', noQuery, {})),
-        await measure('signed POST /api/v3/bra/query/bank (513 banks)', server.url, signedPost('/api/v3/bra/query/bank', full, { currencyType: 'BRL' })),
+        await measure('signed, refused 301 after full auth (nonce write)', server.url, signedPost('/api/v3/bra/query/bank', noQuery, () => ({}))),
+        await measure('signed POST /api/v3/bra/query/bank (513 banks)', server.url, signedPost('/api/v3/bra/query/bank', full, () => ({ currencyType: 'BRL' }))),
+        await measure('signed PIX collection create (BR Code, order row)', server.url, signedPost('/api/v3/bra/createCollectingOrder', full, pixCollection)),
       ];
       const base = rows[0];
       if (base === undefined) return;
