@@ -16,7 +16,7 @@ const USAGE = `Cashgate ${SERVICE_VERSION}: self-hostable merchant payment gatew
 Usage: cashgate <command> [options]      (from a checkout: npm run cashgate -- <command> …)
 
   serve                                  start the HTTP server and workers (default)
-  worker                                 run only the workers (callback delivery, pruning), no HTTP
+  worker                                 run only the workers (callbacks, settlement, expiry, pruning); HTTP for health and metrics only
   migrate                                apply database migrations and exit
   merchant create --name NAME [--language en|pt-BR|es]
   merchant list

@@ -134,7 +134,7 @@ describe(`Brazil collections and transfers (${databaseLabel})`, () => {
 
   for (const [overrides, field, rule] of [
     [{ amount: '10.001' }, 'amount', /2 decimal places/],
-    [{ amount: '0.00' }, 'amount', /at least 0.01/],
+    [{ amount: '0.00' }, 'amount', /from 0.01 to/],
     [{ channelType: 'CARD' }, 'channelType', /PIX, PIX_DYNAMIC, BOLETO/],
     [{ userInfoType: 'CPF', userInfoNo: '12345678900' }, 'userInfoNo', /valid CPF/],
     [{ userInfoType: 'CNPJ', userInfoNo: '11444777000162' }, 'userInfoNo', /valid CNPJ/],

@@ -93,7 +93,8 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
 
   for (const [field, value, rule] of [
     ['amount', '10.5', /whole number/],
-    ['amount', '0', /at least 1/],
+    ['amount', '9007199254740992', /to 9007199254740991/],
+    ['amount', '0', /from 1 to/],
     ['amount', 1e21, /amount/],
     ['amount', true, /amount/],
     ['phone', '0712345678', /Kenyan mobile/],
@@ -182,6 +183,19 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
     await gw.gateway.ledger.settleDue();
     const balance = await signedCall(gw.url, merchant.credentials, { method: 'GET', path: '/api/v3/ken/query/balance' }, gw.clock.now());
     assert.deepEqual([balance.body.data[0].accountBalance, balance.body.data[0].accountWaitSettledAmount], ['970', '0'], 'net of fee, settled');
+  });
+
+  it('charges a collection the fee in force when it was created', async () => {
+    const body = collection({ amount: '1000' });
+    const orderId = (await call(COLLECT, body)).body.data.currencyOrderVo.orderId as string;
+    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/ken.collection.CHARGE`, { percentBps: 900 });
+    try {
+      await sandbox(orderId, 'paid');
+      const [record] = (await call('/api/v3/ken/query/collectingOrder', { externalOrderId: body.externalOrderId, orderId })).body.data;
+      assert.equal(record.orderFee, '20', '2 % (the schedule at creation), not 9 %');
+    } finally {
+      await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/ken.collection.CHARGE`, { percentBps: 200 });
+    }
   });
 
   it('expires an unpaid collection: status 3, its reason, and a callback', async () => {

@@ -44,7 +44,7 @@ export type FieldRule =
   | { rule: 'minimum'; min: number }
   | { rule: 'maximum'; max: number }
   /** A money amount: plain decimal text or number, no exponent, at most `decimals` places, at least `minimum`. */
-  | { rule: 'amount'; decimals: number; minimum: string; signed: boolean };
+  | { rule: 'amount'; decimals: number; minimum: string; maximum: string; signed: boolean };
 
 /** Every expected failure of the merchant API, as a typed value. */
 export type ApiFailure =
@@ -244,14 +244,14 @@ export function describeRule(rule: FieldRule, lang: Language): string {
           }[lang];
       return rule.signed
         ? {
-            en: `must be ${places} (a leading - for a debit), not 0, without exponent`,
-            'pt-BR': `deve ser ${places} (com - à frente para um débito), diferente de 0, sem expoente`,
-            es: `debe ser ${places} (con - delante para un débito), distinto de 0, sin exponente`,
+            en: `must be ${places} (a leading - for a debit), not 0, at most ${rule.maximum} either way, without exponent`,
+            'pt-BR': `deve ser ${places} (com - à frente para um débito), diferente de 0, no máximo ${rule.maximum} em valor absoluto, sem expoente`,
+            es: `debe ser ${places} (con - delante para un débito), distinto de 0, como máximo ${rule.maximum} en valor absoluto, sin exponente`,
           }[lang]
         : {
-            en: `must be ${places} of at least ${rule.minimum}, without sign or exponent`,
-            'pt-BR': `deve ser ${places} de no mínimo ${rule.minimum}, sem sinal nem expoente`,
-            es: `debe ser ${places} de como mínimo ${rule.minimum}, sin signo ni exponente`,
+            en: `must be ${places} from ${rule.minimum} to ${rule.maximum}, without sign or exponent`,
+            'pt-BR': `deve ser ${places} de ${rule.minimum} a ${rule.maximum}, sem sinal nem expoente`,
+            es: `debe ser ${places} de ${rule.minimum} a ${rule.maximum}, sin signo ni exponente`,
           }[lang];
     }
   }

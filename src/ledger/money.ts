@@ -12,6 +12,9 @@ export function isCurrency(value: string): value is Currency {
 /** Money is an integer number of minor units (cents; whole shillings for KES), never a float. */
 export type Minor = bigint;
 
+/** The largest amount the ledger stores exactly (a database bigint read as an exact number). */
+export const MAX_MINOR: Minor = BigInt(Number.MAX_SAFE_INTEGER);
+
 const PLAIN_DECIMAL = /^(-?)(\d+)(?:\.(\d+))?$/;
 
 /**
@@ -58,13 +61,14 @@ export function amountField(
   const decimals = options.decimals ?? CURRENCIES[currency];
   const minimum = options.minimum ?? 1n;
   const amount = parseDecimal(input, decimals, { signed: options.signed === true });
+  const magnitude = amount !== undefined && amount < 0n ? -amount : amount;
   const acceptable =
-    amount !== undefined && (options.signed === true ? amount !== 0n : amount >= minimum);
+    amount !== undefined && magnitude !== undefined && magnitude <= MAX_MINOR && (options.signed === true ? amount !== 0n : amount >= minimum);
   if (!acceptable) {
     throw new ApiError({
       kind: 'invalid_field',
       field,
-      rule: { rule: 'amount', decimals, minimum: formatMinor(minimum, decimals), signed: options.signed === true },
+      rule: { rule: 'amount', decimals, minimum: formatMinor(minimum, decimals), maximum: formatMinor(MAX_MINOR, decimals), signed: options.signed === true },
     });
   }
   return amount;

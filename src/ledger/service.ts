@@ -118,12 +118,18 @@ export class LedgerService {
     );
   }
 
-  /** Moves due settlements to available, each in its own short transaction; returns how many. */
+  /**
+   * Moves due settlements to available, up to 100 per short transaction; returns how many. Within a
+   * batch, accounts are locked in merchant and currency order, so concurrent batches on other nodes
+   * cannot deadlock.
+   */
   async settleDue(limit = 500): Promise<number> {
     let settled = 0;
     for (;;) {
       const done = await this.store.transact(async (tx) => {
         const due = await q.dueSettlements(tx, this.store.dialect === 'postgres', this.clock.now(), 100);
+        const key = (s: q.LedgerSettlementRow) => `${s.merchant_id}/${s.currency}`;
+        due.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
         for (const settlement of due) await this.ledger.settle(tx, settlement);
         return due.length;
       });

@@ -5,7 +5,7 @@ import type { CallbackOrderSource, OrderCallback } from '../callbacks/sources.js
 import type { Clock } from '../clock.js';
 import { ApiError } from '../http/failures.js';
 import { isLanguage, type Language } from '../http/language.js';
-import type { FeeChannel } from '../ledger/fees.js';
+import { feeFor, type FeeChannel } from '../ledger/fees.js';
 import { InsufficientBalanceError, type TransferMoney } from '../ledger/ledger.js';
 import { formatMoney, fromDb, toDbMinor, type Currency, type Minor } from '../ledger/money.js';
 import type { LedgerService } from '../ledger/service.js';
@@ -159,7 +159,9 @@ export class OrderService implements CallbackOrderSource {
     try {
       created = await this.store.transact(async (tx) => {
         const now = this.clock.now();
-        const fee = input.kind === 'transfer' ? await this.ledger.fee(tx, input.merchantId, input.feeChannel, input.amount) : 0n;
+        // The fee schedule in force at creation applies, also to a collection paid later.
+        const feeRule = await this.ledger.feeRule(tx, input.merchantId, input.feeChannel);
+        const fee = input.kind === 'transfer' ? feeFor(input.amount, feeRule) : 0n;
         const order: q.OrderRow = {
           id: `${ID_PREFIX[`${input.area}.${input.kind}`]}${randomBytes(12).toString('hex').toUpperCase()}`,
           merchant_id: input.merchantId,
@@ -179,7 +181,7 @@ export class OrderService implements CallbackOrderSource {
           notify_url: input.notifyUrl,
           return_url: input.returnUrl,
           remark: input.remark,
-          details: JSON.stringify({ ...input.details, feeChannel: input.feeChannel }),
+          details: JSON.stringify({ ...input.details, feeRule: { percentBps: feeRule.percentBps, fixed: String(feeRule.fixed), minimum: String(feeRule.minimum) } }),
           cashier_id: input.cashierLifetimeMs === undefined ? null : newId('csh', 16),
           cashier_expire_at: input.cashierLifetimeMs === undefined ? null : now + input.cashierLifetimeMs,
           channel_order_id: null,
@@ -258,8 +260,8 @@ export class OrderService implements CallbackOrderSource {
       const changes: Partial<q.OrderRow> = { status: to, updated_at: now };
       if (order.kind === 'collection' && event === 'paid') {
         const actual = options.amount ?? fromDb(order.amount);
-        const channel = (JSON.parse(order.details) as { feeChannel: FeeChannel }).feeChannel;
-        const fee = await this.ledger.fee(tx, order.merchant_id, channel, actual);
+        const rule = (JSON.parse(order.details) as { feeRule: { percentBps: number; fixed: string; minimum: string } }).feeRule;
+        const fee = feeFor(actual, { percentBps: rule.percentBps, fixed: BigInt(rule.fixed), minimum: BigInt(rule.minimum) });
         const merchant = await tx.selectFrom('merchants').select('settlement_delay_ms').where('id', '=', order.merchant_id).executeTakeFirstOrThrow();
         await this.ledger.ledger.creditCollection(tx, {
           merchantId: order.merchant_id,
