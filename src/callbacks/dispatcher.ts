@@ -149,7 +149,8 @@ export class CallbackDispatcher {
     const { policy, concurrencyPerHost, leaseMs } = this.options;
     const busy = [...this.#perHost].filter(([, count]) => count >= concurrencyPerHost).map(([host]) => host);
     return this.deps.store.transact(async (tx) => {
-      const due = await q.selectDueEvents(tx, this.deps.store.dialect, now, limit * 4, busy);
+      // Only as many rows as there are free slots: each one read is locked until the claim commits.
+      const due = await q.selectDueEvents(tx, this.deps.store.dialect, now, limit, busy);
       const chosen: q.CallbackEventRow[] = [];
       const late: string[] = [];
       const interrupted: q.CallbackAttemptRow[] = [];

@@ -32,8 +32,8 @@ export function selectDueEvents(
   const query = db
     .selectFrom('callback_events')
     .selectAll()
-    .where('state', 'in', ['pending', 'delivering'])
     .where('next_attempt_at', '<=', now)
+    .where('state', 'in', ['pending', 'delivering'])
     .$if(busyHosts.length > 0, (qb) => qb.where('target_host', 'not in', busyHosts))
     .orderBy('next_attempt_at')
     .limit(limit);

@@ -21,8 +21,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
-  // The dispatcher's claim: due rows among pending and leased ones.
-  await db.schema.createIndex('callback_events_due_idx').on('callback_events').columns(['state', 'next_attempt_at']).execute();
+  // The dispatcher's claim reads due rows in time order: next_attempt_at is set only while an event
+  // is pending or leased, so this index holds exactly the queue, in the order it is claimed.
+  await db.schema.createIndex('callback_events_due_idx').on('callback_events').column('next_attempt_at').execute();
   await db.schema.createIndex('callback_events_order_idx').on('callback_events').columns(['order_id', 'created_at']).execute();
 
   await db.schema
