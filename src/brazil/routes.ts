@@ -7,7 +7,8 @@ import { FormattedString, StringEnum } from '../http/validation.js';
 import { amountField, formatMoney } from '../ledger/money.js';
 import type { MerchantService } from '../merchants/service.js';
 import type { OrderRow } from '../orders/queries.js';
-import { MARK_STATUS_NONE, money, OrderRecordSchema, orderRecord, paymentCallbackPayload, payTypeText } from '../orders/records.js';
+import { MARK_STATUS_NONE, money, paymentCallbackPayload, payTypeText } from '../orders/records.js';
+import { AmountField, ExternalOrderId, OptionalUrl, orderQueryRoute, Remark, TransferResult, transferResult } from '../orders/schemas.js';
 import type { OrderKindSpec, OrderService } from '../orders/service.js';
 import { statusText } from '../orders/state-machine.js';
 import { SANDBOX_RAILS } from '../rails/rails.js';
@@ -28,10 +29,8 @@ const BANK_TRANSFER_PAY_TYPE = 202;
 export const BOLETO_DUE_DAYS = 3;
 const BRASILIA_OFFSET_MS = -3 * 3_600_000;
 
-const Amount = Type.Union([Type.String(), Type.Number()], { description: 'reais, at most 2 decimal places, as a string (or a number)' });
-const ExternalOrderId = Type.String({ minLength: 1, maxLength: 64 });
-const Remark = Type.Optional(Type.String({ maxLength: 255 }));
-const Url = Type.Optional(FormattedString('url', { maxLength: 2048 }));
+const Amount = AmountField('reais, at most 2 decimal places, as a string (or a number)');
+const Url = OptionalUrl;
 const DocumentTypeField = StringEnum(['CPF', 'CNPJ']);
 
 const CollectionBody = Type.Object({
@@ -103,14 +102,6 @@ const BankTransferBody = Type.Object({
   notifyUrl: Url,
 });
 
-const TransferResult = Type.Object({
-  orderId: Type.String(),
-  orderStatus: Type.String({ description: 'ACCEPTED' }),
-  externalOrderId: Type.String(),
-  currencyType: Type.String(),
-});
-
-const QueryBody = Type.Object({ externalOrderId: ExternalOrderId, orderId: Type.String({ minLength: 1, maxLength: 64 }) });
 
 /** requestType, userType, operatorId and expansionParam of the Brazil collection query: orders made through the API by the merchant. */
 export const BRAZIL_QUERY_EXTRAS = { requestType: 1, userType: 1, operatorId: 0 } as const;
@@ -256,12 +247,7 @@ export function brazilRoutes(deps: {
       returnUrl: null,
       remark: body.remark ?? null,
       details: { personIdType: body.personIdType, personId, personName: body.personName, ...channel.details },
-      createResult: (order) => ({
-        orderId: order.id,
-        orderStatus: statusText('transfer', order.status),
-        externalOrderId: order.external_order_id,
-        currencyType: CURRENCY,
-      }),
+      createResult: transferResult,
     });
     return data as never;
   };
@@ -279,38 +265,6 @@ export function brazilRoutes(deps: {
         const problem = pixKeyProblem(body.accountType, body.accountId);
         if (problem !== undefined) throw invalid('accountId', PIX_KEY_FORMAT[body.accountType]);
         return createTransfer(caller, body, { channelType: 'PIX', payType: PIX_TRANSFER_PAY_TYPE, details: { accountType: body.accountType, accountId: body.accountId } }, body);
-      },
-    });
-
-  const query = (kind: 'collection' | 'transfer'): SignedRouteDef =>
-    signedRoute({
-      method: 'POST',
-      path: kind === 'collection' ? '/api/v3/bra/query/collectingOrder' : '/api/v3/bra/query/transferOrder',
-      permission: 'query',
-      tag: 'Brazil',
-      summary: `Query a Brazil ${kind}`,
-      ...(kind === 'collection' && { desc: true }),
-      body: QueryBody,
-      data:
-        kind === 'collection'
-          ? Type.Array(
-              Type.Composite([
-                OrderRecordSchema('string'),
-                Type.Object({
-                  requestType: Type.Integer({ description: '1: created through the merchant API' }),
-                  businessId: Type.String({ description: 'the merchant id' }),
-                  userType: Type.Integer({ description: '1: a merchant' }),
-                  operatorId: Type.Integer({ description: '0: no console operator involved' }),
-                  expansionParam: Type.String({ description: 'the payment parameter (BR Code or linha digitável)' }),
-                }),
-              ]),
-            )
-          : Type.Array(OrderRecordSchema('string')),
-      handle: async ({ body, caller }) => {
-        const order = await orders.findForQuery(caller.merchantId, 'bra', kind, body);
-        const record = orderRecord(order, account(order));
-        if (kind === 'transfer') return [record];
-        return [{ ...record, ...BRAZIL_QUERY_EXTRAS, businessId: order.merchant_id, expansionParam: detailsOf(order).payParam ?? '' }];
       },
     });
 
@@ -427,7 +381,24 @@ export function brazilRoutes(deps: {
           body,
         ),
     }),
-    query('collection'),
-    query('transfer'),
+    orderQueryRoute({
+      path: '/api/v3/bra/query/collectingOrder',
+      area: 'bra',
+      kind: 'collection',
+      tag: 'Brazil',
+      summary: 'Query a Brazil collection',
+      orders,
+      account,
+      desc: true,
+      extraSchema: Type.Object({
+        requestType: Type.Integer({ description: '1: created through the merchant API' }),
+        businessId: Type.String({ description: 'the merchant id' }),
+        userType: Type.Integer({ description: '1: a merchant' }),
+        operatorId: Type.Integer({ description: '0: no console operator involved' }),
+        expansionParam: Type.String({ description: 'the payment parameter (BR Code or linha digitável)' }),
+      }),
+      extra: (order) => ({ ...BRAZIL_QUERY_EXTRAS, businessId: order.merchant_id, expansionParam: detailsOf(order).payParam ?? '' }),
+    }),
+    orderQueryRoute({ path: '/api/v3/bra/query/transferOrder', area: 'bra', kind: 'transfer', tag: 'Brazil', summary: 'Query a Brazil transfer', orders, account }),
   ];
 }

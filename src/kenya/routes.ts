@@ -5,7 +5,8 @@ import { FormattedString, StringEnum } from '../http/validation.js';
 import { amountField } from '../ledger/money.js';
 import type { MerchantService } from '../merchants/service.js';
 import type { OrderRow } from '../orders/queries.js';
-import { money, MARK_STATUS_NONE, OrderRecordSchema, orderRecord, paymentCallbackPayload, payTypeText } from '../orders/records.js';
+import { money, MARK_STATUS_NONE, paymentCallbackPayload, payTypeText } from '../orders/records.js';
+import { AmountField, ExternalOrderId, OptionalUrl, orderQueryRoute, Remark, TransferResult, transferResult } from '../orders/schemas.js';
 import type { OrderKindSpec, OrderService } from '../orders/service.js';
 import { statusText } from '../orders/state-machine.js';
 import { SANDBOX_RAILS } from '../rails/rails.js';
@@ -16,10 +17,8 @@ const CURRENCY = 'KES' as const;
 const COLLECTION_PAY_TYPE = { BANK: 102, CHARGE: 107 } as const;
 const TRANSFER_PAY_TYPE = 202;
 
-const Amount = Type.Union([Type.String(), Type.Number()], { description: 'whole shillings, as a string (or a number)' });
-const ExternalOrderId = Type.String({ minLength: 1, maxLength: 64 });
-const Remark = Type.Optional(Type.String({ maxLength: 255 }));
-const Url = Type.Optional(FormattedString('url', { maxLength: 2048 }));
+const Amount = AmountField('whole shillings, as a string (or a number)');
+const Url = OptionalUrl;
 const Phone = FormattedString('kenyanMobile', { description: '2547XXXXXXXX or 2541XXXXXXXX' });
 
 const CollectionBody = Type.Object({
@@ -52,14 +51,6 @@ const TransferBody = Type.Object({
   notifyUrl: Url,
 });
 
-const TransferResult = Type.Object({
-  orderId: Type.String(),
-  orderStatus: Type.String({ description: 'ACCEPTED' }),
-  externalOrderId: Type.String(),
-  currencyType: Type.String(),
-});
-
-const QueryBody = Type.Object({ externalOrderId: ExternalOrderId, orderId: Type.String({ minLength: 1, maxLength: 64 }) });
 
 interface KenyaDetails {
   phone: string;
@@ -165,41 +156,22 @@ export function kenyaRoutes(deps: { orders: OrderService; merchants: MerchantSer
           returnUrl: null,
           remark: body.remark ?? null,
           details: { phone: body.phone, ...(body.bankName !== undefined && { bankName: body.bankName }) },
-          createResult: (order) => ({
-            orderId: order.id,
-            orderStatus: statusText('transfer', order.status),
-            externalOrderId: order.external_order_id,
-            currencyType: CURRENCY,
-          }),
+          createResult: transferResult,
         });
         return data as never;
       },
     }),
-    signedRoute({
-      method: 'POST',
-      path: '/api/v3/ken/query/collectingOrder',
-      permission: 'query',
-      tag: 'Kenya',
-      summary: 'Query a Kenya collection',
-      body: QueryBody,
-      data: Type.Array(OrderRecordSchema('string')),
-      handle: async ({ body, caller }) => {
-        const order = await orders.findForQuery(caller.merchantId, 'ken', 'collection', body);
-        return [orderRecord(order, account(order))];
-      },
-    }),
-    signedRoute({
-      method: 'POST',
+    orderQueryRoute({ path: '/api/v3/ken/query/collectingOrder', area: 'ken', kind: 'collection', tag: 'Kenya', summary: 'Query a Kenya collection', orders, account }),
+    orderQueryRoute({
       path: '/api/v3/ken/query/transferOrder',
-      permission: 'query',
+      area: 'ken',
+      kind: 'transfer',
       tag: 'Kenya',
       summary: 'Query a Kenya transfer (orderFee is an integer here, as the spec says)',
-      body: QueryBody,
-      data: Type.Array(OrderRecordSchema('integer')),
-      handle: async ({ body, caller }) => {
-        const order = await orders.findForQuery(caller.merchantId, 'ken', 'transfer', body);
-        return [{ ...orderRecord(order, account(order)), orderFee: order.fee }];
-      },
+      orders,
+      account,
+      orderFee: 'integer',
+      extra: (order) => ({ orderFee: order.fee }),
     }),
   ];
 }

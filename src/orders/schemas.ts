@@ -1,0 +1,67 @@
+import { Type } from '@sinclair/typebox';
+import type { MerchantCaller } from '../auth/plugin.js';
+import { signedRoute, type SignedRouteDef } from '../http/signed-route.js';
+import { FormattedString } from '../http/validation.js';
+import type { OrderRow } from './queries.js';
+import { OrderRecordSchema, orderRecord, type OrderAccount, type OrderRecord } from './records.js';
+import type { OrderService } from './service.js';
+import { statusText } from './state-machine.js';
+import type { OrderArea, OrderKind } from '../store/schema.js';
+
+/** Request members every order endpoint shares, with the spec's limits. */
+export const ExternalOrderId = Type.String({ minLength: 1, maxLength: 64 });
+export const Remark = Type.Optional(Type.String({ maxLength: 255 }));
+export const OptionalUrl = Type.Optional(FormattedString('url', { maxLength: 2048 }));
+
+/** An amount as a JSON string (preferred) or number; the endpoint checks its decimals and range. */
+export function AmountField(description: string) {
+  return Type.Union([Type.String(), Type.Number()], { description });
+}
+
+/** The body of every order query (8, 9, 14, 15): both ids must name the same order. */
+export const QueryBody = Type.Object({ externalOrderId: ExternalOrderId, orderId: Type.String({ minLength: 1, maxLength: 64 }) });
+
+/** The transfer create result (7, 12, 13). */
+export const TransferResult = Type.Object({
+  orderId: Type.String(),
+  orderStatus: Type.String({ description: 'ACCEPTED' }),
+  externalOrderId: Type.String(),
+  currencyType: Type.String(),
+});
+
+export function transferResult(order: OrderRow) {
+  return { orderId: order.id, orderStatus: statusText('transfer', order.status), externalOrderId: order.external_order_id, currencyType: order.currency };
+}
+
+/** An order query endpoint: the caller's order named by both ids, as an array of one order record. */
+export function orderQueryRoute(def: {
+  path: string;
+  area: OrderArea;
+  kind: OrderKind;
+  tag: string;
+  summary: string;
+  orders: OrderService;
+  account(order: OrderRow): OrderAccount;
+  /** Members a query adds to the record, or replaces (e.g. orderFee as an integer). */
+  extra?: (order: OrderRow, record: OrderRecord) => Record<string, unknown>;
+  extraSchema?: ReturnType<typeof Type.Object>;
+  orderFee?: 'string' | 'integer';
+  desc?: boolean;
+}): SignedRouteDef {
+  const record = OrderRecordSchema(def.orderFee ?? 'string');
+  return signedRoute({
+    method: 'POST',
+    path: def.path,
+    permission: 'query',
+    tag: def.tag,
+    summary: def.summary,
+    ...(def.desc === true && { desc: true }),
+    body: QueryBody,
+    data: Type.Array(def.extraSchema === undefined ? record : Type.Composite([record, def.extraSchema])),
+    handle: async ({ body, caller }: { body: { externalOrderId: string; orderId: string }; caller: MerchantCaller }) => {
+      const order = await def.orders.findForQuery(caller.merchantId, def.area, def.kind, body);
+      const base = orderRecord(order, def.account(order));
+      return [{ ...base, ...def.extra?.(order, base) }] as never;
+    },
+  });
+}
