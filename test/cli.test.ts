@@ -111,6 +111,12 @@ describe(`the cashgate command (${databaseLabel})`, () => {
       assert.deepEqual(Object.keys(ok.properties), ['code', 'success', 'msg', 'msgEn', 'data']);
       assert.ok(doc.paths['/admin/v1/merchants/{merchantId}/api-keys'].post.requestBody);
       assert.ok(doc.paths['/ping'].get);
+      for (const path of ['/api/v3/ken/createCollectingOrder', '/api/v3/ken/createTransferOrder', '/api/v3/bra/createCollectingOrder', '/api/v3/bra/pix/createTransferOrder', '/api/v3/bra/bank/createTransferOrder']) {
+        assert.ok(doc.paths[path].post.requestBody, `${path} is documented with its request schema`);
+      }
+      const braQuery = doc.paths['/api/v3/bra/query/collectingOrder'].post.responses['200'].content['application/json;charset=utf-8'].schema;
+      assert.deepEqual(Object.keys(braQuery.properties), ['code', 'success', 'msg', 'msgEn', 'data', 'desc']);
+      assert.ok(braQuery.properties.data.items.properties.expansionParam, 'the Brazil collection record with its extra members');
 
       const lines = server.output().split('\n').filter((l) => l.includes('"msg":"request"'));
       assert.ok(lines.length >= 4, 'one log line per request');

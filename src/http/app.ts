@@ -19,6 +19,7 @@ import { registerCashierPages } from '../cashier/pages.js';
 import { kenyaRoutes } from '../kenya/routes.js';
 import { registerPixLocationRoutes, type PixLocationSigner } from '../brazil/pix-location.js';
 import { brazilRoutes } from '../brazil/routes.js';
+import { registerVoucherRoutes, voucherRoute } from '../brazil/voucher.js';
 import { registerOrderAdminRoutes } from '../orders/admin-routes.js';
 import type { OrderSandbox } from '../orders/sandbox.js';
 import type { OrderService } from '../orders/service.js';
@@ -61,6 +62,7 @@ function signedRoutes(deps: AppDeps): readonly SignedRouteDef[] {
       rails: { pix: deps.config.pix, boletoBankCode: deps.config.boletoBankCode },
       now: () => deps.clock.now(),
     }),
+    voucherRoute({ store: deps.store, orders: deps.orders, publicBaseUrl: deps.config.publicBaseUrl, clock: deps.clock }),
     bankListRoute,
     ...balanceRoutes(deps.ledger),
   ];
@@ -166,6 +168,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await registerCashierPages(app, { orders: deps.orders, sandbox: deps.sandbox, clock });
   registerPixLocationRoutes(app, { orders: deps.orders, signer: deps.pixSigner, pixKey: config.pix.key, clock });
+  registerVoucherRoutes(app, { store: deps.store, orders: deps.orders, merchants: deps.merchants, pixMerchantName: config.pix.merchantName });
 
   const rateLimiter = new KeyRateLimiter(config.rateLimitPerKeyPerMinute);
   const pruneTimer = setInterval(() => rateLimiter.prune(clock.now()), 60_000);

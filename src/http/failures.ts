@@ -68,6 +68,7 @@ export type ApiFailure =
   | { kind: 'unknown_fields'; fields: readonly string[] }
   | { kind: 'invalid_field'; field: string; rule: FieldRule }
   | { kind: 'order_not_found' }
+  | { kind: 'voucher_unavailable'; orderStatus: string }
   | { kind: 'duplicate_external_order_id'; externalOrderId: string }
   | { kind: 'insufficient_balance'; currency: string; needed: string; available: string }
   | { kind: 'internal_error'; requestId: string };
@@ -364,6 +365,14 @@ const FAILURES: { [K in FailureKind]: { code: ApiCode; text: Texts<K> } } = {
       en: () => 'order not found: externalOrderId and orderId must name the same order of yours in this area',
       'pt-BR': () => 'pedido não encontrado: externalOrderId e orderId devem indicar o mesmo pedido seu nesta área',
       es: () => 'orden no encontrada: externalOrderId y orderId deben indicar la misma orden suya en esta área',
+    },
+  },
+  voucher_unavailable: {
+    code: '300',
+    text: {
+      en: (f) => `no voucher: the order is not successful (status ${f.orderStatus}); a voucher exists once the payment succeeds`,
+      'pt-BR': (f) => `sem comprovante: o pedido não foi concluído com sucesso (status ${f.orderStatus}); o comprovante existe quando o pagamento é concluído`,
+      es: (f) => `sin comprobante: la orden no se completó con éxito (estado ${f.orderStatus}); el comprobante existe cuando el pago se completa`,
     },
   },
   duplicate_external_order_id: {

@@ -1,6 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import { SERVICE_VERSION } from '../version.js';
-import { Envelope, FailureEnvelope, JSON_UTF8 } from './envelope.js';
+import { Envelope, EnvelopeWithDesc, FailureEnvelope, JSON_UTF8 } from './envelope.js';
 import type { RouteCatalog, RouteDoc } from './route-catalog.js';
 
 /** TypeBox schemas are JSON Schema; a JSON round trip drops TypeBox's symbol keys. */
@@ -54,7 +54,10 @@ function operation(route: RouteDoc): Record<string, unknown> {
     op.security = [{ access_key: [], timestamp: [], nonce: [], sign: [] }];
     op['x-permission'] = route.permission;
     op.responses = {
-      '200': { description: 'code 200', content: { [JSON_UTF8]: { schema: plain(Envelope(route.response)) } } },
+      '200': {
+        description: 'code 200',
+        content: { [JSON_UTF8]: { schema: plain(route.desc === true ? EnvelopeWithDesc(route.response) : Envelope(route.response)) } },
+      },
       ...Object.fromEntries(
         Object.entries(FAILURE_RESPONSES).map(([status, description]) => [
           status,

@@ -18,6 +18,8 @@ export interface RouteDoc {
   query?: TSchema;
   /** Schema of a successful response: for signed routes, the envelope's `data`. */
   response: TSchema;
+  /** Signed routes whose envelope also carries `desc: null`. */
+  desc?: boolean;
 }
 
 /** What every route definition (signed or admin) says about itself. */
@@ -35,7 +37,7 @@ export interface DescribedRoute {
 export class RouteCatalog {
   readonly routes: RouteDoc[] = [];
 
-  add(def: DescribedRoute, how: Pick<RouteDoc, 'security' | 'permission' | 'response'>): void {
+  add(def: DescribedRoute, how: Pick<RouteDoc, 'security' | 'permission' | 'response' | 'desc'>): void {
     const { method, path, tag, summary, description, body, query } = def;
     this.routes.push({
       method,

@@ -43,7 +43,7 @@ export function signedRoute<B extends TSchema | undefined, Q extends TSchema | u
 
 /** Mounts a signed route in a scope where the merchant auth hook runs, and lists it in the catalog. */
 export function registerSignedRoute(scope: FastifyInstance, catalog: RouteCatalog, def: SignedRouteDef): void {
-  catalog.add(def, { security: 'signed', permission: def.permission, response: def.data });
+  catalog.add(def, { security: 'signed', permission: def.permission, response: def.data, ...(def.desc === true && { desc: true }) });
   scope.route({
     method: def.method,
     url: def.path,
