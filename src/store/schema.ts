@@ -215,6 +215,15 @@ export interface OrderEventTable {
   at: number;
 }
 
+/** The voucher of a successful Brazil order, issued when the merchant first asks for it (endpoint 17). */
+export interface VoucherTable {
+  /** 32 base64url characters: the unguessable capability in the voucher's public link. */
+  token: string;
+  /** One voucher per order. */
+  order_id: string;
+  created_at: number;
+}
+
 export interface Database {
   merchants: MerchantTable;
   api_keys: ApiKeyTable;
@@ -229,4 +238,5 @@ export interface Database {
   fee_schedules: FeeScheduleTable;
   orders: OrderTable;
   order_events: OrderEventTable;
+  vouchers: VoucherTable;
 }

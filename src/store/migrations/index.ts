@@ -3,6 +3,7 @@ import * as core from './0001_core.js';
 import * as callbacks from './0002_callbacks.js';
 import * as ledger from './0003_ledger.js';
 import * as orders from './0004_orders.js';
+import * as vouchers from './0005_vouchers.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -10,6 +11,7 @@ const migrations: Record<string, Migration> = {
   '0002_callbacks': callbacks,
   '0003_ledger': ledger,
   '0004_orders': orders,
+  '0005_vouchers': vouchers,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,386 @@
+import { randomBytes } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { PageSizes, PDFDocument, rgb, StandardFonts, type PDFFont, type PDFPage } from 'pdf-lib';
+import type { Clock } from '../clock.js';
+import { ApiError } from '../http/failures.js';
+import { signedRoute, type SignedRouteDef } from '../http/signed-route.js';
+import { formatMinor, fromDb, type Minor } from '../ledger/money.js';
+import type { MerchantService } from '../merchants/service.js';
+import type { OrderRow } from '../orders/queries.js';
+import type { OrderService } from '../orders/service.js';
+import { COLLECTION_STATUS, statusText, TRANSFER_STATUS } from '../orders/state-machine.js';
+import type { Store } from '../store/store.js';
+
+/** A voucher token: 24 random bytes in base64url, the capability carried by the public link. */
+const TOKEN = /^[A-Za-z0-9_-]{32}$/;
+const TIME_ZONE = 'America/Sao_Paulo';
+
+export type VoucherKind = 'pix_received' | 'boleto_paid' | 'pix_sent' | 'bank_transfer';
+
+/** Who paid or was paid: a name and the lines that identify them (document, account, merchant id). */
+export interface VoucherParty {
+  name: string;
+  lines: readonly string[];
+}
+
+/** Everything a voucher shows; built from an order, rendered by renderVoucher. */
+export interface VoucherFacts {
+  kind: VoucherKind;
+  /** Centavos (BRL minor units). */
+  amount: Minor;
+  /** Unix milliseconds. */
+  settledAt: number;
+  payer: VoucherParty;
+  payee: VoucherParty;
+  endToEndId: string;
+  authenticationCode: string;
+  orderId: string;
+  externalOrderId: string;
+  remark?: string | undefined;
+}
+
+const KIND_TITLES: Record<VoucherKind, string> = {
+  pix_received: 'Pix recebido / Pix received',
+  boleto_paid: 'Boleto pago / Boleto paid',
+  pix_sent: 'Pix enviado / Pix sent',
+  bank_transfer: 'Transferência bancária / Bank transfer',
+};
+
+/** "R$ 1.234,56": the Brazilian way of writing an amount of reais. */
+export function formatBrl(amount: Minor): string {
+  const plain = formatMinor(amount < 0n ? -amount : amount, 2);
+  const [whole = '0', cents = '00'] = plain.split('.');
+  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, '.');
+  return `${amount < 0n ? '-' : ''}R$ ${grouped},${cents}`;
+}
+
+/** The settlement time in Brasília: ISO 8601 with its offset, and as a Brazilian reads it. */
+export function brasiliaTime(ms: number): { iso: string; local: string; offset: string } {
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone: TIME_ZONE,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    hourCycle: 'h23',
+    timeZoneName: 'longOffset',
+  }).formatToParts(new Date(ms));
+  const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? '';
+  const offset = part('timeZoneName').replace('GMT', '') || '+00:00';
+  const [y, mo, d, h, mi, s] = [part('year'), part('month'), part('day'), part('hour'), part('minute'), part('second')];
+  return { iso: `${y}-${mo}-${d}T${h}:${mi}:${s}${offset}`, local: `${d}/${mo}/${y} ${h}:${mi}:${s}`, offset };
+}
+
+/** A CPF as receipts show it, the middle six digits only (***.982.247-**); a CNPJ in full, formatted. */
+export function maskDocument(type: string | undefined, value: string): string {
+  const compact = value.replace(/[.\-/\s]/g, '').toUpperCase();
+  if (type === 'CPF' && /^\d{11}$/.test(compact)) return `***.${compact.slice(3, 6)}.${compact.slice(6, 9)}-**`;
+  if (type === 'CNPJ' && /^[0-9A-Z]{12}\d{2}$/.test(compact)) {
+    return `${compact.slice(0, 2)}.${compact.slice(2, 5)}.${compact.slice(5, 8)}/${compact.slice(8, 12)}-${compact.slice(12)}`;
+  }
+  return value;
+}
+
+/** Letters the standard fonts lack that Unicode does not decompose. */
+const FALLBACKS: Record<string, string> = { ł: 'l', Ł: 'L', đ: 'd', Đ: 'D', ħ: 'h', ı: 'i', ø: 'o', Ø: 'O', '‐': '-', '‑': '-', '‒': '-', '―': '-', '−': '-' };
+
+/**
+ * Text the font can draw: characters outside its set (Helvetica: WinAnsi) lose their accents
+ * (ő → o), take a look-alike, or become "?"; control characters become spaces.
+ */
+export function drawableText(text: string, charset: ReadonlySet<number>): string {
+  let out = '';
+  for (const char of text) {
+    const code = char.codePointAt(0) ?? 0;
+    if (/\p{Cc}/u.test(char)) out += ' ';
+    else if (charset.has(code)) out += char;
+    else {
+      const base = Array.from(char.normalize('NFD')).filter((c) => !/\p{M}/u.test(c) && charset.has(c.codePointAt(0) ?? 0)).join('');
+      out += base !== '' ? base : (FALLBACKS[char] ?? '?');
+    }
+  }
+  return out;
+}
+
+const INK = rgb(0.1, 0.1, 0.12);
+const MUTED = rgb(0.42, 0.42, 0.46);
+const RULE = rgb(0.82, 0.82, 0.85);
+const ACCENT = rgb(0.05, 0.45, 0.36);
+
+/** Draws lines of text top down on one page, wrapping to the margins. */
+class Writer {
+  y: number;
+  readonly #charset: ReadonlySet<number>;
+
+  constructor(
+    private readonly page: PDFPage,
+    private readonly regular: PDFFont,
+    private readonly bold: PDFFont,
+    private readonly margin: number,
+  ) {
+    this.y = page.getHeight() - margin;
+    this.#charset = new Set(regular.getCharacterSet());
+  }
+
+  get width(): number {
+    return this.page.getWidth() - 2 * this.margin;
+  }
+
+  /** Splits text into lines no wider than `width`, at spaces where it can, inside long words where it must. */
+  #wrap(text: string, font: PDFFont, size: number, width: number): string[] {
+    const lines: string[] = [];
+    let line = '';
+    const fits = (candidate: string) => font.widthOfTextAtSize(candidate, size) <= width;
+    for (const word of text.split(' ')) {
+      const candidate = line === '' ? word : `${line} ${word}`;
+      if (fits(candidate)) {
+        line = candidate;
+        continue;
+      }
+      if (line !== '') lines.push(line);
+      line = '';
+      for (const char of word) {
+        if (line !== '' && !fits(line + char)) {
+          lines.push(line);
+          line = '';
+        }
+        line += char;
+      }
+    }
+    lines.push(line);
+    return lines;
+  }
+
+  text(text: string, options: { size?: number; bold?: boolean; color?: ReturnType<typeof rgb>; x?: number; width?: number; gap?: number } = {}): void {
+    const size = options.size ?? 10;
+    const font = options.bold === true ? this.bold : this.regular;
+    const x = this.margin + (options.x ?? 0);
+    for (const line of this.#wrap(drawableText(text, this.#charset), font, size, options.width ?? this.width - (options.x ?? 0))) {
+      this.y -= size * 1.25;
+      this.page.drawText(line, { x, y: this.y, size, font, color: options.color ?? INK });
+    }
+    this.y -= options.gap ?? 0;
+  }
+
+  /** A label in the left column and its value, wrapped, in the right one. */
+  row(label: string, value: string): void {
+    const top = this.y;
+    this.text(label, { size: 9, color: MUTED, width: 150 });
+    const afterLabel = this.y;
+    this.y = top;
+    this.text(value, { size: 10, x: 160 });
+    this.y = Math.min(this.y, afterLabel) - 4;
+  }
+
+  heading(text: string): void {
+    this.y -= 10;
+    this.text(text, { size: 11, bold: true, color: ACCENT, gap: 3 });
+    this.rule();
+  }
+
+  rule(): void {
+    this.y -= 4;
+    this.page.drawLine({ start: { x: this.margin, y: this.y }, end: { x: this.margin + this.width, y: this.y }, thickness: 0.6, color: RULE });
+    this.y -= 2;
+  }
+}
+
+/** The voucher as a one-page A4 PDF in the standard Helvetica fonts. Pure: the same facts give the same bytes. */
+export async function renderVoucher(facts: VoucherFacts): Promise<Uint8Array> {
+  const doc = await PDFDocument.create();
+  const settled = new Date(facts.settledAt);
+  doc.setTitle(`Comprovante de pagamento / Payment receipt ${facts.orderId}`);
+  doc.setSubject(KIND_TITLES[facts.kind]);
+  doc.setAuthor('Cashgate');
+  doc.setCreator('Cashgate');
+  doc.setProducer('Cashgate');
+  doc.setCreationDate(settled);
+  doc.setModificationDate(settled);
+  const regular = await doc.embedFont(StandardFonts.Helvetica);
+  const bold = await doc.embedFont(StandardFonts.HelveticaBold);
+  const page = doc.addPage(PageSizes.A4);
+  const w = new Writer(page, regular, bold, 56);
+
+  w.text('Comprovante de pagamento / Payment receipt', { size: 18, bold: true });
+  w.text(KIND_TITLES[facts.kind], { size: 12, color: ACCENT, gap: 12 });
+  w.text(formatBrl(facts.amount), { size: 26, bold: true, gap: 2 });
+  w.text(`BRL ${formatMinor(facts.amount, 2)}`, { size: 10, color: MUTED, gap: 6 });
+  w.rule();
+  const time = brasiliaTime(facts.settledAt);
+  w.row('Data e hora / Date and time', `${time.local} (horário de Brasília / ${TIME_ZONE}, UTC${time.offset})`);
+  w.row('ISO 8601', time.iso);
+
+  const party = (title: string, p: VoucherParty) => {
+    w.heading(title);
+    w.row('Nome / Name', p.name);
+    for (const line of p.lines) {
+      const split = line.indexOf(': ');
+      if (split > 0) w.row(line.slice(0, split), line.slice(split + 2));
+      else w.row('', line);
+    }
+  };
+  party('Pagador / Payer', facts.payer);
+  party('Recebedor / Payee', facts.payee);
+
+  w.heading('Identificação / Identification');
+  w.row('ID fim a fim / End-to-end ID', facts.endToEndId);
+  w.row('Autenticação / Authentication code', facts.authenticationCode);
+  w.row('Pedido / Order ID', facts.orderId);
+  w.row('Pedido do lojista / External order ID', facts.externalOrderId);
+  if (facts.remark !== undefined && facts.remark !== '') w.row('Descrição / Description', facts.remark);
+
+  const footer = 'Emitido por Cashgate / Issued by Cashgate';
+  const size = 9;
+  page.drawLine({ start: { x: 56, y: 72 }, end: { x: page.getWidth() - 56, y: 72 }, thickness: 0.6, color: RULE });
+  page.drawText(footer, { x: 56, y: 56, size, font: regular, color: MUTED });
+  const note = 'Este comprovante confirma a liquidação do pagamento acima. / This receipt confirms the settlement of the payment above.';
+  page.drawText(drawableText(note, new Set(regular.getCharacterSet())), { x: 56, y: 44, size: 7, font: regular, color: MUTED });
+  return doc.save();
+}
+
+interface OrderDetails {
+  endToEndId?: string;
+  authenticationCode?: string;
+  settledAt?: number;
+  voucherToken?: string;
+  userInfoType?: string;
+  userInfoNo?: string;
+  userInfoName?: string;
+  personIdType?: string;
+  personId?: string;
+  personName?: string;
+  accountType?: string;
+  accountId?: string;
+  bankName?: string;
+  agency?: string;
+}
+
+const detailsOf = (order: OrderRow) => JSON.parse(order.details) as OrderDetails;
+
+const ACCOUNT_TYPES: Record<string, string> = { CC: 'conta corrente / checking', CP: 'conta poupança / savings' };
+
+/** Whether the order is a successful Brazil order (a collection paid, a transfer succeeded). */
+export function hasVoucher(order: OrderRow): boolean {
+  return order.area === 'bra' && (order.kind === 'collection' ? order.status === COLLECTION_STATUS.paid : order.status === TRANSFER_STATUS.succeeded);
+}
+
+/** The facts of a successful Brazil order's voucher. */
+export function voucherFacts(order: OrderRow, context: { merchantName: string; pixMerchantName: string }): VoucherFacts {
+  const d = detailsOf(order);
+  const merchantLine = `Lojista / Merchant ID: ${order.merchant_id}`;
+  const common = {
+    settledAt: d.settledAt ?? order.complete_time ?? order.pay_time ?? order.updated_at,
+    endToEndId: d.endToEndId ?? '',
+    authenticationCode: d.authenticationCode ?? '',
+    orderId: order.id,
+    externalOrderId: order.external_order_id,
+    remark: order.remark ?? undefined,
+  };
+  if (order.kind === 'collection') {
+    const payerLines = d.userInfoNo === undefined ? [] : [`${d.userInfoType ?? 'Documento / Document'}: ${maskDocument(d.userInfoType, d.userInfoNo)}`];
+    return {
+      ...common,
+      kind: order.channel_type === 'BOLETO' ? 'boleto_paid' : 'pix_received',
+      amount: fromDb(order.actual_amount ?? order.amount),
+      payer: { name: d.userInfoName ?? 'Não informado / Not informed', lines: payerLines },
+      payee: { name: context.pixMerchantName, lines: [`Lojista / Merchant: ${context.merchantName}`, merchantLine] },
+    };
+  }
+  const payeeLines = [`${d.personIdType ?? 'Documento / Document'}: ${maskDocument(d.personIdType, d.personId ?? '')}`];
+  if (order.channel_type === 'BANK') {
+    payeeLines.push(
+      `Banco / Bank: ${d.bankName ?? ''}`,
+      `Agência / Branch: ${d.agency ?? ''}`,
+      `Conta / Account: ${d.accountId ?? ''} (${ACCOUNT_TYPES[d.accountType ?? ''] ?? d.accountType ?? ''})`,
+    );
+  } else {
+    const key = d.accountType === 'CPF' || d.accountType === 'CNPJ' ? maskDocument(d.accountType, d.accountId ?? '') : (d.accountId ?? '');
+    payeeLines.push(`Chave Pix / Pix key (${d.accountType ?? ''}): ${key}`);
+  }
+  return {
+    ...common,
+    kind: order.channel_type === 'BANK' ? 'bank_transfer' : 'pix_sent',
+    amount: fromDb(order.amount),
+    payer: { name: context.merchantName, lines: [merchantLine, `Via: ${context.pixMerchantName}`] },
+    payee: { name: d.personName ?? '', lines: payeeLines },
+  };
+}
+
+/**
+ * The order's voucher token, recorded on first request: the token settled with the order (so the
+ * link never changes), or a new one for an order that has none. Concurrent first requests, on any
+ * node, all return the one row that was stored.
+ */
+async function voucherToken(store: Store, order: OrderRow, now: number): Promise<string> {
+  const stored = () => store.read.selectFrom('vouchers').select('token').where('order_id', '=', order.id).executeTakeFirst();
+  const existing = await stored();
+  if (existing !== undefined) return existing.token;
+  const settled = detailsOf(order).voucherToken;
+  const token = settled !== undefined && TOKEN.test(settled) ? settled : randomBytes(24).toString('base64url');
+  await store.transact(async (tx) => {
+    await tx.insertInto('vouchers').values({ token, order_id: order.id, created_at: now }).onConflict((oc) => oc.doNothing()).execute();
+  });
+  const row = await stored();
+  if (row === undefined) throw new Error(`voucher of order ${order.id} was not stored`);
+  return row.token;
+}
+
+const VoucherBody = Type.Object({ orderId: Type.String({ minLength: 1, maxLength: 64 }) });
+
+/** Endpoint 17: the link to the PDF voucher of a successful Brazil order of the caller. */
+export function voucherRoute(deps: { store: Store; orders: OrderService; publicBaseUrl: string; clock: Clock }): SignedRouteDef {
+  return signedRoute({
+    method: 'POST',
+    path: '/api/v3/bra/query/voucher',
+    permission: 'query',
+    tag: 'Brazil',
+    summary: 'Link to the PDF payment voucher of a successful Brazil collection or transfer',
+    description:
+      'data is an unguessable link, the same on every call, to a one-page PDF receipt that anyone holding it can open. ' +
+      'An order that has not succeeded (collection status 2, transfer status 8) has no voucher: code 300 says its status.',
+    body: VoucherBody,
+    data: Type.String({ description: 'absolute link to the voucher PDF' }),
+    handle: async ({ body, caller }) => {
+      const order = await deps.orders.find(body.orderId);
+      if (order?.merchant_id !== caller.merchantId || order.area !== 'bra') throw new ApiError({ kind: 'order_not_found' });
+      if (!hasVoucher(order)) throw new ApiError({ kind: 'voucher_unavailable', orderStatus: statusText(order.kind, order.status) });
+      const token = await voucherToken(deps.store, order, deps.clock.now());
+      return `${deps.publicBaseUrl}/vouchers/${token}.pdf`;
+    },
+  });
+}
+
+function notFound(reply: FastifyReply): FastifyReply {
+  return reply
+    .code(404)
+    .header('cache-control', 'no-store')
+    .header('x-content-type-options', 'nosniff')
+    .type('text/plain; charset=utf-8')
+    .send('voucher not found');
+}
+
+/** GET /vouchers/{token}.pdf: public, the token being the capability. */
+export function registerVoucherRoutes(
+  app: FastifyInstance,
+  deps: { store: Store; orders: OrderService; merchants: MerchantService; pixMerchantName: string },
+): void {
+  app.get<{ Params: { file: string } }>('/vouchers/:file', async (request, reply) => {
+    const token = request.params.file.endsWith('.pdf') ? request.params.file.slice(0, -4) : '';
+    if (!TOKEN.test(token)) return notFound(reply);
+    const row = await deps.store.read.selectFrom('vouchers').select('order_id').where('token', '=', token).executeTakeFirst();
+    const order = row === undefined ? undefined : await deps.orders.find(row.order_id);
+    if (order === undefined || !hasVoucher(order)) return notFound(reply);
+    const merchant = await deps.merchants.getMerchant(order.merchant_id);
+    const pdf = await renderVoucher(voucherFacts(order, { merchantName: merchant.name, pixMerchantName: deps.pixMerchantName }));
+    return reply
+      .header('content-disposition', `inline; filename="cashgate-voucher-${order.id}.pdf"`)
+      .header('cache-control', 'private, no-store')
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'no-referrer')
+      .type('application/pdf')
+      .send(Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength));
+  });
+}
