@@ -142,6 +142,27 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
     assert.equal(await orderCount(), count + 1);
   });
 
+  it('makes one order of identical creates racing on two nodes of one database', async () => {
+    const second = await startTestGateway({ sameDatabaseAs: gw, env: { PUBLIC_BASE_URL: 'https://pay.example.com' } });
+    const racer = await gw.merchantWithKey();
+    second.clock.advance(gw.clock.now() - second.clock.now()); // both nodes past the key's activation
+    try {
+      const body = transfer({ currencyAmount: '100' });
+      await gw.admin('POST', `/admin/v1/merchants/${racer.merchantId}/balance-adjustments`, { currency: 'KES', amount: '200', reason: 'race' });
+      const before = await orderCount();
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => signedCall(i % 2 === 0 ? gw.url : second.url, racer.credentials, { path: TRANSFER, body }, gw.clock.now())),
+      );
+      assert.ok(results.every((r) => r.body.code === '200'), JSON.stringify(results.map((r) => r.body.msgEn)));
+      assert.equal(new Set(results.map((r) => r.body.data.orderId)).size, 1, 'one order, whichever node answered');
+      assert.equal(await orderCount(), before + 1);
+      const balance = await signedCall(gw.url, racer.credentials, { method: 'GET', path: '/api/v3/ken/query/balance' }, gw.clock.now());
+      assert.deepEqual([balance.body.data[0].accountBalance, balance.body.data[0].accountFreezeAmount], ['100', '100'], 'frozen once');
+    } finally {
+      await second.close();
+    }
+  });
+
   it('pays a collection: status 2, the payment callback, fee and balance from the ledger', async () => {
     const body = collection({ amount: 1000, notifyUrl: `${receiver.url}/own` });
     const created = await call(COLLECT, body);
