@@ -15,6 +15,7 @@ import { SANDBOX_RAILS } from '../rails/rails.js';
 import { boletoBarcode, formatLinhaDigitavel, linhaDigitavel } from '../rails/boleto/boleto.js';
 import { dynamicBrCode, staticBrCode } from '../rails/pix/br-code.js';
 import { isValidDocument, normalizeDocument, type DocumentType } from './documents.js';
+import { brazilDetails } from './details.js';
 import { locationUrl, newLocationId } from './pix-location.js';
 import { pixKeyProblem, type PixKeyType } from './pix-keys.js';
 
@@ -106,22 +107,7 @@ const BankTransferBody = Type.Object({
 /** requestType, userType, operatorId and expansionParam of the Brazil collection query: orders made through the API by the merchant. */
 export const BRAZIL_QUERY_EXTRAS = { requestType: 1, userType: 1, operatorId: 0 } as const;
 
-interface BrazilDetails {
-  payParam?: string;
-  userInfoType?: string;
-  userInfoNo?: string;
-  userInfoName?: string;
-  personIdType?: string;
-  personId?: string;
-  personName?: string;
-  accountType?: string;
-  accountId?: string;
-  bankName?: string;
-  agency?: string;
-  boletoDueDate?: string;
-}
-
-const detailsOf = (order: OrderRow) => JSON.parse(order.details) as BrazilDetails;
+const detailsOf = brazilDetails;
 
 const invalid = (field: string, format: FieldFormat) => new ApiError({ kind: 'invalid_field', field, rule: { rule: 'format', format } });
 

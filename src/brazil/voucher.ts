@@ -11,6 +11,7 @@ import type { OrderRow } from '../orders/queries.js';
 import type { OrderService } from '../orders/service.js';
 import { COLLECTION_STATUS, statusText, TRANSFER_STATUS } from '../orders/state-machine.js';
 import type { Store } from '../store/store.js';
+import { brazilDetails } from './details.js';
 
 /** A voucher token: 24 random bytes in base64url, the capability carried by the public link. */
 const TOKEN = /^[A-Za-z0-9_-]{32}$/;
@@ -241,24 +242,7 @@ export async function renderVoucher(facts: VoucherFacts): Promise<Uint8Array> {
   return doc.save();
 }
 
-interface OrderDetails {
-  endToEndId?: string;
-  authenticationCode?: string;
-  settledAt?: number;
-  voucherToken?: string;
-  userInfoType?: string;
-  userInfoNo?: string;
-  userInfoName?: string;
-  personIdType?: string;
-  personId?: string;
-  personName?: string;
-  accountType?: string;
-  accountId?: string;
-  bankName?: string;
-  agency?: string;
-}
-
-const detailsOf = (order: OrderRow) => JSON.parse(order.details) as OrderDetails;
+const detailsOf = brazilDetails;
 
 const ACCOUNT_TYPES: Record<string, string> = { CC: 'conta corrente / checking', CP: 'conta poupança / savings' };
 

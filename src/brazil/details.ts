@@ -1,0 +1,26 @@
+import type { OrderRow } from '../orders/queries.js';
+
+/** What a Brazil order keeps in its details: payer or payee, payment parameter, and what the rail settled. */
+export interface BrazilDetails {
+  payParam?: string;
+  boletoDueDate?: string;
+  linhaFormatted?: string;
+  userInfoType?: string;
+  userInfoNo?: string;
+  userInfoName?: string;
+  personIdType?: string;
+  personId?: string;
+  personName?: string;
+  accountType?: string;
+  accountId?: string;
+  bankName?: string;
+  agency?: string;
+  endToEndId?: string;
+  authenticationCode?: string;
+  settledAt?: number;
+  voucherToken?: string;
+}
+
+export function brazilDetails(order: OrderRow): BrazilDetails {
+  return JSON.parse(order.details) as BrazilDetails;
+}
