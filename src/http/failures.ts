@@ -362,9 +362,9 @@ const FAILURES: { [K in FailureKind]: { code: ApiCode; text: Texts<K> } } = {
   order_not_found: {
     code: '300',
     text: {
-      en: () => 'order not found: externalOrderId and orderId must name the same order of yours in this area',
-      'pt-BR': () => 'pedido não encontrado: externalOrderId e orderId devem indicar o mesmo pedido seu nesta área',
-      es: () => 'orden no encontrada: externalOrderId y orderId deben indicar la misma orden suya en esta área',
+      en: () => 'order not found: no order of yours in this area has these ids (a query names one order by both externalOrderId and orderId)',
+      'pt-BR': () => 'pedido não encontrado: nenhum pedido seu nesta área tem estes ids (uma consulta indica um pedido por externalOrderId e orderId juntos)',
+      es: () => 'orden no encontrada: ninguna orden suya en esta área tiene estos ids (una consulta indica una orden por externalOrderId y orderId juntos)',
     },
   },
   voucher_unavailable: {
