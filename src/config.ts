@@ -1,3 +1,4 @@
+import { createPrivateKey } from 'node:crypto';
 import { isAbsolute, resolve } from 'node:path';
 import { whitelistEntryProblem } from './auth/ip-whitelist.js';
 import { PIX_KEY_TYPES, pixKeyProblem } from './brazil/pix-keys.js';
@@ -136,6 +137,18 @@ class EnvReader {
     return fallback;
   }
 
+  rsaPrivateKey(name: string): string | undefined {
+    const value = this.raw(name);
+    if (value === undefined) return undefined;
+    try {
+      if (createPrivateKey(value).asymmetricKeyType === 'rsa') return value;
+    } catch {
+      // reported below
+    }
+    this.problems.push(`${name}: must be an RSA private key in PEM (PKCS#8), which signs dynamic Pix charges with RS256`);
+    return undefined;
+  }
+
   pixKey(name: string, fallback: string): string {
     const value = this.raw(name);
     if (value === undefined) return fallback;
@@ -190,7 +203,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       key: read.pixKey('PIX_KEY', SANDBOX_PIX_KEY),
       merchantName: read.matching('PIX_MERCHANT_NAME', 'CASHGATE SANDBOX', /^[\x20-\x7e]{1,25}$/, '1 to 25 ASCII characters'),
       merchantCity: read.matching('PIX_MERCHANT_CITY', 'SAO PAULO', /^[\x20-\x7e]{1,15}$/, '1 to 15 ASCII characters'),
-      jwsPrivateKeyPem: read.optionalString('PIX_JWS_PRIVATE_KEY'),
+      jwsPrivateKeyPem: read.rsaPrivateKey('PIX_JWS_PRIVATE_KEY'),
     },
     boletoBankCode: read.matching('BOLETO_BANK_CODE', '341', /^\d{3}$/, 'a three-digit COMPE bank code'),
     trustProxy: read.trustProxy('TRUST_PROXY'),

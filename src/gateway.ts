@@ -73,7 +73,7 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
   collectDefaultMetrics({ register: metrics, prefix: 'cashgate_' });
   const callbacks = openCallbacks({ config, store, clock, logger, merchants, registry: metrics });
   const ledger = new LedgerService(store, clock);
-  const orders = new OrderService(store, clock, ledger, callbacks.outbox);
+  const orders = new OrderService(store, clock, ledger, callbacks.outbox, logger.child({ component: 'orders' }));
   for (const kind of [...KENYA_ORDER_KINDS, ...BRAZIL_ORDER_KINDS]) orders.register(kind);
   callbacks.outbox.register(orders);
   return {
@@ -141,7 +141,10 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
     await services.close();
     throw error;
   }
-  logger.info({ url, database: store.dialect, workers: workers !== undefined }, 'Cashgate is serving');
+  logger.info({ url, database: store.dialect, workers: workers !== undefined, sandbox: config.sandbox }, 'Cashgate is serving');
+  if (!config.publicBaseUrl.startsWith('https://')) {
+    logger.warn({ publicBaseUrl: config.publicBaseUrl }, 'PUBLIC_BASE_URL is not https: payers and their banks reach cashier pages and dynamic Pix locations over https in production');
+  }
   return {
     app,
     store,

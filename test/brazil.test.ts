@@ -135,6 +135,8 @@ describe(`Brazil collections and transfers (${databaseLabel})`, () => {
   for (const [overrides, field, rule] of [
     [{ amount: '10.001' }, 'amount', /2 decimal places/],
     [{ amount: '0.00' }, 'amount', /from 0.01 to/],
+    [{ amount: '100000000.00', channelType: 'BOLETO' }, 'amount', /to 99999999.99/],
+    [{ amount: '10000000000.00' }, 'amount', /to 9999999999.99/],
     [{ channelType: 'CARD' }, 'channelType', /PIX, PIX_DYNAMIC, BOLETO/],
     [{ userInfoType: 'CPF', userInfoNo: '12345678900' }, 'userInfoNo', /valid CPF/],
     [{ userInfoType: 'CNPJ', userInfoNo: '11444777000162' }, 'userInfoNo', /valid CNPJ/],
@@ -242,6 +244,8 @@ describe(`Brazil collections and transfers (${databaseLabel})`, () => {
     const rejected = await sandbox(created.body.data.orderId, 'bank_rejected');
     assert.equal(rejected.body.orderStatus, 4);
     assert.deepEqual(await balance(), start);
+    const released = (await call('/api/v3/bra/query/transferOrder', { externalOrderId: created.body.data.externalOrderId, orderId: created.body.data.orderId })).body.data[0];
+    assert.deepEqual([released.orderFee, released.orderEntryAmount], ['0.00', '0.00'], 'nothing charged once released');
     const [record] = (await call('/api/v3/bra/query/transferOrder', { externalOrderId: created.body.data.externalOrderId, orderId: created.body.data.orderId })).body.data;
     assert.equal(record.errorMsgEn, 'the receiving bank rejected the transfer');
     assert.equal(record.errorMsg, 'o banco recebedor rejeitou a transferência', 'errorMsg in the merchant language');

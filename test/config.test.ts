@@ -64,19 +64,31 @@ describe('configuration', () => {
         CASHGATE_MASTER_KEY: 'short',
         CASHGATE_ADMIN_TOKEN: 'short',
         LOG_LEVEL: 'loud',
+        CALLBACK_TIMEOUT_MS: '10',
+        CASHGATE_SANDBOX: 'perhaps',
+        PIX_KEY: 'not a key',
+        PIX_MERCHANT_NAME: 'A NAME FAR TOO LONG FOR A BR CODE',
+        BOLETO_BANK_CODE: '34',
+        PIX_JWS_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----',
       });
       assert.fail('expected a ConfigError');
     } catch (error) {
       assert.ok(error instanceof ConfigError);
       const names = error.problems.map((p) => /^[A-Z_]+/.exec(p)?.[0]);
       assert.deepEqual(names.sort(), [
+        'BOLETO_BANK_CODE',
         'CALLBACK_ALLOW_PRIVATE_NETWORKS',
         'CALLBACK_MAX_RETRIES',
+        'CALLBACK_TIMEOUT_MS',
         'CASHGATE_ADMIN_TOKEN',
         'CASHGATE_MASTER_KEY',
+        'CASHGATE_SANDBOX',
         'DATABASE_URL',
         'KEY_ACTIVATION_DELAY_MS',
         'LOG_LEVEL',
+        'PIX_JWS_PRIVATE_KEY',
+        'PIX_KEY',
+        'PIX_MERCHANT_NAME',
         'PORT',
         'PUBLIC_BASE_URL',
         'SIGNATURE_WINDOW_MS',

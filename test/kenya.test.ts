@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { verifyCallback } from '@cashgate/sdk';
 import { audit } from '../src/ledger/audit.js';
 import { AUDIT_CHECKS } from '../src/orders/audit.js';
+import { SANDBOX_RAILS } from '../src/rails/rails.js';
 import { databaseLabel } from './support/database.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 import { eventually, startReceiver, type CallbackReceiver } from './support/receiver.js';
@@ -140,6 +141,26 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
     assert.ok(results.every((r) => r.body.code === '200'), JSON.stringify(results.map((r) => r.body.msgEn)));
     assert.equal(new Set(results.map((r) => r.body.data.currencyOrderVo.orderId)).size, 1);
     assert.equal(await orderCount(), count + 1);
+  });
+
+  it('keeps an order its rail did not take, and hands it over again on an identical repeat', async () => {
+    const rail = SANDBOX_RAILS.mpesaStk;
+    const start = rail.start;
+    rail.start = () => Promise.reject(new Error('Daraja unreachable'));
+    const body = collection();
+    let orderId: string;
+    try {
+      const created = await call(COLLECT, body);
+      assert.equal(created.body.code, '200', 'the order exists: the merchant is not told to create it again');
+      orderId = created.body.data.currencyOrderVo.orderId as string;
+      const [pending] = (await call('/api/v3/ken/query/collectingOrder', { externalOrderId: body.externalOrderId, orderId })).body.data;
+      assert.equal(pending.channelOrderId, '', 'no rail reference yet');
+    } finally {
+      rail.start = start;
+    }
+    assert.equal((await call(COLLECT, body)).body.code, '200');
+    const [taken] = (await call('/api/v3/ken/query/collectingOrder', { externalOrderId: body.externalOrderId, orderId })).body.data;
+    assert.match(taken.channelOrderId, /^ws_CO_/, 'the repeat handed it to the rail');
   });
 
   it('makes one order of identical creates racing on two nodes of one database', async () => {

@@ -26,6 +26,9 @@ export const BRAZIL_COLLECTION_PAY_TYPE = { PIX: 101, PIX_DYNAMIC: 103, BOLETO: 
 const PIX_TRANSFER_PAY_TYPE = 201;
 const BANK_TRANSFER_PAY_TYPE = 202;
 
+/** The largest amount each payment code can carry: a BR Code's tag 54 (13 characters), a boleto's 10-digit amount field. */
+const MAX_COLLECTION_CENTS = { PIX: 999_999_999_999n, PIX_DYNAMIC: 999_999_999_999n, BOLETO: 9_999_999_999n } as const;
+
 /** A boleto is due three days after it is issued; its cashier stays open to the end of that day in Brasília. */
 export const BOLETO_DUE_DAYS = 3;
 const BRASILIA_OFFSET_MS = -3 * 3_600_000;
@@ -268,7 +271,7 @@ export function brazilRoutes(deps: {
           throw invalid(body.userInfoType === undefined ? 'userInfoType' : 'userInfoNo', 'pairedWith');
         }
         const userInfoNo = body.userInfoType === undefined || body.userInfoNo === undefined ? undefined : checkDocument('userInfoNo', body.userInfoType, body.userInfoNo);
-        const amount = amountField('amount', body.amount, CURRENCY);
+        const amount = amountField('amount', body.amount, CURRENCY, { maximum: MAX_COLLECTION_CENTS[body.channelType] });
         const merchant = await deps.merchants.getMerchant(caller.merchantId);
         const now = deps.now();
         const boleto = body.channelType === 'BOLETO' ? boletoDue(now) : undefined;
@@ -310,7 +313,7 @@ export function brazilRoutes(deps: {
             ...(userInfoNo !== undefined && { userInfoNo }),
             ...(body.userInfoName !== undefined && { userInfoName: body.userInfoName }),
           },
-          cashierLifetimeMs: boleto === undefined ? merchant.cashierLifetimeMs : boleto.endOfDay - now,
+          cashierExpiry: boleto === undefined ? { lifetimeMs: merchant.cashierLifetimeMs } : { at: boleto.endOfDay },
           railRef: (orderId) => payParamFor(orderId).railRef,
           detailsFor: (order) => {
             const { payParam, boletoDueDate } = payParamFor(order.id);

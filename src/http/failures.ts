@@ -110,14 +110,14 @@ const FORMAT_NAMES: Record<FieldFormat, Record<Language, string>> = {
     es: 'un CNPJ válido: 14 caracteres (dígitos, o letras y dígitos en el CNPJ alfanumérico) con dígitos verificadores correctos',
   },
   pixPhone: {
-    en: 'a phone Pix key in the form +55 followed by 10 or 11 digits, e.g. +5511999998888',
-    'pt-BR': 'uma chave Pix de telefone no formato +55 seguido de 10 ou 11 dígitos, ex. +5511999998888',
-    es: 'una clave Pix de teléfono en el formato +55 seguido de 10 u 11 dígitos, p. ej. +5511999998888',
+    en: 'a mobile phone Pix key: +55, the two-digit area code and the 9-digit mobile number, e.g. +5511999998888',
+    'pt-BR': 'uma chave Pix de celular: +55, o DDD de dois dígitos e o número de 9 dígitos, ex. +5511999998888',
+    es: 'una clave Pix de móvil: +55, el código de área de dos dígitos y el número de 9 dígitos, p. ej. +5511999998888',
   },
   pixEmail: {
-    en: 'an e-mail Pix key of at most 77 characters',
-    'pt-BR': 'uma chave Pix de e-mail de no máximo 77 caracteres',
-    es: 'una clave Pix de correo de como máximo 77 caracteres',
+    en: 'an e-mail Pix key in lower case, of at most 77 characters',
+    'pt-BR': 'uma chave Pix de e-mail em minúsculas, de no máximo 77 caracteres',
+    es: 'una clave Pix de correo en minúsculas, de como máximo 77 caracteres',
   },
   pixEvp: {
     en: 'a random Pix key (EVP): a UUID such as 123e4567-e12b-12d1-a456-426655440000',

@@ -120,7 +120,7 @@ export function kenyaRoutes(deps: { orders: OrderService; merchants: MerchantSer
           returnUrl: body.returnUrl ?? null,
           remark: body.remark ?? null,
           details: { phone: body.phone, checkingPhone: body.checkingPhone },
-          cashierLifetimeMs: merchant.cashierLifetimeMs,
+          cashierExpiry: { lifetimeMs: merchant.cashierLifetimeMs },
           createResult: (order) => ({
             cashierUrl: `${deps.publicBaseUrl}/cashier/${order.cashier_id ?? ''}`,
             cashierExpireTime: order.cashier_expire_at ?? 0,

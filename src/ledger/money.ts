@@ -56,19 +56,20 @@ export function amountField(
   field: string,
   input: unknown,
   currency: Currency,
-  options: { decimals?: number; minimum?: Minor; signed?: boolean } = {},
+  options: { decimals?: number; minimum?: Minor; maximum?: Minor; signed?: boolean } = {},
 ): Minor {
   const decimals = options.decimals ?? CURRENCIES[currency];
   const minimum = options.minimum ?? 1n;
+  const maximum = options.maximum ?? MAX_MINOR;
   const amount = parseDecimal(input, decimals, { signed: options.signed === true });
   const magnitude = amount !== undefined && amount < 0n ? -amount : amount;
   const acceptable =
-    amount !== undefined && magnitude !== undefined && magnitude <= MAX_MINOR && (options.signed === true ? amount !== 0n : amount >= minimum);
+    amount !== undefined && magnitude !== undefined && magnitude <= maximum && (options.signed === true ? amount !== 0n : amount >= minimum);
   if (!acceptable) {
     throw new ApiError({
       kind: 'invalid_field',
       field,
-      rule: { rule: 'amount', decimals, minimum: formatMinor(minimum, decimals), maximum: formatMinor(MAX_MINOR, decimals), signed: options.signed === true },
+      rule: { rule: 'amount', decimals, minimum: formatMinor(minimum, decimals), maximum: formatMinor(maximum, decimals), signed: options.signed === true },
     });
   }
   return amount;

@@ -54,7 +54,7 @@ export function OrderRecordSchema(orderFee: 'string' | 'integer') {
     externalOrderId: Type.String(),
     orderAmount: Type.String(),
     orderActualAmount: NullableString,
-    orderEntryAmount: Type.String({ description: 'collections: credited to the merchant (actual − fee); transfers: taken from the balance (amount + fee)' }),
+    orderEntryAmount: Type.String({ description: 'collections: credited to the merchant (actual − fee); transfers: taken from the balance (amount + fee; 0 once released)' }),
     orderFee: orderFee === 'integer' ? Type.Integer() : Type.String(),
     orderPayTime: NullableInteger,
     orderCompleteTime: NullableInteger,
@@ -80,7 +80,8 @@ export type OrderRecord = Static<ReturnType<typeof OrderRecordSchema>>;
 export function orderRecord(order: OrderRow, account: OrderAccount): OrderRecord {
   const fee = fromDb(order.fee);
   const actual = order.actual_amount === null ? null : fromDb(order.actual_amount);
-  const entry = order.kind === 'collection' ? (actual === null ? 0n : actual - fee) : fromDb(order.amount) + fee;
+  const released = order.kind === 'transfer' && (order.status === 4 || order.status === 16);
+  const entry = order.kind === 'collection' ? (actual === null ? 0n : actual - fee) : released ? 0n : fromDb(order.amount) + fee;
   const type = ORDER_TYPE[order.kind];
   return {
     orderId: order.id,

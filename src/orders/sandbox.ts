@@ -16,12 +16,11 @@ export class OrderSandbox {
     if (!this.enabled) throw new OperatorError({ kind: 'sandbox_disabled' });
     const order = await this.orders.find(orderId);
     if (order === undefined) throw new OperatorError({ kind: 'order_not_found', orderId });
-    const known = eventsOf(order.kind);
-    const amount =
-      input.amount === undefined || event !== 'paid' ? undefined : amountField('amount', input.amount, order.currency as Currency);
-    if (!known.includes(event)) {
+    if (!eventsOf(order.kind).includes(event)) {
       throw new OperatorError({ kind: 'event_not_allowed', orderId, status: order.status, event, allowedEvents: allowedEvents(order.kind, order.status) });
     }
+    const amount =
+      input.amount === undefined || event !== 'paid' ? undefined : amountField('amount', input.amount, order.currency as Currency);
     try {
       return await this.orders.applyEvent(orderId, event, { source: input.source, ...(amount !== undefined && { amount }) });
     } catch (error) {

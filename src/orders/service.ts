@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
 import type { CallbackOutbox } from '../callbacks/service.js';
 import type { CallbackOrderSource, OrderCallback } from '../callbacks/sources.js';
 import type { Clock } from '../clock.js';
@@ -45,8 +46,8 @@ export interface NewOrder {
   returnUrl: string | null;
   remark: string | null;
   details: Record<string, unknown>;
-  /** Collections: how long the payer has, from now. */
-  cashierLifetimeMs?: number;
+  /** Collections: how long the payer has, from creation, or until when. */
+  cashierExpiry?: { lifetimeMs: number } | { at: number };
   /** What the rail will know the order by, from its id (e.g. a Pix txid). */
   railRef?: (orderId: string) => string;
   /** Area details that need the order id (e.g. the BR Code carrying its txid). */
@@ -129,6 +130,7 @@ export class OrderService implements CallbackOrderSource {
     private readonly clock: Clock,
     private readonly ledger: LedgerService,
     private readonly outbox: CallbackOutbox,
+    private readonly logger: Logger,
   ) {}
 
   register(spec: OrderKindSpec): void {
@@ -154,7 +156,7 @@ export class OrderService implements CallbackOrderSource {
     const hash = requestHash(input.requestBody);
     const key = { merchantId: input.merchantId, area: input.area, kind: input.kind, externalOrderId: input.externalOrderId };
     const existing = await q.findByExternalId(this.store.read, key);
-    if (existing !== undefined) return this.#repeat(existing, hash, input.externalOrderId);
+    if (existing !== undefined) return this.#repeat(existing, hash, input.externalOrderId, true);
     let created: { order: q.OrderRow; data: unknown; created: boolean };
     try {
       created = await this.store.transact(async (tx) => {
@@ -182,8 +184,8 @@ export class OrderService implements CallbackOrderSource {
           return_url: input.returnUrl,
           remark: input.remark,
           details: JSON.stringify({ ...input.details, feeRule: { percentBps: feeRule.percentBps, fixed: String(feeRule.fixed), minimum: String(feeRule.minimum) } }),
-          cashier_id: input.cashierLifetimeMs === undefined ? null : newId('csh', 16),
-          cashier_expire_at: input.cashierLifetimeMs === undefined ? null : now + input.cashierLifetimeMs,
+          cashier_id: input.cashierExpiry === undefined ? null : newId('csh', 16),
+          cashier_expire_at: input.cashierExpiry === undefined ? null : 'at' in input.cashierExpiry ? input.cashierExpiry.at : now + input.cashierExpiry.lifetimeMs,
           channel_order_id: null,
           rail_ref: null,
           error_msg: null,
@@ -207,21 +209,37 @@ export class OrderService implements CallbackOrderSource {
       // Another request with this externalOrderId committed first (perhaps on another node).
       const winner = await q.findByExternalId(this.store.read, key);
       if (winner === undefined) throw error;
-      return this.#repeat(winner, hash, input.externalOrderId);
+      return this.#repeat(winner, hash, input.externalOrderId, false);
     }
     await this.#startOnRail(created.order);
     return created;
   }
 
-  /** Hands a committed order to its rail, outside any transaction, and keeps the rail's reference. */
+  /**
+   * Hands a committed order to its rail, outside any transaction, and keeps the rail's reference.
+   * A rail that cannot be reached leaves the order pending without a reference (logged); the
+   * merchant's identical repeat hands it over again.
+   */
   async #startOnRail(order: q.OrderRow): Promise<void> {
-    const { channelOrderId } = await this.#spec(order).rail(order).start(order);
-    order.channel_order_id = channelOrderId;
-    await this.store.transact((tx) => q.updateOrder(tx, order.id, { channel_order_id: channelOrderId }));
+    const rail = this.#spec(order).rail(order);
+    try {
+      const { channelOrderId } = await rail.start(order);
+      order.channel_order_id = channelOrderId;
+      await this.store.transact((tx) => q.updateOrder(tx, order.id, { channel_order_id: channelOrderId }));
+    } catch (error) {
+      this.logger.error({ err: error, orderId: order.id, rail: rail.name }, 'the rail did not take the order; a repeat of the create request retries');
+    }
   }
 
-  #repeat(order: q.OrderRow, hash: string, externalOrderId: string): { order: q.OrderRow; data: unknown; created: boolean } {
+  async #repeat(
+    order: q.OrderRow,
+    hash: string,
+    externalOrderId: string,
+    retryRail: boolean,
+  ): Promise<{ order: q.OrderRow; data: unknown; created: boolean }> {
     if (order.request_hash !== hash) throw new ApiError({ kind: 'duplicate_external_order_id', externalOrderId });
+    // A repeat is the merchant's retry: an order its rail never took is handed to the rail again.
+    if (retryRail && order.channel_order_id === null && order.status === 1) await this.#startOnRail(order);
     return { order, data: JSON.parse(order.create_result) as unknown, created: false };
   }
 
@@ -279,7 +297,8 @@ export class OrderService implements CallbackOrderSource {
           Object.assign(changes, { actual_amount: order.amount, pay_time: now, complete_time: now });
         } else if (to === 4 || to === 16) {
           await this.ledger.ledger.releaseTransfer(tx, this.#transferMoney(order));
-          changes.complete_time = now;
+          // Nothing was charged: the fee is released with the amount.
+          Object.assign(changes, { complete_time: now, fee: 0 });
         }
       }
       const succeeded = (order.kind === 'collection' && to === 2) || (order.kind === 'transfer' && to === 8);
