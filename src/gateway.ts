@@ -81,7 +81,7 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
     merchants,
     ledger,
     orders,
-    sandbox: new OrderSandbox(orders, config.sandbox),
+    sandbox: new OrderSandbox(orders, config.sandbox, clock),
     pixSigner: new PixLocationSigner({ privateKeyPem: config.pix.jwsPrivateKeyPem, dataDir: config.dataDir, publicBaseUrl: config.publicBaseUrl }),
     callbacks,
     metrics,

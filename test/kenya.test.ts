@@ -159,8 +159,35 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
       rail.start = start;
     }
     assert.equal((await call(COLLECT, body)).body.code, '200');
+    const [soon] = (await call('/api/v3/ken/query/collectingOrder', { externalOrderId: body.externalOrderId, orderId })).body.data;
+    assert.equal(soon.channelOrderId, '', 'a repeat within a minute does not hand it over again: the first may still be under way');
+    gw.clock.advance(60_001);
+    assert.equal((await call(COLLECT, body)).body.code, '200');
     const [taken] = (await call('/api/v3/ken/query/collectingOrder', { externalOrderId: body.externalOrderId, orderId })).body.data;
-    assert.match(taken.channelOrderId, /^ws_CO_/, 'the repeat handed it to the rail');
+    assert.match(taken.channelOrderId, /^ws_CO_/, 'a later repeat handed it to the rail');
+  });
+
+  it('never starts a payout twice when a repeat arrives while the rail is still answering', async () => {
+    const rail = SANDBOX_RAILS.mpesaB2c;
+    const start = rail.start;
+    let starts = 0;
+    rail.start = async (order) => {
+      starts += 1;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return start(order);
+    };
+    try {
+      const payer = await gw.merchantWithKey();
+      await gw.admin('POST', `/admin/v1/merchants/${payer.merchantId}/balance-adjustments`, { currency: 'KES', amount: '200', reason: 'slow rail' });
+      const body = transfer({ currencyAmount: '100' });
+      const first = call(TRANSFER, body, payer.credentials);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const [a, b] = await Promise.all([first, call(TRANSFER, body, payer.credentials)]);
+      assert.equal(a.body.data.orderId, b.body.data.orderId);
+      assert.equal(starts, 1, 'one payout on the rail');
+    } finally {
+      rail.start = start;
+    }
   });
 
   it('makes one order of identical creates racing on two nodes of one database', async () => {
@@ -255,6 +282,12 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
     });
     assert.equal(h.events[0].payload.orderStatusCode, 3);
     assert.equal((await sandbox(orderId, 'paid')).status, 409, 'a payment after expiry is refused');
+    const late = (await call(COLLECT, collection())).body.data.currencyOrderVo.orderId as string;
+    gw.clock.advance(1_800_001);
+    const refused = await sandbox(late, 'paid');
+    assert.equal(refused.status, 409, "a payment once the cashier's time is up is refused, before the expiry worker runs");
+    assert.deepEqual(refused.body.error.allowedEvents, ['expired']);
+    await gw.gateway.orders.expireDue();
   });
 
   it('finds an order only by both ids, and only for its own merchant', async () => {

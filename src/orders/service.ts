@@ -110,6 +110,9 @@ export function orderKindOf(order: Pick<q.OrderRow, 'area' | 'kind'>): string {
   return `${order.area}.${order.kind}`;
 }
 
+/** A hand-over to a rail that has not answered in this time is taken to have failed, and may be retried. */
+export const RAIL_RETRY_AFTER_MS = 60_000;
+
 const ID_PREFIX: Record<`${OrderArea}.${OrderKind}`, string> = {
   'ken.collection': 'KC',
   'ken.transfer': 'KT',
@@ -188,6 +191,7 @@ export class OrderService implements CallbackOrderSource {
           cashier_expire_at: input.cashierExpiry === undefined ? null : 'at' in input.cashierExpiry ? input.cashierExpiry.at : now + input.cashierExpiry.lifetimeMs,
           channel_order_id: null,
           rail_ref: null,
+          rail_claimed_at: now,
           error_msg: null,
           error_msg_en: null,
           created_at: now,
@@ -215,6 +219,22 @@ export class OrderService implements CallbackOrderSource {
     return created;
   }
 
+  /** Takes over an unfinished hand-over to the rail, if the last one is older than RAIL_RETRY_AFTER_MS (compare-and-set). */
+  async #reclaimRail(order: q.OrderRow): Promise<boolean> {
+    const now = this.clock.now();
+    if (order.rail_claimed_at !== null && now - order.rail_claimed_at < RAIL_RETRY_AFTER_MS) return false;
+    const result = await this.store.transact((tx) =>
+      tx
+        .updateTable('orders')
+        .set({ rail_claimed_at: now })
+        .where('id', '=', order.id)
+        .where('channel_order_id', 'is', null)
+        .where((eb) => (order.rail_claimed_at === null ? eb('rail_claimed_at', 'is', null) : eb('rail_claimed_at', '=', order.rail_claimed_at)))
+        .executeTakeFirst(),
+    );
+    return result.numUpdatedRows > 0n;
+  }
+
   /**
    * Hands a committed order to its rail, outside any transaction, and keeps the rail's reference.
    * A rail that cannot be reached leaves the order pending without a reference (logged); the
@@ -238,8 +258,9 @@ export class OrderService implements CallbackOrderSource {
     retryRail: boolean,
   ): Promise<{ order: q.OrderRow; data: unknown; created: boolean }> {
     if (order.request_hash !== hash) throw new ApiError({ kind: 'duplicate_external_order_id', externalOrderId });
-    // A repeat is the merchant's retry: an order its rail never took is handed to the rail again.
-    if (retryRail && order.channel_order_id === null && order.status === 1) await this.#startOnRail(order);
+    // A repeat is the merchant's retry: an order its rail never took is handed to the rail again,
+    // once no other hand-over can still be under way (so a rail never starts one order twice).
+    if (retryRail && order.channel_order_id === null && order.status === 1 && (await this.#reclaimRail(order))) await this.#startOnRail(order);
     return { order, data: JSON.parse(order.create_result) as unknown, created: false };
   }
 

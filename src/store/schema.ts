@@ -196,6 +196,8 @@ export interface OrderTable {
   channel_order_id: string | null;
   /** What the rail knows the order by (Pix txid, dynamic location id, boleto barcode), to find it from a rail's report. */
   rail_ref: string | null;
+  /** When a node last took the job of handing the order to its rail (one hand-over at a time). */
+  rail_claimed_at: number | null;
   error_msg: string | null;
   error_msg_en: string | null;
   created_at: number;

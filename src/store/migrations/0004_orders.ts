@@ -34,6 +34,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('cashier_expire_at', 'bigint')
     .addColumn('channel_order_id', 'varchar(64)')
     .addColumn('rail_ref', 'varchar(64)')
+    .addColumn('rail_claimed_at', 'bigint')
     .addColumn('error_msg', 'text')
     .addColumn('error_msg_en', 'text')
     .addColumn('created_at', 'bigint', (c) => c.notNull())
