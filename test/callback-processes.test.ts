@@ -115,8 +115,8 @@ describe(`callbacks across processes (${databaseLabel})`, () => {
     });
     assert.deepEqual(
       h.attempts.map((a: any) => [a.attemptNo, a.outcome]),
-      [[1, 'interrupted'], [1, 'delivered']],
-      'the cut attempt is on record, and the delivery that replaced it',
+      [[1, 'interrupted'], [2, 'delivered']],
+      'the cut attempt is on record, and the delivery after it',
     );
   });
 

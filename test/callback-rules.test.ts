@@ -29,6 +29,8 @@ describe('callback target addresses', () => {
     ['::7f00:1', 'loopback'],
     ['2002:a9fe:a9fe::1', 'link-local'],
     ['2001:db8::1', 'documentation'],
+    ['::ffff:0:7f00:1', 'loopback'],
+    ['64:ff9b:1::a00:1', 'local-use NAT64'],
   ] as const) {
     it(`refuses ${address} (${reason})`, () => assert.equal(forbiddenAddressReason(address), reason));
   }

@@ -394,6 +394,8 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
     assert.match(html, /2547•••••123/);
     assert.match(html, /1500 KES/);
     assert.ok(!html.includes('<script>alert(1)</script>') && html.includes('&lt;script&gt;'), 'merchant text stays text');
+    const empty = await fetch(new URL(`${path}/sandbox`, gw.url), { method: 'POST', redirect: 'manual' });
+    assert.equal(empty.status, 303, 'a post without a body changes nothing and is no error');
     const pay = await fetch(new URL(`${path}/sandbox`, gw.url), {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },

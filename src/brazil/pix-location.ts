@@ -39,13 +39,27 @@ export class PixLocationSigner {
   ) {}
 
   #load(): Promise<SigningKey> {
-    this.#key ??= (async () => {
+    this.#key ??= this.#read().catch((error: unknown) => {
+      this.#key = undefined; // the next request tries again
+      throw error;
+    });
+    return this.#key;
+  }
+
+  async #read(): Promise<SigningKey> {
+    {
       const file = join(this.options.dataDir, KEY_FILE);
       let pem = this.options.privateKeyPem ?? (existsSync(file) ? readFileSync(file, 'utf8') : undefined);
       if (pem === undefined) {
         const generated = await generateKeyPair(ALG, { modulusLength: 2048, extractable: true });
         pem = await exportPKCS8(generated.privateKey);
-        writeFileSync(file, pem, { mode: 0o600, flag: 'wx' });
+        try {
+          writeFileSync(file, pem, { mode: 0o600, flag: 'wx' });
+        } catch (error) {
+          // Another process on this data directory wrote it first: use that one.
+          if ((error as { code?: unknown }).code !== 'EEXIST') throw error;
+          pem = readFileSync(file, 'utf8');
+        }
       }
       const privateKey = await importPKCS8(pem, ALG, { extractable: true });
       // The public half of an RSA key is its modulus and exponent.
@@ -53,8 +67,7 @@ export class PixLocationSigner {
       const publicJwk: JWK = { kty, n, e };
       const kid = await calculateJwkThumbprint(publicJwk);
       return { privateKey, publicJwk: { ...publicJwk, kid, alg: ALG, use: 'sig' } };
-    })();
-    return this.#key;
+    }
   }
 
   async sign(payload: Record<string, unknown>): Promise<string> {

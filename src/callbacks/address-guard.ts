@@ -22,6 +22,7 @@ const FORBIDDEN_RANGES: readonly (readonly [string, number, 'ipv4' | 'ipv6', str
   ['fec0::', 10, 'ipv6', 'site-local'],
   ['ff00::', 8, 'ipv6', 'multicast'],
   ['2001:db8::', 32, 'ipv6', 'documentation'],
+  ['64:ff9b:1::', 48, 'ipv6', 'local-use NAT64'],
 ];
 
 const RANGES = FORBIDDEN_RANGES.map(([network, prefix, family, reason]) => {
@@ -32,7 +33,7 @@ const RANGES = FORBIDDEN_RANGES.map(([network, prefix, family, reason]) => {
 
 /** IPv6 forms that carry an IPv4 address (mapped, compatible, NAT64, 6to4): the embedded address decides. */
 const EMBEDDING_IPV4 = [
-  /^(?:::ffff:|64:ff9b::|::)(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/i,
+  /^(?:::ffff:|::ffff:0:|64:ff9b::|::)(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/i,
   /^2002:()([0-9a-f]{1,4}):([0-9a-f]{1,4})(?::|$)/i,
 ];
 

@@ -165,7 +165,8 @@ export class CallbackDispatcher {
         const count = counts.get(host) ?? 0;
         if (chosen.length === limit || count >= concurrencyPerHost) continue;
         counts.set(host, count + 1);
-        chosen.push(event);
+        // A cut attempt counts as made (it may have reached the merchant); the event is sent again all the same.
+        chosen.push(event.state === 'delivering' ? { ...event, attempts: event.attempts + 1 } : event);
         if (event.state === 'delivering') {
           const startedAt = (event.next_attempt_at ?? now) - leaseMs;
           interrupted.push(this.#attemptRow(event, startedAt, {
@@ -180,6 +181,7 @@ export class CallbackDispatcher {
       }
       await q.expireLateRetries(tx, late, now);
       await q.insertAttempts(tx, interrupted);
+      await q.countAttempts(tx, interrupted.map((a) => a.event_id));
       return this.#lease(tx, chosen);
     });
   }

@@ -87,6 +87,16 @@ export async function insertAttempts(db: Db, rows: readonly CallbackAttemptRow[]
   await db.insertInto('callback_attempts').values([...rows]).execute();
 }
 
+/** Adds one made attempt to each event (an interrupted one). */
+export async function countAttempts(db: Db, eventIds: readonly string[]): Promise<void> {
+  if (eventIds.length === 0) return;
+  await db
+    .updateTable('callback_events')
+    .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+    .where('id', 'in', eventIds)
+    .execute();
+}
+
 /** Retries that fell due after the retry window closed (no worker ran meanwhile) fail without a send. */
 export async function expireLateRetries(db: Db, eventIds: readonly string[], now: number): Promise<void> {
   if (eventIds.length === 0) return;

@@ -83,7 +83,7 @@ function cashierScope(app: FastifyInstance, deps: { orders: OrderService; sandbo
   app.post<{ Params: { cashierId: string }; Body: { action?: string } }>('/cashier/:cashierId/sandbox', async (request, reply) => {
     const order = await deps.orders.findByCashier(request.params.cashierId);
     if (order === undefined || !deps.sandbox.enabled) return page(reply, 404, 'Not found', '<h1>Not found</h1>');
-    const action = request.body.action;
+    const action = (request.body as { action?: unknown } | undefined)?.action;
     if (action === 'paid' || action === 'expired') {
       try {
         await deps.sandbox.apply(order.id, action, { source: 'sandbox:cashier' });

@@ -245,7 +245,9 @@ export class OrderService implements CallbackOrderSource {
     try {
       const { channelOrderId } = await rail.start(order);
       order.channel_order_id = channelOrderId;
-      await this.store.transact((tx) => q.updateOrder(tx, order.id, { channel_order_id: channelOrderId }));
+      await this.store.transact((tx) =>
+        tx.updateTable('orders').set({ channel_order_id: channelOrderId }).where('id', '=', order.id).where('channel_order_id', 'is', null).execute(),
+      );
     } catch (error) {
       this.logger.error({ err: error, orderId: order.id, rail: rail.name }, 'the rail did not take the order; a repeat of the create request retries');
     }
