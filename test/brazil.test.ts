@@ -5,8 +5,6 @@ import { isValidBoleto } from '@brazilian-utils/brazilian-utils';
 import { hasError, isDynamicPix, isStaticPix, parsePix } from 'pix-utils';
 import { verifyCallback } from '@cashgate/sdk';
 import { SANDBOX_PIX_KEY } from '../src/config.js';
-import { audit } from '../src/ledger/audit.js';
-import { AUDIT_CHECKS } from '../src/orders/audit.js';
 import { databaseLabel } from './support/database.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 import { startReceiver, type CallbackReceiver } from './support/receiver.js';
@@ -57,8 +55,7 @@ describe(`Brazil collections and transfers (${databaseLabel})`, () => {
   let receiver: CallbackReceiver;
   let merchant: Awaited<ReturnType<TestGateway['merchantWithKey']>>;
   const call = (path: string, body: unknown, credentials = merchant.credentials) => signedCall(gw.url, credentials, { path, body }, gw.clock.now());
-  const sandbox = (orderId: string, event: string, extra: Record<string, unknown> = {}) =>
-    gw.admin('POST', `/admin/v1/sandbox/orders/${orderId}/events`, { event, ...extra });
+  const sandbox = (orderId: string, event: string, extra: Record<string, unknown> = {}) => gw.sandbox(orderId, event, extra);
 
   before(async () => {
     gw = await startTestGateway({ env: { CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true', CALLBACK_POLL_INTERVAL_MS: '50' } });
@@ -67,7 +64,7 @@ describe(`Brazil collections and transfers (${databaseLabel})`, () => {
     await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/callback`, { url: receiver.url });
   });
   after(async () => {
-    const breaches = (await audit(gw.gateway.store.read, AUDIT_CHECKS)).flatMap((r) => r.breaches);
+    const breaches = await gw.auditBreaches();
     await gw.close();
     await receiver.close();
     assert.deepEqual(breaches, [], 'the ledger audits clean after the suite');

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { verifyCallback } from '@cashgate/sdk';
-import { audit } from '../src/ledger/audit.js';
-import { AUDIT_CHECKS } from '../src/orders/audit.js';
 import { SANDBOX_RAILS } from '../src/rails/rails.js';
 import { databaseLabel } from './support/database.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
@@ -56,8 +54,7 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
   let receiver: CallbackReceiver;
   let merchant: Awaited<ReturnType<TestGateway['merchantWithKey']>>;
   const call = (path: string, body: unknown, credentials = merchant.credentials) => signedCall(gw.url, credentials, { path, body }, gw.clock.now());
-  const sandbox = (orderId: string, event: string, extra: Record<string, unknown> = {}) =>
-    gw.admin('POST', `/admin/v1/sandbox/orders/${orderId}/events`, { event, ...extra });
+  const sandbox = (orderId: string, event: string, extra: Record<string, unknown> = {}) => gw.sandbox(orderId, event, extra);
   const orderCount = async () => Number((await gw.gateway.store.read.selectFrom('orders').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
 
   before(async () => {
@@ -70,7 +67,7 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
     await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/settlement`, { delayMs: 0 });
   });
   after(async () => {
-    const breaches = (await audit(gw.gateway.store.read, AUDIT_CHECKS)).flatMap((r) => r.breaches);
+    const breaches = await gw.auditBreaches();
     await gw.close();
     await receiver.close();
     assert.deepEqual(breaches, [], 'the ledger audits clean after the suite');
@@ -377,8 +374,7 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
     const setStatus = (status: number) => gw.gateway.store.transact((tx) => tx.updateTable('orders').set({ status }).where('id', '=', orderId).execute());
     await setStatus(2); // "paid" behind the ledger's back
     try {
-      const breaches = (await audit(gw.gateway.store.read, AUDIT_CHECKS)).flatMap((r) => r.breaches);
-      assert.deepEqual(breaches.map((b) => b.detail), [`collection ${orderId} in status 2: 0 collection.paid journal(s), expected 1`]);
+      assert.deepEqual(await gw.auditBreaches(), [`collection ${orderId} in status 2: 0 collection.paid journal(s), expected 1`]);
     } finally {
       await setStatus(1);
     }

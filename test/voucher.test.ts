@@ -101,7 +101,7 @@ describe(`Brazil payment vouchers (${databaseLabel})`, () => {
   let other: Awaited<ReturnType<TestGateway['merchantWithKey']>>;
   const call = (path: string, body: unknown, credentials = merchant.credentials) => signedCall(gw.url, credentials, { path, body }, gw.clock.now());
   const sandbox = async (orderId: string, event: string) => {
-    const response = await gw.admin('POST', `/admin/v1/sandbox/orders/${orderId}/events`, { event });
+    const response = await gw.sandbox(orderId, event);
     assert.equal(response.status, 200, JSON.stringify(response.body));
   };
   const voucher = (orderId: string, credentials = merchant.credentials) => call(VOUCHER, { orderId }, credentials);

@@ -6,7 +6,9 @@ import { OffsetClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { startGateway, type Gateway } from '../../src/gateway.js';
 import type { SignedRouteDef } from '../../src/http/signed-route.js';
+import { audit } from '../../src/ledger/audit.js';
 import { createLogger } from '../../src/logger.js';
+import { AUDIT_CHECKS } from '../../src/orders/audit.js';
 import { createTestDatabase, TEST_DATABASE_URL } from './database.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -19,6 +21,10 @@ export interface TestGateway {
   databaseUrl: string | undefined;
   /** Calls the admin API with the bearer token. */
   admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
+  /** Drives an order one step through the admin sandbox route. */
+  sandbox(orderId: string, event: string, extra?: Record<string, unknown>): Promise<{ status: number; body: any }>;
+  /** Every breach `cashgate audit` would report on this gateway's database (its details). */
+  auditBreaches(): Promise<string[]>;
   /** A merchant and a key that is already active (the clock is moved past the activation delay). */
   merchantWithKey(settings?: { permissions?: string[]; ipWhitelist?: string[] | string; debug?: boolean; language?: string }): Promise<{
     merchantId: string;
@@ -84,6 +90,8 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     dataDir,
     databaseUrl,
     admin,
+    sandbox: (orderId, event, extra = {}) => admin('POST', `/admin/v1/sandbox/orders/${orderId}/events`, { event, ...extra }),
+    auditBreaches: async () => (await audit(gateway.store.read, AUDIT_CHECKS)).flatMap((r) => r.breaches.map((b) => b.detail)),
     async merchantWithKey(settings = {}) {
       const merchant = await admin('POST', '/admin/v1/merchants', {
         name: 'Test Merchant',
