@@ -8,7 +8,7 @@ import { amountField, formatMoney } from '../ledger/money.js';
 import type { MerchantService } from '../merchants/service.js';
 import type { OrderRow } from '../orders/queries.js';
 import { MARK_STATUS_NONE, money, paymentCallbackPayload, payTypeText } from '../orders/records.js';
-import { AmountField, ExternalOrderId, OptionalUrl, orderQueryRoute, Remark, TransferResult, transferResult } from '../orders/schemas.js';
+import { AmountField, ExternalOrderId, fromCreateRequest, OptionalUrl, orderQueryRoute, Remark, TransferResult, transferResult } from '../orders/schemas.js';
 import type { OrderKindSpec, OrderService } from '../orders/service.js';
 import { statusText } from '../orders/state-machine.js';
 import { SANDBOX_RAILS } from '../rails/rails.js';
@@ -219,22 +219,17 @@ export function brazilRoutes(deps: {
     caller: MerchantCaller,
     body: { currencyAmount: string | number; externalOrderId: string; personIdType: DocumentType; personId: string; personName: string; remark?: string | undefined; notifyUrl?: string | undefined },
     channel: { channelType: 'PIX' | 'BANK'; payType: number; details: Record<string, unknown> },
-    requestBody: unknown,
   ) => {
     const personId = checkDocument('personId', body.personIdType, body.personId);
     const amount = amountField('currencyAmount', body.currencyAmount, CURRENCY);
     const { data } = await orders.create({
       ...base(caller),
       kind: 'transfer',
-      externalOrderId: body.externalOrderId,
-      requestBody,
+      ...fromCreateRequest(body),
       channelType: channel.channelType,
       payType: channel.payType,
       feeChannel: `bra.transfer.${channel.channelType}`,
       amount,
-      notifyUrl: body.notifyUrl ?? null,
-      returnUrl: null,
-      remark: body.remark ?? null,
       details: { personIdType: body.personIdType, personId, personName: body.personName, ...channel.details },
       createResult: transferResult,
     });
@@ -253,7 +248,7 @@ export function brazilRoutes(deps: {
       handle: async ({ body, caller }) => {
         const problem = pixKeyProblem(body.accountType, body.accountId);
         if (problem !== undefined) throw invalid('accountId', PIX_KEY_FORMAT[body.accountType]);
-        return createTransfer(caller, body, { channelType: 'PIX', payType: PIX_TRANSFER_PAY_TYPE, details: { accountType: body.accountType, accountId: body.accountId } }, body);
+        return createTransfer(caller, body, { channelType: 'PIX', payType: PIX_TRANSFER_PAY_TYPE, details: { accountType: body.accountType, accountId: body.accountId } });
       },
     });
 
@@ -299,15 +294,11 @@ export function brazilRoutes(deps: {
         const { data } = await orders.create({
           ...base(caller),
           kind: 'collection',
-          externalOrderId: body.externalOrderId,
-          requestBody: body,
+          ...fromCreateRequest(body),
           channelType: body.channelType,
           payType: BRAZIL_COLLECTION_PAY_TYPE[body.channelType],
           feeChannel: `bra.collection.${body.channelType}`,
           amount,
-          notifyUrl: body.notifyUrl ?? null,
-          returnUrl: body.returnUrl ?? null,
-          remark: body.remark ?? null,
           details: {
             ...(body.userInfoType !== undefined && { userInfoType: body.userInfoType }),
             ...(userInfoNo !== undefined && { userInfoNo }),
@@ -367,7 +358,6 @@ export function brazilRoutes(deps: {
           caller,
           body,
           { channelType: 'BANK', payType: BANK_TRANSFER_PAY_TYPE, details: { accountType: body.accountType, accountId: body.accountId, bankName: body.bankName, agency: body.agency } },
-          body,
         ),
     }),
     orderQueryRoute({

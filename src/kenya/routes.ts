@@ -6,7 +6,7 @@ import { amountField } from '../ledger/money.js';
 import type { MerchantService } from '../merchants/service.js';
 import type { OrderRow } from '../orders/queries.js';
 import { money, MARK_STATUS_NONE, paymentCallbackPayload, payTypeText } from '../orders/records.js';
-import { AmountField, ExternalOrderId, OptionalUrl, orderQueryRoute, Remark, TransferResult, transferResult } from '../orders/schemas.js';
+import { AmountField, ExternalOrderId, fromCreateRequest, OptionalUrl, orderQueryRoute, Remark, TransferResult, transferResult } from '../orders/schemas.js';
 import type { OrderKindSpec, OrderService } from '../orders/service.js';
 import { statusText } from '../orders/state-machine.js';
 import { SANDBOX_RAILS } from '../rails/rails.js';
@@ -110,15 +110,11 @@ export function kenyaRoutes(deps: { orders: OrderService; merchants: MerchantSer
         const { data } = await orders.create({
           ...base(caller),
           kind: 'collection',
-          externalOrderId: body.externalOrderId,
-          requestBody: body,
+          ...fromCreateRequest(body),
           channelType: body.channelType,
           payType: COLLECTION_PAY_TYPE[body.channelType],
           feeChannel: `ken.collection.${body.channelType}`,
           amount,
-          notifyUrl: body.notifyUrl ?? null,
-          returnUrl: body.returnUrl ?? null,
-          remark: body.remark ?? null,
           details: { phone: body.phone, checkingPhone: body.checkingPhone },
           cashierExpiry: { lifetimeMs: merchant.cashierLifetimeMs },
           createResult: (order) => ({
@@ -146,15 +142,11 @@ export function kenyaRoutes(deps: { orders: OrderService; merchants: MerchantSer
         const { data } = await orders.create({
           ...base(caller),
           kind: 'transfer',
-          externalOrderId: body.externalOrderId,
-          requestBody: body,
+          ...fromCreateRequest(body),
           channelType: body.channelType,
           payType: TRANSFER_PAY_TYPE,
           feeChannel: 'ken.transfer.BANK',
           amount,
-          notifyUrl: body.notifyUrl ?? null,
-          returnUrl: null,
-          remark: body.remark ?? null,
           details: { phone: body.phone, ...(body.bankName !== undefined && { bankName: body.bankName }) },
           createResult: transferResult,
         });

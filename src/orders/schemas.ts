@@ -18,6 +18,20 @@ export function AmountField(description: string) {
   return Type.Union([Type.String(), Type.Number()], { description });
 }
 
+/**
+ * What every create request hands to its order as it is: the merchant's id for it, the request
+ * itself (an identical repeat returns the first result), and the addresses and note.
+ */
+export function fromCreateRequest(body: { externalOrderId: string; notifyUrl?: string | undefined; returnUrl?: string | undefined; remark?: string | undefined }) {
+  return {
+    externalOrderId: body.externalOrderId,
+    requestBody: body,
+    notifyUrl: body.notifyUrl ?? null,
+    returnUrl: body.returnUrl ?? null,
+    remark: body.remark ?? null,
+  };
+}
+
 /** The body of every order query (8, 9, 14, 15): both ids must name the same order. */
 export const QueryBody = Type.Object({ externalOrderId: ExternalOrderId, orderId: Type.String({ minLength: 1, maxLength: 64 }) });
 
