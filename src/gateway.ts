@@ -118,16 +118,8 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
   const services = await openServices(config, logger, clock);
   const { store, merchants, callbacks } = services;
   const app = await buildApp({
+    ...services,
     config,
-    store,
-    merchants,
-    ledger: services.ledger,
-    orders: services.orders,
-    sandbox: services.sandbox,
-    pixSigner: services.pixSigner,
-    callbacks,
-    metrics: services.metrics,
-    clock,
     logger,
     ...(options.extraSignedRoutes !== undefined && { extraSignedRoutes: options.extraSignedRoutes }),
   });

@@ -1,51 +1,35 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
 import { registerAdminAuth, sendAdminError } from '../admin/plugin.js';
 import { registerMerchantAuth } from '../auth/plugin.js';
 import { KeyRateLimiter } from '../auth/rate-limit.js';
 import { bankListRoute } from '../banks/routes.js';
 import { registerCallbackAdminRoutes } from '../callbacks/admin-routes.js';
-import type { Callbacks } from '../callbacks/module.js';
-import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { registerMerchantAdminRoutes } from '../merchants/admin-routes.js';
-import type { MerchantService } from '../merchants/service.js';
 import { registerLedgerAdminRoutes } from '../ledger/admin-routes.js';
 import { balanceRoutes } from '../ledger/balance-routes.js';
-import type { LedgerService } from '../ledger/service.js';
 import { registerCashierPages } from '../cashier/pages.js';
 import { kenyaRoutes } from '../kenya/routes.js';
-import { registerPixLocationRoutes, type PixLocationSigner } from '../brazil/pix-location.js';
+import { registerPixLocationRoutes } from '../brazil/pix-location.js';
 import { brazilRoutes } from '../brazil/routes.js';
 import { registerVoucherRoutes, voucherRoute } from '../brazil/voucher.js';
 import { registerOrderAdminRoutes } from '../orders/admin-routes.js';
-import type { OrderSandbox } from '../orders/sandbox.js';
-import type { OrderService } from '../orders/service.js';
-import type { Store } from '../store/store.js';
 import { sendFailure } from './envelope.js';
 import { ApiError, type ApiFailure } from './failures.js';
 import { languageFromAcceptLanguage } from './language.js';
 import { registerPublicRoutes } from './public-routes.js';
 import { RouteCatalog } from './route-catalog.js';
 import { registerSignedRoute, type SignedRouteDef } from './signed-route.js';
+import type { Services } from '../gateway.js';
 
 /** Request bodies above this size are refused with code 300. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
-export interface AppDeps {
+/** The services the server routes to (those the gateway opens), and what the server alone needs. */
+export interface AppDeps extends Omit<Services, 'close'> {
   config: Config;
-  store: Store;
-  merchants: MerchantService;
-  ledger: LedgerService;
-  orders: OrderService;
-  sandbox: OrderSandbox;
-  pixSigner: PixLocationSigner;
-  callbacks: Callbacks;
-  /** Prometheus registry served at /metrics. */
-  metrics: Registry;
-  clock: Clock;
   logger: Logger;
   /** Extra signed routes (tests exercise the auth plugin on a GET route through this). */
   extraSignedRoutes?: readonly SignedRouteDef[];
