@@ -2,6 +2,7 @@ import { createPrivateKey } from 'node:crypto';
 import { isAbsolute, resolve } from 'node:path';
 import { whitelistEntryProblem } from './auth/ip-whitelist.js';
 import { PIX_KEY_TYPES, pixKeyProblem } from './brazil/pix-keys.js';
+import { ACCOUNT_PATHS, parseAccountXpub, SANDBOX_XPUBS, type AddressFamily } from './rails/chain/derivation.js';
 
 /** The Pix key the sandbox shows in its BR Codes until the operator sets PIX_KEY (a random key that belongs to no one). */
 export const SANDBOX_PIX_KEY = '5f8e3a1c-7b2d-4e6f-9a0b-1c2d3e4f5a6b';
@@ -42,6 +43,14 @@ export interface Config {
   pix: { key: string; merchantName: string; merchantCity: string; jwsPrivateKeyPem: string | undefined };
   /** COMPE code of the bank that issues Cashgate's boletos. */
   boletoBankCode: string;
+  exchange: {
+    /** Account-level xpubs (m/44'/195'/0' and m/44'/60'/0') deposit addresses derive from; the sandbox's published keys when unset. */
+    xpubs: Record<AddressFamily, string>;
+    /** Whether the xpubs are the published sandbox keys (start-up says so). */
+    sandboxXpubs: AddressFamily[];
+    /** How long a token → fiat quote waits for its deposit. */
+    quoteTtlMs: number;
+  };
   trustProxy: TrustProxy;
   publicBaseUrl: string;
   /** Signed requests allowed per access key per minute (token bucket, per process). */
@@ -149,6 +158,18 @@ class EnvReader {
     return undefined;
   }
 
+  /** An account-level extended public key; unset falls back to the published sandbox key only while the sandbox is on. */
+  accountXpub(name: string, family: AddressFamily, sandbox: boolean): { xpub: string; sandbox: boolean } {
+    const value = this.raw(name);
+    if (value === undefined) {
+      if (!sandbox) this.problems.push(`${name}: required when CASHGATE_SANDBOX=false: the account-level xpub (${ACCOUNT_PATHS[family]}) deposit addresses derive from`);
+      return { xpub: SANDBOX_XPUBS[family], sandbox: true };
+    }
+    const parsed = parseAccountXpub(value);
+    if ('problem' in parsed) this.problems.push(`${name}: ${parsed.problem}`);
+    return { xpub: 'problem' in parsed ? SANDBOX_XPUBS[family] : value, sandbox: false };
+  }
+
   pixKey(name: string, fallback: string): string {
     const value = this.raw(name);
     if (value === undefined) return fallback;
@@ -174,12 +195,23 @@ class EnvReader {
   }
 }
 
+function exchangeConfig(read: EnvReader, sandbox: boolean): Config['exchange'] {
+  const tron = read.accountXpub('EXCHANGE_TRON_XPUB', 'tron', sandbox);
+  const evm = read.accountXpub('EXCHANGE_EVM_XPUB', 'evm', sandbox);
+  return {
+    xpubs: { tron: tron.xpub, evm: evm.xpub },
+    sandboxXpubs: [...(tron.sandbox ? (['tron'] as const) : []), ...(evm.sandbox ? (['evm'] as const) : [])],
+    quoteTtlMs: read.integer('EXCHANGE_QUOTE_TTL_MS', 1_800_000, 60_000, 7 * 86_400_000),
+  };
+}
+
 /** Parses and validates the whole environment; throws one ConfigError naming every bad variable. */
 export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config {
   const read = new EnvReader(env);
   const host = read.string('HOST', '127.0.0.1');
   const port = read.integer('PORT', 8080, 0, 65535);
   const dataDirRaw = read.string('CASHGATE_DATA_DIR', './data');
+  const sandbox = read.boolean('CASHGATE_SANDBOX', true);
   const config: Config = {
     host,
     port,
@@ -198,7 +230,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     callbackConcurrencyPerHost: read.integer('CALLBACK_CONCURRENCY_PER_HOST', 4, 1, 1_000),
     callbackPollIntervalMs: read.integer('CALLBACK_POLL_INTERVAL_MS', 1_000, 10, 60_000),
     workers: read.boolean('CASHGATE_WORKERS', true),
-    sandbox: read.boolean('CASHGATE_SANDBOX', true),
+    sandbox,
     pix: {
       key: read.pixKey('PIX_KEY', SANDBOX_PIX_KEY),
       merchantName: read.matching('PIX_MERCHANT_NAME', 'CASHGATE SANDBOX', /^[\x20-\x7e]{1,25}$/, '1 to 25 ASCII characters'),
@@ -206,6 +238,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       jwsPrivateKeyPem: read.rsaPrivateKey('PIX_JWS_PRIVATE_KEY'),
     },
     boletoBankCode: read.matching('BOLETO_BANK_CODE', '341', /^\d{3}$/, 'a three-digit COMPE bank code'),
+    exchange: exchangeConfig(read, sandbox),
     trustProxy: read.trustProxy('TRUST_PROXY'),
     publicBaseUrl: '',
     rateLimitPerKeyPerMinute: read.integer('RATE_LIMIT_PER_KEY_PER_MINUTE', 6_000, 1),

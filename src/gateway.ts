@@ -11,7 +11,13 @@ import { BRAZIL_ORDER_KINDS } from './brazil/routes.js';
 import { PixLocationSigner } from './brazil/pix-location.js';
 import { KENYA_ORDER_KINDS } from './kenya/routes.js';
 import { MerchantService } from './merchants/service.js';
+import { DepositAddresses } from './exchange/deposit-addresses.js';
+import { OperatorRates } from './exchange/rates.js';
+import { ExchangeService } from './exchange/service.js';
 import { OrderSandbox } from './orders/sandbox.js';
+import { CHAINS, type Chain } from './rails/chain/addresses.js';
+import { ACCOUNT_PATHS, DepositAddressDeriver } from './rails/chain/derivation.js';
+import { sandboxChainRail, type ChainRail } from './rails/chain/rail.js';
 import { OrderService } from './orders/service.js';
 import { loadMasterKey, SecretBox } from './store/secret-box.js';
 import { Store } from './store/store.js';
@@ -45,6 +51,8 @@ export interface Services {
   ledger: LedgerService;
   orders: OrderService;
   sandbox: OrderSandbox;
+  exchange: ExchangeService;
+  rates: OperatorRates;
   pixSigner: PixLocationSigner;
   callbacks: Callbacks;
   /** Prometheus registry served at /metrics. */
@@ -74,14 +82,40 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
   const callbacks = openCallbacks({ config, store, clock, logger, merchants, registry: metrics });
   const ledger = new LedgerService(store, clock);
   const orders = new OrderService(store, clock, ledger, callbacks.outbox, logger.child({ component: 'orders' }));
-  for (const kind of [...KENYA_ORDER_KINDS, ...BRAZIL_ORDER_KINDS]) orders.register(kind);
+  const rates = new OperatorRates(store, clock);
+  const exchange = new ExchangeService({
+    orders,
+    ledger: ledger.ledger,
+    rates,
+    addresses: new DepositAddresses({
+      tron: new DepositAddressDeriver('tron', config.exchange.xpubs.tron),
+      evm: new DepositAddressDeriver('evm', config.exchange.xpubs.evm),
+    }),
+    rails: Object.fromEntries(CHAINS.map((chain) => [chain, sandboxChainRail(chain)])) as Record<Chain, ChainRail>,
+    clock,
+    quoteTtlMs: config.exchange.quoteTtlMs,
+  });
+  for (const kind of [...KENYA_ORDER_KINDS, ...BRAZIL_ORDER_KINDS, ...exchange.orderKinds()]) orders.register(kind);
   callbacks.outbox.register(orders);
+  for (const family of config.exchange.sandboxXpubs) {
+    logger.warn(
+      { family, path: ACCOUNT_PATHS[family] },
+      'deposit addresses derive from the published sandbox xpub of the BIP-39 test mnemonic: anyone can spend what is sent to them; set EXCHANGE_TRON_XPUB / EXCHANGE_EVM_XPUB before taking real deposits',
+    );
+  }
+  const sandbox = new OrderSandbox(orders, config.sandbox, clock);
+  sandbox.registerDriver(['fiat_to_token', 'token_to_fiat'], (order, event, input) => exchange.sandboxEvent(order, event, input), {
+    extra: ['complete'],
+    internal: ['deposit_refused'],
+  });
   return {
     store,
     merchants,
     ledger,
     orders,
-    sandbox: new OrderSandbox(orders, config.sandbox, clock),
+    sandbox,
+    exchange,
+    rates,
     pixSigner: new PixLocationSigner({ privateKeyPem: config.pix.jwsPrivateKeyPem, dataDir: config.dataDir, publicBaseUrl: config.publicBaseUrl }),
     callbacks,
     metrics,

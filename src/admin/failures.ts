@@ -1,3 +1,5 @@
+import { TOKENS } from '../exchange/amounts.js';
+import { EXCHANGE_CURRENCIES } from '../exchange/rates.js';
 import { FEE_CHANNELS } from '../ledger/fees.js';
 
 /** Every expected failure of an operator action (admin API and CLI), as a typed value. */
@@ -10,12 +12,14 @@ export type OperatorFailure =
   | { kind: 'insufficient_balance'; merchantId: string; currency: string }
   | { kind: 'fee_channel_not_found'; channel: string }
   | { kind: 'event_not_allowed'; orderId: string; status: number; event: string; allowedEvents: string[] }
-  | { kind: 'sandbox_disabled' };
+  | { kind: 'sandbox_disabled' }
+  | { kind: 'rate_pair_not_supported'; currency: string; token: string }
+  | { kind: 'invalid_rate'; detail: string };
 
 type FailureOf<K extends OperatorFailure['kind']> = Extract<OperatorFailure, { kind: K }>;
 
 /** HTTP status and message of each failure; the compiler asks for an entry for every new kind. */
-const DESCRIPTIONS: { [K in OperatorFailure['kind']]: { status: 403 | 404 | 409; message(f: FailureOf<K>): string } } = {
+const DESCRIPTIONS: { [K in OperatorFailure['kind']]: { status: 400 | 403 | 404 | 409; message(f: FailureOf<K>): string } } = {
   merchant_not_found: { status: 404, message: (f) => `merchant ${f.merchantId} does not exist` },
   api_key_not_found: { status: 404, message: (f) => `API key ${f.accessKey} does not exist for this merchant` },
   api_key_deleted: { status: 409, message: (f) => `API key ${f.accessKey} was deleted and cannot change` },
@@ -34,19 +38,24 @@ const DESCRIPTIONS: { [K in OperatorFailure['kind']]: { status: 403 | 404 | 409;
       `order ${f.orderId} is in status ${f.status}: ${f.event} is not allowed; allowed now: ${f.allowedEvents.join(', ') || 'none (the order is final)'}`,
   },
   sandbox_disabled: { status: 403, message: () => 'sandbox controls are off (CASHGATE_SANDBOX=false)' },
+  rate_pair_not_supported: {
+    status: 404,
+    message: (f) => `the exchange does not price ${f.token} in ${f.currency}: pairs are ${EXCHANGE_CURRENCIES.map((c) => TOKENS.map((t) => `${c}/${t}`).join(', ')).join(', ')}`,
+  },
+  invalid_rate: { status: 400, message: (f) => f.detail },
   fee_channel_not_found: {
     status: 404,
     message: (f) => `there is no fee channel ${f.channel}: use one of ${Object.keys(FEE_CHANNELS).join(', ')}`,
   },
 };
 
-function describe<K extends OperatorFailure['kind']>(failure: FailureOf<K>): { status: 403 | 404 | 409; message: string } {
+function describe<K extends OperatorFailure['kind']>(failure: FailureOf<K>): { status: 400 | 403 | 404 | 409; message: string } {
   const description = DESCRIPTIONS[failure.kind];
   return { status: description.status, message: description.message(failure) };
 }
 
 export class OperatorError extends Error {
-  readonly status: 403 | 404 | 409;
+  readonly status: 400 | 403 | 404 | 409;
 
   constructor(readonly failure: OperatorFailure) {
     const { status, message } = describe(failure);

@@ -16,6 +16,8 @@ import { registerPixLocationRoutes } from '../brazil/pix-location.js';
 import { brazilRoutes } from '../brazil/routes.js';
 import { registerVoucherRoutes, voucherRoute } from '../brazil/voucher.js';
 import { registerOrderAdminRoutes } from '../orders/admin-routes.js';
+import { registerExchangeAdminRoutes } from '../exchange/admin-routes.js';
+import { exchangeRoutes } from '../exchange/routes.js';
 import { sendFailure } from './envelope.js';
 import { ApiError, type ApiFailure } from './failures.js';
 import { languageFromAcceptLanguage } from './language.js';
@@ -38,6 +40,7 @@ export interface AppDeps extends Omit<Services, 'close'> {
 /** Every merchant API endpoint implemented so far. */
 function signedRoutes(deps: AppDeps): readonly SignedRouteDef[] {
   return [
+    ...exchangeRoutes(deps.exchange),
     ...kenyaRoutes({ orders: deps.orders, merchants: deps.merchants, publicBaseUrl: deps.config.publicBaseUrl }),
     ...brazilRoutes({
       orders: deps.orders,
@@ -181,6 +184,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     });
     registerLedgerAdminRoutes(admin, catalog, { ledger: deps.ledger, merchants: deps.merchants });
     registerOrderAdminRoutes(admin, catalog, deps.sandbox);
+    registerExchangeAdminRoutes(admin, catalog, deps.rates);
   });
 
   return app;

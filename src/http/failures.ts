@@ -28,7 +28,11 @@ export type FieldFormat =
   | 'bankAccount'
   | 'bankAgency'
   | 'bankName'
-  | 'pairedWith';
+  | 'pairedWith'
+  | 'tronAddress'
+  | 'evmAddress'
+  | 'tronTxId'
+  | 'evmTxHash';
 
 /** The rule a field broke, structured so it can be said in every language. */
 export type FieldRule =
@@ -70,7 +74,9 @@ export type ApiFailure =
   | { kind: 'order_not_found' }
   | { kind: 'voucher_unavailable'; orderStatus: string }
   | { kind: 'duplicate_external_order_id'; externalOrderId: string }
-  | { kind: 'insufficient_balance'; currency: string; needed: string; available: string }
+  | { kind: 'insufficient_balance'; purpose: 'transfer' | 'exchange'; currency: string; needed: string; available: string }
+  | { kind: 'rate_unavailable'; currency: string; token: string }
+  | { kind: 'exchange_amount_too_small'; field: string; detail: string }
   | { kind: 'internal_error'; requestId: string };
 
 export type FailureKind = ApiFailure['kind'];
@@ -144,6 +150,26 @@ const FORMAT_NAMES: Record<FieldFormat, Record<Language, string>> = {
     en: 'a Kenyan mobile number of 12 digits, 2547XXXXXXXX or 2541XXXXXXXX (no + and no leading 0)',
     'pt-BR': 'um celular queniano de 12 dígitos, 2547XXXXXXXX ou 2541XXXXXXXX (sem + e sem 0 inicial)',
     es: 'un móvil keniano de 12 dígitos, 2547XXXXXXXX o 2541XXXXXXXX (sin + ni 0 inicial)',
+  },
+  tronAddress: {
+    en: 'a TRON address: 34 Base58 characters starting with T, with a valid Base58Check checksum and version byte 0x41',
+    'pt-BR': 'um endereço TRON: 34 caracteres Base58 começando com T, com checksum Base58Check válido e byte de versão 0x41',
+    es: 'una dirección TRON: 34 caracteres Base58 que empiezan por T, con checksum Base58Check válido y byte de versión 0x41',
+  },
+  evmAddress: {
+    en: 'an address of 0x and 40 hexadecimal digits, exactly in EIP-55 checksum case when it mixes upper and lower case',
+    'pt-BR': 'um endereço de 0x e 40 dígitos hexadecimais, exatamente no formato de checksum EIP-55 quando mistura maiúsculas e minúsculas',
+    es: 'una dirección de 0x y 40 dígitos hexadecimales, exactamente en el formato de checksum EIP-55 cuando mezcla mayúsculas y minúsculas',
+  },
+  tronTxId: {
+    en: 'a TRON transaction id: 64 hexadecimal digits without 0x',
+    'pt-BR': 'um id de transação TRON: 64 dígitos hexadecimais sem 0x',
+    es: 'un id de transacción TRON: 64 dígitos hexadecimales sin 0x',
+  },
+  evmTxHash: {
+    en: 'a transaction hash: 0x and 64 hexadecimal digits',
+    'pt-BR': 'um hash de transação: 0x e 64 dígitos hexadecimais',
+    es: 'un hash de transacción: 0x y 64 dígitos hexadecimales',
   },
   currencyCode: {
     en: 'a three-letter currency code',
@@ -386,9 +412,34 @@ const FAILURES: { [K in FailureKind]: { code: ApiCode; text: Texts<K> } } = {
   insufficient_balance: {
     code: '300',
     text: {
-      en: (f) => `insufficient balance: the transfer needs ${f.needed} ${f.currency} (amount + fee) and ${f.available} ${f.currency} is available`,
-      'pt-BR': (f) => `saldo insuficiente: a transferência precisa de ${f.needed} ${f.currency} (valor + tarifa) e há ${f.available} ${f.currency} disponível`,
-      es: (f) => `saldo insuficiente: la transferencia necesita ${f.needed} ${f.currency} (monto + comisión) y hay ${f.available} ${f.currency} disponible`,
+      en: (f) =>
+        f.purpose === 'transfer'
+          ? `insufficient balance: the transfer needs ${f.needed} ${f.currency} (amount + fee) and ${f.available} ${f.currency} is available`
+          : `insufficient balance: the exchange needs ${f.needed} ${f.currency} (currencyAmount, fee included) and ${f.available} ${f.currency} is available`,
+      'pt-BR': (f) =>
+        f.purpose === 'transfer'
+          ? `saldo insuficiente: a transferência precisa de ${f.needed} ${f.currency} (valor + tarifa) e há ${f.available} ${f.currency} disponível`
+          : `saldo insuficiente: a conversão precisa de ${f.needed} ${f.currency} (currencyAmount, tarifa incluída) e há ${f.available} ${f.currency} disponível`,
+      es: (f) =>
+        f.purpose === 'transfer'
+          ? `saldo insuficiente: la transferencia necesita ${f.needed} ${f.currency} (monto + comisión) y hay ${f.available} ${f.currency} disponible`
+          : `saldo insuficiente: el cambio necesita ${f.needed} ${f.currency} (currencyAmount, comisión incluida) y hay ${f.available} ${f.currency} disponible`,
+    },
+  },
+  rate_unavailable: {
+    code: '300',
+    text: {
+      en: (f) => `no exchange rate is configured for ${f.currency}/${f.token}: the operator has not set one, so no order can be priced`,
+      'pt-BR': (f) => `não há taxa de câmbio configurada para ${f.currency}/${f.token}: o operador não definiu uma, então nenhum pedido pode ser cotado`,
+      es: (f) => `no hay tipo de cambio configurado para ${f.currency}/${f.token}: el operador no definió uno, así que ninguna orden puede cotizarse`,
+    },
+  },
+  exchange_amount_too_small: {
+    code: '300',
+    text: {
+      en: (f) => `${f.field} is too small: ${f.detail}`,
+      'pt-BR': (f) => `${f.field} é pequeno demais: ${f.detail}`,
+      es: (f) => `${f.field} es demasiado pequeño: ${f.detail}`,
     },
   },
   route_not_found: {

@@ -26,6 +26,8 @@ export interface SignedRouteDef<
   data: D;
   /** The envelope also carries `desc: null` (the spec's Brazil collection query). */
   desc?: boolean;
+  /** `data` holds ExactNumber values, written digit for digit instead of by the schema's serializer. */
+  exactNumbers?: boolean;
   handle(input: {
     body: StaticOrUndefined<B>;
     query: StaticOrUndefined<Q>;
@@ -68,7 +70,7 @@ export function registerSignedRoute(scope: FastifyInstance, catalog: RouteCatalo
         caller,
         request,
       });
-      return sendSuccess(reply, data, { desc: def.desc === true });
+      return sendSuccess(reply, data, { desc: def.desc === true, exact: def.exactNumbers === true });
     },
   });
 }

@@ -10,6 +10,9 @@ export const FEE_CHANNELS = {
   'bra.collection.BOLETO': 'BRL',
   'bra.transfer.PIX': 'BRL',
   'bra.transfer.BANK': 'BRL',
+  'exchange.fiat_to_token.BRL': 'BRL',
+  'exchange.fiat_to_token.MXN': 'MXN',
+  'exchange.token_to_fiat.BRL': 'BRL',
 } as const satisfies Record<string, Currency>;
 
 export type FeeChannel = keyof typeof FEE_CHANNELS;

@@ -9,7 +9,7 @@ import * as q from './queries.js';
 const NON_NEGATIVE: ReadonlySet<LedgerAccountKind> = new Set(['available', 'frozen', 'awaiting_settlement']);
 
 export type MerchantAccountKind = 'available' | 'frozen' | 'awaiting_settlement';
-export type SystemAccountKind = 'fee_income' | 'rail_clearing' | 'adjustments';
+export type SystemAccountKind = 'fee_income' | 'rail_clearing' | 'token_clearing' | 'adjustments';
 
 export type AccountRef =
   | { merchantId: string; kind: MerchantAccountKind }
@@ -153,19 +153,37 @@ export class Ledger {
     await q.markSettled(tx, s.id, this.clock.now());
   }
 
-  /** A transfer is accepted: amount + fee move from available to frozen (InsufficientBalanceError if short). */
-  freezeForTransfer(tx: Tx, t: TransferMoney): Promise<string> {
-    const total = t.amount + t.fee;
+  /** `total` moves from available to frozen for an order (InsufficientBalanceError if short). */
+  freeze(tx: Tx, f: FrozenMoney): Promise<string> {
     return this.post(tx, {
-      kind: 'transfer.freeze',
-      currency: t.currency,
-      merchantId: t.merchantId,
-      orderId: t.orderId,
+      kind: f.kind,
+      currency: f.currency,
+      merchantId: f.merchantId,
+      orderId: f.orderId,
       entries: [
-        { account: { merchantId: t.merchantId, kind: 'available' }, amount: -total },
-        { account: { merchantId: t.merchantId, kind: 'frozen' }, amount: total },
+        { account: { merchantId: f.merchantId, kind: 'available' }, amount: -f.total },
+        { account: { merchantId: f.merchantId, kind: 'frozen' }, amount: f.total },
       ],
     });
+  }
+
+  /** What was frozen for an order returns to available. */
+  release(tx: Tx, f: FrozenMoney): Promise<string> {
+    return this.post(tx, {
+      kind: f.kind,
+      currency: f.currency,
+      merchantId: f.merchantId,
+      orderId: f.orderId,
+      entries: [
+        { account: { merchantId: f.merchantId, kind: 'frozen' }, amount: -f.total },
+        { account: { merchantId: f.merchantId, kind: 'available' }, amount: f.total },
+      ],
+    });
+  }
+
+  /** A transfer is accepted: amount + fee move from available to frozen (InsufficientBalanceError if short). */
+  freezeForTransfer(tx: Tx, t: TransferMoney): Promise<string> {
+    return this.freeze(tx, { merchantId: t.merchantId, currency: t.currency, orderId: t.orderId, total: t.amount + t.fee, kind: 'transfer.freeze' });
   }
 
   /** A transfer succeeded: the frozen amount leaves through the rail, the fee is income. */
@@ -185,15 +203,53 @@ export class Ledger {
 
   /** A transfer failed: the frozen amount and fee return to available. */
   releaseTransfer(tx: Tx, t: TransferMoney): Promise<string> {
-    const total = t.amount + t.fee;
+    return this.release(tx, { merchantId: t.merchantId, currency: t.currency, orderId: t.orderId, total: t.amount + t.fee, kind: 'transfer.released' });
+  }
+
+  /**
+   * Fiat → token: the frozen fiat is taken. The fee is income; the rest pays for the tokens and
+   * sits in token clearing, the fiat counter-value of tokens Cashgate sends out.
+   */
+  takeExchangeFiat(tx: Tx, e: ExchangeMoney): Promise<string> {
     return this.post(tx, {
-      kind: 'transfer.released',
-      currency: t.currency,
-      merchantId: t.merchantId,
-      orderId: t.orderId,
+      kind: 'exchange.fiat_taken',
+      currency: e.currency,
+      merchantId: e.merchantId,
+      orderId: e.orderId,
       entries: [
-        { account: { merchantId: t.merchantId, kind: 'frozen' }, amount: -total },
-        { account: { merchantId: t.merchantId, kind: 'available' }, amount: total },
+        { account: { merchantId: e.merchantId, kind: 'frozen' }, amount: -e.gross },
+        { account: { kind: 'token_clearing' }, amount: e.gross - e.fee },
+        { account: { kind: 'fee_income' }, amount: e.fee },
+      ],
+    });
+  }
+
+  /** Fiat → token failed after the fiat was taken: all of it, fee included, returns to available. */
+  returnExchangeFiat(tx: Tx, e: ExchangeMoney): Promise<string> {
+    return this.post(tx, {
+      kind: 'exchange.fiat_returned',
+      currency: e.currency,
+      merchantId: e.merchantId,
+      orderId: e.orderId,
+      entries: [
+        { account: { kind: 'token_clearing' }, amount: -(e.gross - e.fee) },
+        { account: { kind: 'fee_income' }, amount: -e.fee },
+        { account: { merchantId: e.merchantId, kind: 'available' }, amount: e.gross },
+      ],
+    });
+  }
+
+  /** Token → fiat: a confirmed deposit's fiat value (gross) is paid out of token clearing, net of the fee, to available. */
+  creditExchangeFiat(tx: Tx, e: ExchangeMoney): Promise<string> {
+    return this.post(tx, {
+      kind: 'exchange.credited',
+      currency: e.currency,
+      merchantId: e.merchantId,
+      orderId: e.orderId,
+      entries: [
+        { account: { kind: 'token_clearing' }, amount: -e.gross },
+        { account: { merchantId: e.merchantId, kind: 'available' }, amount: e.gross - e.fee },
+        { account: { kind: 'fee_income' }, amount: e.fee },
       ],
     });
   }
@@ -218,5 +274,23 @@ export interface TransferMoney {
   currency: Currency;
   orderId: string;
   amount: Minor;
+  fee: Minor;
+}
+
+/** Money frozen for one order, and the journal kind that names why. */
+export interface FrozenMoney {
+  merchantId: string;
+  currency: Currency;
+  orderId: string;
+  total: Minor;
+  kind: string;
+}
+
+/** The fiat side of one exchange order: `gross` is its whole fiat value, `fee` the part Cashgate keeps. */
+export interface ExchangeMoney {
+  merchantId: string;
+  currency: Currency;
+  orderId: string;
+  gross: Minor;
   fee: Minor;
 }

@@ -51,13 +51,17 @@ export function eventsOfOrder(db: Db, orderId: string): Promise<OrderEventRow[]>
   return db.selectFrom('order_events').selectAll().where('order_id', '=', orderId).orderBy('at').orderBy('id').execute();
 }
 
-/** Collections whose cashier has expired unpaid. */
-export function expiredCollections(db: Db, now: number, limit: number): Promise<{ id: string }[]> {
+/** Orders whose time ran out while they waited: collections unpaid, token → fiat quotes without a deposit. */
+export function expiredOrders(db: Db, now: number, limit: number): Promise<{ id: string }[]> {
   return db
     .selectFrom('orders')
     .select('id')
-    .where('status', '=', 1)
-    .where('kind', '=', 'collection')
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('status', '=', 1), eb('kind', '=', 'collection')]),
+        eb.and([eb('status', '=', 4), eb('kind', '=', 'token_to_fiat')]),
+      ]),
+    )
     .where('cashier_expire_at', '<=', now)
     .orderBy('cashier_expire_at')
     .limit(limit)

@@ -82,7 +82,8 @@ export function orderRecord(order: OrderRow, account: OrderAccount): OrderRecord
   const actual = order.actual_amount === null ? null : fromDb(order.actual_amount);
   const released = order.kind === 'transfer' && (order.status === 4 || order.status === 16);
   const entry = order.kind === 'collection' ? (actual === null ? 0n : actual - fee) : released ? 0n : fromDb(order.amount) + fee;
-  const type = ORDER_TYPE[order.kind];
+  // Exchange orders have their own record (src/exchange/records.ts).
+  const type = ORDER_TYPE[order.kind as keyof typeof ORDER_TYPE];
   return {
     orderId: order.id,
     cashierId: order.cashier_id ?? '',

@@ -1,25 +1,64 @@
 import { OperatorError } from '../admin/failures.js';
 import type { Clock } from '../clock.js';
 import { amountField, type Currency } from '../ledger/money.js';
+import type { OrderKind } from '../store/schema.js';
 import type { OrderRow } from './queries.js';
 import { EventNotAllowedError, type OrderService } from './service.js';
 import { allowedEvents, eventsOf } from './state-machine.js';
 
+/** What a sandbox event may carry: the amount paid or received, a transaction hash, the sender. */
+export interface SandboxInput {
+  amount?: unknown;
+  tradeHash?: string | undefined;
+  from?: string | undefined;
+  source: string;
+}
+
+/** An order kind's own simulator (the exchange's chain), for events beyond one plain transition. */
+export type SandboxDriver = (order: OrderRow, event: string, input: SandboxInput) => Promise<OrderRow>;
+
 /** The simulated rails: sandbox events move an order exactly as a rail's report would. */
 export class OrderSandbox {
+  readonly #drivers = new Map<OrderKind, { driver: SandboxDriver; extraEvents: readonly string[]; internalEvents: readonly string[] }>();
+
   constructor(
     private readonly orders: OrderService,
     readonly enabled: boolean,
     private readonly clock: Clock,
   ) {}
 
+  /**
+   * Hands the sandbox events of `kinds` to their own driver; `extraEvents` are events it adds (e.g.
+   * `complete`), `internalEvents` outcomes it decides itself and the sandbox does not offer.
+   */
+  registerDriver(kinds: readonly OrderKind[], driver: SandboxDriver, events: { extra?: readonly string[]; internal?: readonly string[] } = {}): void {
+    for (const kind of kinds) this.#drivers.set(kind, { driver, extraEvents: events.extra ?? [], internalEvents: events.internal ?? [] });
+  }
+
+  /** The sandbox events the order's state allows now. */
+  allowed(order: OrderRow): string[] {
+    const driver = this.#drivers.get(order.kind);
+    const own = allowedEvents(order.kind, order.status).filter((event) => !(driver?.internalEvents.includes(event) ?? false));
+    return own.length > 0 ? [...own, ...(driver?.extraEvents ?? [])] : own;
+  }
+
   /** Applies a sandbox event (`paid` may carry the amount actually paid) through the same code path as the rails. */
-  async apply(orderId: string, event: string, input: { amount?: unknown; source: string }): Promise<OrderRow> {
+  async apply(orderId: string, event: string, input: SandboxInput): Promise<OrderRow> {
     if (!this.enabled) throw new OperatorError({ kind: 'sandbox_disabled' });
     const order = await this.orders.find(orderId);
     if (order === undefined) throw new OperatorError({ kind: 'order_not_found', orderId });
-    if (!eventsOf(order.kind).includes(event)) {
-      throw new OperatorError({ kind: 'event_not_allowed', orderId, status: order.status, event, allowedEvents: allowedEvents(order.kind, order.status) });
+    const own = this.#drivers.get(order.kind);
+    if (!eventsOf(order.kind).includes(event) && !(own?.extraEvents.includes(event) ?? false)) {
+      throw new OperatorError({ kind: 'event_not_allowed', orderId, status: order.status, event, allowedEvents: this.allowed(order) });
+    }
+    if (own !== undefined) {
+      try {
+        return await own.driver(order, event, input);
+      } catch (error) {
+        if (!(error instanceof EventNotAllowedError)) throw error;
+        const now = (await this.orders.find(orderId)) ?? error.order;
+        throw new OperatorError({ kind: 'event_not_allowed', orderId, status: now.status, event, allowedEvents: this.allowed(now) });
+      }
     }
     // The payer's time is up even before the expiry worker marks it: the cashier page says so too.
     if (event === 'paid' && order.status === 1 && order.cashier_expire_at !== null && order.cashier_expire_at <= this.clock.now()) {

@@ -4,9 +4,10 @@ import type { Logger } from 'pino';
 import type { CallbackOutbox } from '../callbacks/service.js';
 import type { CallbackOrderSource, OrderCallback } from '../callbacks/sources.js';
 import type { Clock } from '../clock.js';
+import { reviveExact } from '../http/exact-json.js';
 import { ApiError } from '../http/failures.js';
 import { isLanguage, type Language } from '../http/language.js';
-import { feeFor, type FeeChannel } from '../ledger/fees.js';
+import { feeFor, type FeeChannel, type FeeRule } from '../ledger/fees.js';
 import { InsufficientBalanceError, type TransferMoney } from '../ledger/ledger.js';
 import { formatMoney, fromDb, toDbMinor, type Currency, type Minor } from '../ledger/money.js';
 import type { LedgerService } from '../ledger/service.js';
@@ -15,7 +16,7 @@ import type { Database, OrderArea, OrderKind } from '../store/schema.js';
 import { isUniqueViolation, type Store, type Tx } from '../store/store.js';
 import type { Rail } from '../rails/rails.js';
 import * as q from './queries.js';
-import { allowedEvents, isFinal, nextStatus } from './state-machine.js';
+import { allowedEvents, INITIAL_STATUS, isFinal, nextStatus } from './state-machine.js';
 
 /** What one order kind (e.g. Kenya collection) says about its orders beyond the shared rules. */
 export interface OrderKindSpec {
@@ -27,6 +28,30 @@ export interface OrderKindSpec {
   successDetails?(order: q.OrderRow, now: number): Record<string, unknown>;
   /** The rail that carries this order (by its channel). */
   rail(order: q.OrderRow): Rail;
+  /**
+   * The ledger entries and order changes of one transition, in its transaction, for kinds whose
+   * money moves differently from a collection or a transfer (exchange orders).
+   */
+  transition?(step: TransitionStep): Promise<{ changes: Partial<q.OrderRow>; failure?: Record<Language, string> }>;
+}
+
+/** One allowed transition about to be written, handed to the order kind's own effects. */
+export interface TransitionStep {
+  tx: Tx;
+  order: q.OrderRow;
+  event: string;
+  to: number;
+  now: number;
+  options: EventOptions;
+}
+
+export interface EventOptions {
+  /** Who reported the event: `api`, `sandbox:admin`, `expiry`, a rail's name. */
+  source: string;
+  /** Collections: the amount actually paid. */
+  amount?: Minor;
+  /** What a rail reported with the event (e.g. a chain's transaction hash and amount), as text. */
+  data?: Readonly<Record<string, string>>;
 }
 
 export interface NewOrder {
@@ -34,7 +59,8 @@ export interface NewOrder {
   accessKey: string;
   area: OrderArea;
   kind: OrderKind;
-  externalOrderId: string;
+  /** The merchant's id for the order; null where the spec makes it optional: the order's own id stands in, and no repeat is recognised. */
+  externalOrderId: string | null;
   /** The create request's body, exactly as validated: an identical repeat returns the first result. */
   requestBody: unknown;
   currency: Currency;
@@ -48,10 +74,19 @@ export interface NewOrder {
   details: Record<string, unknown>;
   /** Collections: how long the payer has, from creation, or until when. */
   cashierExpiry?: { lifetimeMs: number } | { at: number };
+  /** An order without a cashier that still expires if nothing happens (a token → fiat quote). */
+  deadline?: number;
   /** What the rail will know the order by, from its id (e.g. a Pix txid). */
   railRef?: (orderId: string) => string;
   /** Area details that need the order id (e.g. the BR Code carrying its txid). */
   detailsFor?: (order: q.OrderRow) => Record<string, unknown>;
+  /**
+   * Work in the create transaction before the order is written: it may set the order's fee,
+   * details and rail reference (an exchange's quote and deposit address).
+   */
+  prepare?: (tx: Tx, order: q.OrderRow, feeRule: FeeRule) => Promise<void>;
+  /** Work in the create transaction once the order row exists (rows that refer to it, a freeze). */
+  afterInsert?: (tx: Tx, order: q.OrderRow) => Promise<void>;
   /** The create result's data, built from the new order. */
   createResult(order: q.OrderRow): unknown;
 }
@@ -113,11 +148,13 @@ export function orderKindOf(order: Pick<q.OrderRow, 'area' | 'kind'>): string {
 /** A hand-over to a rail that has not answered in this time is taken to have failed, and may be retried. */
 export const RAIL_RETRY_AFTER_MS = 60_000;
 
-const ID_PREFIX: Record<`${OrderArea}.${OrderKind}`, string> = {
+const ID_PREFIX: Partial<Record<`${OrderArea}.${OrderKind}`, string>> = {
   'ken.collection': 'KC',
   'ken.transfer': 'KT',
   'bra.collection': 'BC',
   'bra.transfer': 'BT',
+  'exchange.fiat_to_token': 'XF',
+  'exchange.token_to_fiat': 'XT',
 };
 
 /**
@@ -157,9 +194,14 @@ export class OrderService implements CallbackOrderSource {
    */
   async create(input: NewOrder): Promise<{ order: q.OrderRow; data: unknown; created: boolean }> {
     const hash = requestHash(input.requestBody);
-    const key = { merchantId: input.merchantId, area: input.area, kind: input.kind, externalOrderId: input.externalOrderId };
-    const existing = await q.findByExternalId(this.store.read, key);
-    if (existing !== undefined) return this.#repeat(existing, hash, input.externalOrderId, true);
+    const key =
+      input.externalOrderId === null
+        ? undefined
+        : { merchantId: input.merchantId, area: input.area, kind: input.kind, externalOrderId: input.externalOrderId };
+    const existing = key === undefined ? undefined : await q.findByExternalId(this.store.read, key);
+    if (existing !== undefined && key !== undefined) return this.#repeat(existing, hash, key.externalOrderId, true);
+    const prefix = ID_PREFIX[`${input.area}.${input.kind}`];
+    if (prefix === undefined) throw new Error(`no order kind ${input.area}.${input.kind}`);
     let created: { order: q.OrderRow; data: unknown; created: boolean };
     try {
       created = await this.store.transact(async (tx) => {
@@ -167,16 +209,17 @@ export class OrderService implements CallbackOrderSource {
         // The fee schedule in force at creation applies, also to a collection paid later.
         const feeRule = await this.ledger.feeRule(tx, input.merchantId, input.feeChannel);
         const fee = input.kind === 'transfer' ? feeFor(input.amount, feeRule) : 0n;
+        const id = `${prefix}${randomBytes(12).toString('hex').toUpperCase()}`;
         const order: q.OrderRow = {
-          id: `${ID_PREFIX[`${input.area}.${input.kind}`]}${randomBytes(12).toString('hex').toUpperCase()}`,
+          id,
           merchant_id: input.merchantId,
           access_key: input.accessKey,
           area: input.area,
           kind: input.kind,
-          external_order_id: input.externalOrderId,
+          external_order_id: input.externalOrderId ?? id,
           request_hash: hash,
           create_result: '',
-          status: 1,
+          status: INITIAL_STATUS[input.kind],
           currency: input.currency,
           channel_type: input.channelType,
           pay_type: input.payType,
@@ -188,7 +231,12 @@ export class OrderService implements CallbackOrderSource {
           remark: input.remark,
           details: JSON.stringify({ ...input.details, feeRule: { percentBps: feeRule.percentBps, fixed: String(feeRule.fixed), minimum: String(feeRule.minimum) } }),
           cashier_id: input.cashierExpiry === undefined ? null : newId('csh', 16),
-          cashier_expire_at: input.cashierExpiry === undefined ? null : 'at' in input.cashierExpiry ? input.cashierExpiry.at : now + input.cashierExpiry.lifetimeMs,
+          cashier_expire_at:
+            input.cashierExpiry === undefined
+              ? (input.deadline ?? null)
+              : 'at' in input.cashierExpiry
+                ? input.cashierExpiry.at
+                : now + input.cashierExpiry.lifetimeMs,
           channel_order_id: null,
           rail_ref: null,
           rail_claimed_at: now,
@@ -201,19 +249,21 @@ export class OrderService implements CallbackOrderSource {
         };
         order.rail_ref = input.railRef?.(order.id) ?? null;
         if (input.detailsFor !== undefined) order.details = JSON.stringify({ ...(JSON.parse(order.details) as object), ...input.detailsFor(order) });
+        await input.prepare?.(tx, order, feeRule);
         const data = input.createResult(order);
         order.create_result = JSON.stringify(data);
         await q.insertOrder(tx, order);
-        await q.insertOrderEvent(tx, { id: newId('oev'), order_id: order.id, event: 'created', from_status: null, to_status: 1, source: 'api', at: now });
-        if (input.kind === 'transfer') await this.#freeze(tx, order, input.amount, fee);
+        await q.insertOrderEvent(tx, { id: newId('oev'), order_id: order.id, event: 'created', from_status: null, to_status: order.status, source: 'api', at: now });
+        if (input.kind === 'transfer') await this.freezeOrRefuse(tx, order, { total: input.amount + fee, journal: 'transfer.freeze', purpose: 'transfer' });
+        await input.afterInsert?.(tx, order);
         return { order, data, created: true };
       });
     } catch (error) {
-      if (!isUniqueViolation(error)) throw error;
+      if (!isUniqueViolation(error) || key === undefined) throw error;
       // Another request with this externalOrderId committed first (perhaps on another node).
       const winner = await q.findByExternalId(this.store.read, key);
       if (winner === undefined) throw error;
-      return this.#repeat(winner, hash, input.externalOrderId, false);
+      return this.#repeat(winner, hash, key.externalOrderId, false);
     }
     await this.#startOnRail(created.order);
     return created;
@@ -263,20 +313,25 @@ export class OrderService implements CallbackOrderSource {
     // A repeat is the merchant's retry: an order its rail never took is handed to the rail again,
     // once no other hand-over can still be under way (so a rail never starts one order twice).
     if (retryRail && order.channel_order_id === null && order.status === 1 && (await this.#reclaimRail(order))) await this.#startOnRail(order);
-    return { order, data: JSON.parse(order.create_result) as unknown, created: false };
+    return { order, data: reviveExact(JSON.parse(order.create_result)), created: false };
   }
 
-  async #freeze(tx: Tx, order: q.OrderRow, amount: Minor, fee: Minor): Promise<void> {
+  /**
+   * Moves `total` from the merchant's available balance to frozen for the order, or refuses the
+   * create with a 300 that says how much is needed and available (the transaction then rolls back).
+   */
+  async freezeOrRefuse(tx: Tx, order: q.OrderRow, freeze: { total: Minor; journal: string; purpose: 'transfer' | 'exchange' }): Promise<void> {
     const currency = order.currency as Currency;
     try {
-      await this.ledger.ledger.freezeForTransfer(tx, this.#transferMoney(order));
+      await this.ledger.ledger.freeze(tx, { merchantId: order.merchant_id, currency, orderId: order.id, total: freeze.total, kind: freeze.journal });
     } catch (error) {
       if (!(error instanceof InsufficientBalanceError)) throw error;
       const [balance] = await this.ledger.balances(tx, order.merchant_id, [currency]);
       throw new ApiError({
         kind: 'insufficient_balance',
+        purpose: freeze.purpose,
         currency,
-        needed: formatMoney(amount + fee, currency),
+        needed: formatMoney(freeze.total, currency),
         available: formatMoney(balance?.available ?? 0n, currency),
       });
     }
@@ -291,7 +346,7 @@ export class OrderService implements CallbackOrderSource {
    * ledger entries and, when final, its callback commit together; an event the state does not
    * allow (a late or repeated report) changes nothing and throws EventNotAllowedError.
    */
-  async applyEvent(orderId: string, event: string, options: { source: string; amount?: Minor }): Promise<q.OrderRow> {
+  async applyEvent(orderId: string, event: string, options: EventOptions): Promise<q.OrderRow> {
     return this.store.transact(async (tx) => {
       const order = await q.lockOrder(tx, this.store.dialect, orderId);
       if (order === undefined) throw new Error(`order ${orderId} does not exist`);
@@ -299,6 +354,9 @@ export class OrderService implements CallbackOrderSource {
       if (to === undefined) throw new EventNotAllowedError(order, event, allowedEvents(order.kind, order.status));
       const now = this.clock.now();
       const changes: Partial<q.OrderRow> = { status: to, updated_at: now };
+      const spec = this.#spec(order);
+      const own = await spec.transition?.({ tx, order, event, to, now, options });
+      if (own !== undefined) Object.assign(changes, own.changes);
       if (order.kind === 'collection' && event === 'paid') {
         const actual = options.amount ?? fromDb(order.amount);
         const rule = (JSON.parse(order.details) as { feeRule: { percentBps: number; fixed: string; minimum: string } }).feeRule;
@@ -325,9 +383,9 @@ export class OrderService implements CallbackOrderSource {
         }
       }
       const succeeded = (order.kind === 'collection' && to === 2) || (order.kind === 'transfer' && to === 8);
-      const extra = succeeded ? this.#spec(order).successDetails?.(order, now) : undefined;
+      const extra = succeeded ? spec.successDetails?.(order, now) : undefined;
       if (extra !== undefined) changes.details = JSON.stringify({ ...(JSON.parse(order.details) as object), ...extra });
-      const reason = failureReason(event);
+      const reason = own === undefined ? failureReason(event) : own.failure;
       if (reason !== undefined) {
         const merchant = await tx.selectFrom('merchants').select('language').where('id', '=', order.merchant_id).executeTakeFirstOrThrow();
         Object.assign(changes, { complete_time: now, error_msg: reason[isLanguage(merchant.language) ? merchant.language : 'en'], error_msg_en: reason.en });
@@ -381,9 +439,9 @@ export class OrderService implements CallbackOrderSource {
     return q.eventsOfOrder(this.store.read, orderId);
   }
 
-  /** Expires collections whose cashier time ran out unpaid; returns how many. */
+  /** Expires collections whose cashier time ran out unpaid, and token → fiat quotes that no deposit met; returns how many. */
   async expireDue(limit = 100): Promise<number> {
-    const due = await q.expiredCollections(this.store.read, this.clock.now(), limit);
+    const due = await q.expiredOrders(this.store.read, this.clock.now(), limit);
     let expired = 0;
     for (const { id } of due) {
       try {

@@ -6,9 +6,16 @@ export const COLLECTION_STATUS = { pending: 1, paid: 2, expired: 3 } as const;
 /** Transfer orders, as the spec numbers them. */
 export const TRANSFER_STATUS = { accepted: 1, processing: 2, bankRejected: 4, succeeded: 8, failed: 16 } as const;
 
+/** Exchange orders, as the spec numbers them (both directions). */
+export const EXCHANGE_STATUS = { waitPayCurrency: 1, receivingCurrency: 2, waitReceiveToken: 4, complete: 8, failed: 32 } as const;
+
 export type CollectionEvent = 'paid' | 'expired';
 export type TransferEvent = 'processing' | 'succeeded' | 'bank_rejected' | 'failed';
-export type OrderEvent = CollectionEvent | TransferEvent;
+/** Fiat → token: the fiat is taken (`paid`, or its synonym `currency_received`), the tokens are sent, then confirmed at addressTo. */
+export type FiatToTokenEvent = 'paid' | 'currency_received' | 'token_sent' | 'token_received' | 'failed';
+/** Token → fiat: the deposit is confirmed (or refused), or the quote runs out first. */
+export type TokenToFiatEvent = 'token_received' | 'deposit_refused' | 'expired' | 'failed';
+export type OrderEvent = CollectionEvent | TransferEvent | FiatToTokenEvent | TokenToFiatEvent;
 
 interface Transition {
   from: readonly number[];
@@ -16,7 +23,12 @@ interface Transition {
 }
 
 /** Every allowed transition: an event moves an order only from the listed states. */
-const TRANSITIONS: { collection: Record<CollectionEvent, Transition>; transfer: Record<TransferEvent, Transition> } = {
+const TRANSITIONS: {
+  collection: Record<CollectionEvent, Transition>;
+  transfer: Record<TransferEvent, Transition>;
+  fiat_to_token: Record<FiatToTokenEvent, Transition>;
+  token_to_fiat: Record<TokenToFiatEvent, Transition>;
+} = {
   collection: {
     paid: { from: [COLLECTION_STATUS.pending], to: COLLECTION_STATUS.paid },
     expired: { from: [COLLECTION_STATUS.pending], to: COLLECTION_STATUS.expired },
@@ -27,17 +39,44 @@ const TRANSITIONS: { collection: Record<CollectionEvent, Transition>; transfer: 
     bank_rejected: { from: [TRANSFER_STATUS.accepted, TRANSFER_STATUS.processing], to: TRANSFER_STATUS.bankRejected },
     failed: { from: [TRANSFER_STATUS.accepted, TRANSFER_STATUS.processing], to: TRANSFER_STATUS.failed },
   },
+  fiat_to_token: {
+    paid: { from: [EXCHANGE_STATUS.waitPayCurrency], to: EXCHANGE_STATUS.receivingCurrency },
+    currency_received: { from: [EXCHANGE_STATUS.waitPayCurrency], to: EXCHANGE_STATUS.receivingCurrency },
+    token_sent: { from: [EXCHANGE_STATUS.receivingCurrency], to: EXCHANGE_STATUS.waitReceiveToken },
+    token_received: { from: [EXCHANGE_STATUS.waitReceiveToken], to: EXCHANGE_STATUS.complete },
+    failed: { from: [EXCHANGE_STATUS.waitPayCurrency, EXCHANGE_STATUS.receivingCurrency, EXCHANGE_STATUS.waitReceiveToken], to: EXCHANGE_STATUS.failed },
+  },
+  token_to_fiat: {
+    token_received: { from: [EXCHANGE_STATUS.waitReceiveToken], to: EXCHANGE_STATUS.complete },
+    deposit_refused: { from: [EXCHANGE_STATUS.waitReceiveToken], to: EXCHANGE_STATUS.failed },
+    expired: { from: [EXCHANGE_STATUS.waitReceiveToken], to: EXCHANGE_STATUS.failed },
+    failed: { from: [EXCHANGE_STATUS.waitReceiveToken], to: EXCHANGE_STATUS.failed },
+  },
+};
+
+/** The status a new order starts in. */
+export const INITIAL_STATUS: Record<OrderKind, number> = {
+  collection: COLLECTION_STATUS.pending,
+  transfer: TRANSFER_STATUS.accepted,
+  fiat_to_token: EXCHANGE_STATUS.waitPayCurrency,
+  token_to_fiat: EXCHANGE_STATUS.waitReceiveToken,
 };
 
 const FINAL: Record<OrderKind, ReadonlySet<number>> = {
   collection: new Set([COLLECTION_STATUS.paid, COLLECTION_STATUS.expired]),
   transfer: new Set([TRANSFER_STATUS.bankRejected, TRANSFER_STATUS.succeeded, TRANSFER_STATUS.failed]),
+  fiat_to_token: new Set([EXCHANGE_STATUS.complete, EXCHANGE_STATUS.failed]),
+  token_to_fiat: new Set([EXCHANGE_STATUS.complete, EXCHANGE_STATUS.failed]),
 };
+
+const EXCHANGE_STATUS_TEXT = { 1: 'WAIT_PAY_CURRENCY', 2: 'RECEIVING_CURRENCY', 4: 'WAIT_RECEIVE_TOKEN', 8: 'EXCHANGE_COMPLETE', 32: 'EXCHANGE_FAIL' };
 
 /** The text of each status, as `orderStatus` (create results, callbacks) and `orderStatusCode` (queries) carry it. */
 const STATUS_TEXT: Record<OrderKind, Record<number, string>> = {
   collection: { 1: 'WAITING_PAYMENT', 2: 'PAYMENT_SUCCESS', 3: 'EXPIRED' },
   transfer: { 1: 'ACCEPTED', 2: 'BANK_PROCESSING', 4: 'BANK_REJECTED', 8: 'SUCCESS', 16: 'FAILED' },
+  fiat_to_token: EXCHANGE_STATUS_TEXT,
+  token_to_fiat: EXCHANGE_STATUS_TEXT,
 };
 
 export function eventsOf(kind: OrderKind): string[] {

@@ -105,6 +105,7 @@ export type LedgerAccountKind =
   | 'awaiting_settlement'
   | 'fee_income'
   | 'rail_clearing'
+  | 'token_clearing'
   | 'adjustments';
 
 /** A ledger account: `code` is `<merchantId or "system">/<currency>/<kind>`. */
@@ -163,10 +164,10 @@ export interface FeeScheduleTable {
   updated_at: number;
 }
 
-export type OrderArea = 'ken' | 'bra';
-export type OrderKind = 'collection' | 'transfer';
+export type OrderArea = 'ken' | 'bra' | 'exchange';
+export type OrderKind = 'collection' | 'transfer' | 'fiat_to_token' | 'token_to_fiat';
 
-/** A collection or transfer order of any area; area-specific fields live in `details` (JSON). */
+/** An order of any area and kind (collection, transfer, exchange); area-specific fields live in `details` (JSON). */
 export interface OrderTable {
   id: string;
   merchant_id: string;
@@ -226,6 +227,35 @@ export interface VoucherTable {
   created_at: number;
 }
 
+/** An operator-set price of one token in a fiat currency (decimal text). */
+export interface ExchangeRateTable {
+  currency: string;
+  token: string;
+  /** What Cashgate pays for one token (token → fiat orders). */
+  buy: string;
+  /** What Cashgate asks for one token (fiat → token orders). */
+  sell: string;
+  /** Added to sell and taken off buy, in basis points. */
+  spread_bps: number;
+  updated_at: number;
+}
+
+/** The next unused derivation index of one extended public key. */
+export interface AddressCounterTable {
+  key_id: string;
+  next_index: number;
+}
+
+/** A deposit address handed to one order, never to another. */
+export interface DepositAddressTable {
+  address: string;
+  family: string;
+  key_id: string;
+  path_index: number;
+  order_id: string;
+  created_at: number;
+}
+
 export interface Database {
   merchants: MerchantTable;
   api_keys: ApiKeyTable;
@@ -241,4 +271,7 @@ export interface Database {
   orders: OrderTable;
   order_events: OrderEventTable;
   vouchers: VoucherTable;
+  exchange_rates: ExchangeRateTable;
+  address_counters: AddressCounterTable;
+  deposit_addresses: DepositAddressTable;
 }

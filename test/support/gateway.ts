@@ -138,6 +138,8 @@ export interface EnvelopeResponse {
   contentType: string | null;
   requestId: string | null;
   body: { code: string; success: boolean; msg: string; msgEn: string; data: any };
+  /** The response body as sent (numbers with every digit). */
+  text: string;
 }
 
 /** Sends a request signed the way a merchant would, with the SDK. */
@@ -162,10 +164,12 @@ export async function signedCall(
     headers,
     ...(method === 'POST' && { body: call.rawBody ?? JSON.stringify(call.body ?? {}) }),
   });
+  const text = await response.text();
   return {
     status: response.status,
     contentType: response.headers.get('content-type'),
     requestId: response.headers.get('x-request-id'),
-    body: (await response.json()) as EnvelopeResponse['body'],
+    body: JSON.parse(text) as EnvelopeResponse['body'],
+    text,
   };
 }

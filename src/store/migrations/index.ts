@@ -4,6 +4,7 @@ import * as callbacks from './0002_callbacks.js';
 import * as ledger from './0003_ledger.js';
 import * as orders from './0004_orders.js';
 import * as vouchers from './0005_vouchers.js';
+import * as exchange from './0006_exchange.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -12,6 +13,7 @@ const migrations: Record<string, Migration> = {
   '0003_ledger': ledger,
   '0004_orders': orders,
   '0005_vouchers': vouchers,
+  '0006_exchange': exchange,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,67 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { registerAdminRoute } from '../admin/admin-route.js';
+import { OperatorError } from '../admin/failures.js';
+import type { RouteCatalog } from '../http/route-catalog.js';
+import { parseRate, RATE_DECIMALS, TOKENS, type Token } from './amounts.js';
+import { EXCHANGE_CURRENCIES, type ExchangeCurrency, type OperatorRates } from './rates.js';
+
+const TAG = 'Admin: exchange rates';
+const Price = Type.String({ maxLength: 40, description: `fiat per one token, plain decimal, at most ${RATE_DECIMALS} places, e.g. "5.4321"` });
+
+const RateView = Type.Object({
+  currency: Type.String(),
+  token: Type.String(),
+  buy: Type.String({ description: 'what Cashgate pays for one token (token → fiat)' }),
+  sell: Type.String({ description: 'what Cashgate asks for one token (fiat → token)' }),
+  spreadBps: Type.Integer({ description: 'added to sell and taken off buy, in basis points' }),
+  fiatToTokenRate: Type.String({ description: 'the rate a fiat → token order gets now' }),
+  tokenToFiatRate: Type.String({ description: 'the rate a token → fiat order gets now' }),
+  updatedAt: Type.Integer(),
+});
+
+/** Largest spread: 50 %. */
+const MAX_SPREAD_BPS = 5_000;
+
+function price(field: 'buy' | 'sell', text: string): bigint {
+  const value = parseRate(text);
+  if (value === undefined) {
+    throw new OperatorError({ kind: 'invalid_rate', detail: `${field} must be a plain decimal greater than 0 with at most ${RATE_DECIMALS} decimal places, e.g. "5.4321"` });
+  }
+  return value;
+}
+
+/** Operator routes: the prices the exchange quotes from. */
+export function registerExchangeAdminRoutes(scope: FastifyInstance, catalog: RouteCatalog, rates: OperatorRates): void {
+  registerAdminRoute(scope, catalog, {
+    method: 'PUT',
+    path: '/admin/v1/rates/:currency/:token',
+    tag: TAG,
+    summary: 'Set the buy and sell prices of a token in a fiat currency',
+    description:
+      'New orders are priced from these at once; existing orders keep the rate they were created with. ' +
+      'A fiat → token order gets sell raised by the spread (rounded up); a token → fiat order gets buy lowered by it (rounded down). buy may not exceed sell.',
+    body: Type.Object({ buy: Price, sell: Price, spreadBps: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SPREAD_BPS })) }),
+    response: RateView,
+    handle: async ({ params, body }) => {
+      const currency = params.currency ?? '';
+      const token = params.token ?? '';
+      if (!(EXCHANGE_CURRENCIES as readonly string[]).includes(currency) || !(TOKENS as readonly string[]).includes(token)) {
+        throw new OperatorError({ kind: 'rate_pair_not_supported', currency, token });
+      }
+      const buy = price('buy', body.buy);
+      const sell = price('sell', body.sell);
+      if (buy > sell) throw new OperatorError({ kind: 'invalid_rate', detail: `buy ${body.buy} exceeds sell ${body.sell}: Cashgate would buy tokens for more than it sells them` });
+      return rates.set(currency as ExchangeCurrency, token as Token, { buy, sell, spreadBps: body.spreadBps ?? 0 });
+    },
+  });
+
+  registerAdminRoute(scope, catalog, {
+    method: 'GET',
+    path: '/admin/v1/rates',
+    tag: TAG,
+    summary: 'Every configured price, with the rates orders get now',
+    response: Type.Object({ rates: Type.Array(RateView) }),
+    handle: async () => ({ rates: await rates.list() }),
+  });
+}

@@ -1,0 +1,43 @@
+import type { AddressFamily, DepositAddressDeriver } from '../rails/chain/derivation.js';
+import { MAX_ADDRESS_INDEX } from '../rails/chain/derivation.js';
+import type { Tx } from '../store/store.js';
+
+export interface DepositAddress {
+  address: string;
+  family: AddressFamily;
+  keyId: string;
+  index: number;
+  path: string;
+}
+
+/**
+ * Deposit addresses derived from the operator's extended public keys. Each allocation takes the
+ * next index of the key's counter in the caller's transaction (a row lock on PostgreSQL, the
+ * writer lock on SQLite), so no index, and no address, is ever handed out twice, on any node.
+ */
+export class DepositAddresses {
+  constructor(private readonly derivers: Readonly<Record<AddressFamily, DepositAddressDeriver>>) {}
+
+  /** The next unused address of `family`, reserved in `tx`; record it with `assign` once the order row exists. */
+  async reserve(tx: Tx, family: AddressFamily): Promise<DepositAddress> {
+    const deriver = this.derivers[family];
+    await tx.insertInto('address_counters').values({ key_id: deriver.keyId, next_index: 0 }).onConflict((oc) => oc.column('key_id').doNothing()).execute();
+    const row = await tx
+      .updateTable('address_counters')
+      .set((eb) => ({ next_index: eb('next_index', '+', 1) }))
+      .where('key_id', '=', deriver.keyId)
+      .returning('next_index')
+      .executeTakeFirstOrThrow();
+    const index = row.next_index - 1;
+    if (index > MAX_ADDRESS_INDEX) throw new Error(`every non-hardened index of ${family} key ${deriver.keyId} is used: configure a new account xpub`);
+    return { address: deriver.address(index), family, keyId: deriver.keyId, index, path: deriver.path(index) };
+  }
+
+  /** Records the address as the order's: a second hand-out of it would break a unique constraint. */
+  async assign(tx: Tx, deposit: DepositAddress, orderId: string, now: number): Promise<void> {
+    await tx
+      .insertInto('deposit_addresses')
+      .values({ address: deposit.address, family: deposit.family, key_id: deposit.keyId, path_index: deposit.index, order_id: orderId, created_at: now })
+      .execute();
+  }
+}

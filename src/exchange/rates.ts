@@ -1,0 +1,102 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../clock.js';
+import type { Database } from '../store/schema.js';
+import type { Store } from '../store/store.js';
+import { applySpread, formatRate, parseRate, type Token } from './amounts.js';
+
+/** Fiat currencies the exchange prices tokens in. */
+export const EXCHANGE_CURRENCIES = ['BRL', 'MXN'] as const;
+export type ExchangeCurrency = (typeof EXCHANGE_CURRENCIES)[number];
+
+/** Prices of one token in one fiat currency, scaled by 10^RATE_DECIMALS. */
+export interface TokenPrice {
+  /** What Cashgate pays for one token. */
+  buy: bigint;
+  /** What Cashgate asks for one token. */
+  sell: bigint;
+  spreadBps: number;
+  updatedAt: number;
+}
+
+/**
+ * Where prices come from. The default source is the operator's own prices, set through the admin
+ * API; a market feed can take its place behind the same interface.
+ */
+export interface RateSource {
+  readonly name: string;
+  price(db: Kysely<Database>, currency: string, token: Token): Promise<TokenPrice | undefined>;
+}
+
+/** The rate an order of each direction gets from a price. */
+export function orderRate(price: TokenPrice, direction: 'fiat_to_token' | 'token_to_fiat'): bigint {
+  return direction === 'fiat_to_token' ? applySpread(price.sell, price.spreadBps, 'sell') : applySpread(price.buy, price.spreadBps, 'buy');
+}
+
+export interface RateView {
+  currency: string;
+  token: string;
+  buy: string;
+  sell: string;
+  spreadBps: number;
+  /** What a fiat → token order gets now: sell plus the spread. */
+  fiatToTokenRate: string;
+  /** What a token → fiat order gets now: buy minus the spread. */
+  tokenToFiatRate: string;
+  updatedAt: number;
+}
+
+/** The operator's prices, kept in the database and shared by every node. */
+export class OperatorRates implements RateSource {
+  readonly name = 'operator';
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {}
+
+  async price(db: Kysely<Database>, currency: string, token: Token): Promise<TokenPrice | undefined> {
+    const row = await db.selectFrom('exchange_rates').selectAll().where('currency', '=', currency).where('token', '=', token).executeTakeFirst();
+    if (row === undefined) return undefined;
+    const buy = parseRate(row.buy);
+    const sell = parseRate(row.sell);
+    if (buy === undefined || sell === undefined) throw new Error(`stored rate ${currency}/${token} is not a valid decimal`);
+    return { buy, sell, spreadBps: row.spread_bps, updatedAt: row.updated_at };
+  }
+
+  /** Sets (or replaces) the prices of a pair; orders already created keep the rate they were given. */
+  async set(currency: ExchangeCurrency, token: Token, price: { buy: bigint; sell: bigint; spreadBps: number }): Promise<RateView> {
+    const now = this.clock.now();
+    const row = { currency, token, buy: formatRate(price.buy), sell: formatRate(price.sell), spread_bps: price.spreadBps, updated_at: now };
+    await this.store.transact((tx) =>
+      tx
+        .insertInto('exchange_rates')
+        .values(row)
+        .onConflict((oc) => oc.columns(['currency', 'token']).doUpdateSet({ buy: row.buy, sell: row.sell, spread_bps: row.spread_bps, updated_at: now }))
+        .execute(),
+    );
+    return view(currency, token, { ...price, updatedAt: now });
+  }
+
+  async list(): Promise<RateView[]> {
+    const rows = await this.store.read.selectFrom('exchange_rates').select(['currency', 'token']).orderBy('currency').orderBy('token').execute();
+    const views: RateView[] = [];
+    for (const { currency, token } of rows) {
+      const price = await this.price(this.store.read, currency, token as Token);
+      if (price !== undefined) views.push(view(currency, token, price));
+    }
+    return views;
+  }
+}
+
+export function view(currency: string, token: string, price: TokenPrice): RateView {
+  return {
+    currency,
+    token,
+    buy: formatRate(price.buy),
+    sell: formatRate(price.sell),
+    spreadBps: price.spreadBps,
+    fiatToTokenRate: formatRate(orderRate(price, 'fiat_to_token')),
+    tokenToFiatRate: formatRate(orderRate(price, 'token_to_fiat')),
+    updatedAt: price.updatedAt,
+  };
+}

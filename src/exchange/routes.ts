@@ -1,0 +1,103 @@
+import { Type } from '@sinclair/typebox';
+import { signedRoute, type SignedRouteDef } from '../http/signed-route.js';
+import { StringEnum } from '../http/validation.js';
+import { AmountField, ExternalOrderId, OptionalUrl, QueryBody, Remark } from '../orders/schemas.js';
+import { CHAINS } from '../rails/chain/addresses.js';
+import { TOKENS } from './amounts.js';
+import { EXCHANGE_CURRENCIES } from './rates.js';
+import { ExchangeRecordSchema, exchangeRecord } from './records.js';
+import type { ExchangeService } from './service.js';
+
+const TAG = 'Exchange';
+const Address = (description: string) => Type.String({ minLength: 1, maxLength: 64, description });
+
+const FiatToTokenBody = Type.Object({
+  addressTo: Address('where the tokens go: a TRON address (T…, Base58Check) or an EVM address (0x…, EIP-55 when mixed case), per chainType'),
+  chainType: StringEnum(CHAINS),
+  tokenType: StringEnum(TOKENS),
+  currencyAmount: AmountField('whole units of currencyType, at least 1; taken from the available balance, fee included'),
+  currencyType: StringEnum(EXCHANGE_CURRENCIES),
+  externalOrderId: ExternalOrderId,
+  remark: Remark,
+});
+
+const TokenToFiatBody = Type.Object({
+  tokenAmount: AmountField('tokens the payer sends, at most 6 decimals (USDT on TRON)'),
+  chainType: StringEnum(['TRON']),
+  addressFrom: Address('the TRON address the payer sends from; a deposit from any other address is refused'),
+  currencyType: StringEnum(['BRL']),
+  tokenType: StringEnum(TOKENS),
+  externalOrderId: Type.Optional(ExternalOrderId),
+  notifyUrl: OptionalUrl,
+  remark: Remark,
+});
+
+const CreateResultMembers = {
+  orderId: Type.String(),
+  symbolType: Type.String(),
+  externalOrderId: Type.String(),
+  currencyType: Type.String(),
+  tokenType: Type.String(),
+  chainType: Type.String(),
+};
+
+const FiatToTokenResult = Type.Object({
+  ...CreateResultMembers,
+  currencyAmount: Type.Integer({ description: 'the fiat amount taken, fee included (whole units)' }),
+  tokenAmount: Type.Number({ description: 'tokens sent to addressTo: (currencyAmount − fee) ÷ rate, rounded down to the chain’s decimals; written digit for digit' }),
+});
+
+const TokenToFiatResult = Type.Object({
+  ...CreateResultMembers,
+  currencyAmount: Type.Integer({ description: 'the quoted credit net of fee, in whole units (the query shows it to the cent)' }),
+  tokenAmount: Type.Number(),
+  addressTo: Type.String({ description: 'the deposit address derived for this order; send exactly tokenAmount from addressFrom before the quote expires' }),
+});
+
+/** Endpoints 2–5: the fiat ↔ USDT exchange. */
+export function exchangeRoutes(exchange: ExchangeService): SignedRouteDef[] {
+  return [
+    signedRoute({
+      method: 'POST',
+      path: '/api/v3/exchange/fiat/to/wallet',
+      permission: 'exchange',
+      tag: TAG,
+      summary: 'Buy USDT with the fiat balance: the rate is locked and currencyAmount is frozen now',
+      body: FiatToTokenBody,
+      data: FiatToTokenResult,
+      exactNumbers: true,
+      handle: async ({ body, caller }) => (await exchange.createFiatToToken(caller, body)) as never,
+    }),
+    signedRoute({
+      method: 'POST',
+      path: '/api/v3/exchange/query/exchange/orderinfo',
+      permission: 'query',
+      tag: TAG,
+      summary: 'Query a fiat → token order (orderFee is a number here)',
+      body: QueryBody,
+      data: ExchangeRecordSchema('fiat_to_token'),
+      handle: async ({ body, caller }) => exchangeRecord(await exchange.query(caller, 'fiat_to_token', body)) as never,
+    }),
+    signedRoute({
+      method: 'POST',
+      path: '/api/v3/exchange/wallet/to/fiat',
+      permission: 'exchange',
+      tag: TAG,
+      summary: 'Sell USDT on TRON for BRL: a fresh deposit address and a rate held until the quote expires',
+      body: TokenToFiatBody,
+      data: TokenToFiatResult,
+      exactNumbers: true,
+      handle: async ({ body, caller }) => (await exchange.createTokenToFiat(caller, body)) as never,
+    }),
+    signedRoute({
+      method: 'POST',
+      path: '/api/v3/exchange/query/wallet/exchange/orderinfo',
+      permission: 'query',
+      tag: TAG,
+      summary: 'Query a token → fiat order (orderFee is a string here, and notifyUrl is included)',
+      body: QueryBody,
+      data: ExchangeRecordSchema('token_to_fiat'),
+      handle: async ({ body, caller }) => exchangeRecord(await exchange.query(caller, 'token_to_fiat', body)) as never,
+    }),
+  ];
+}

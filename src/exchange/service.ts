@@ -1,0 +1,388 @@
+import type { Clock } from '../clock.js';
+import { ApiError } from '../http/failures.js';
+import type { Language } from '../http/language.js';
+import { feeFor, type FeeRule } from '../ledger/fees.js';
+import type { Ledger } from '../ledger/ledger.js';
+import { amountField, CURRENCIES, formatMoney, fromDb, MAX_MINOR, toDbMinor, type Currency } from '../ledger/money.js';
+import type { OrderRow } from '../orders/queries.js';
+import { EventNotAllowedError, type OrderKindSpec, type OrderService, type TransitionStep } from '../orders/service.js';
+import { EXCHANGE_STATUS } from '../orders/state-machine.js';
+import { isChainAddress, isTradeHash, randomTradeHash, type Chain } from '../rails/chain/addresses.js';
+import type { ChainRail } from '../rails/chain/rail.js';
+import type { Rail } from '../rails/rails.js';
+import type { Tx } from '../store/store.js';
+import { fiatForTokens, formatRate, formatUnits, parseRate, RATE_DECIMALS, TOKEN_DECIMALS, tokensForFiat, type Token } from './amounts.js';
+import type { DepositAddresses } from './deposit-addresses.js';
+import { exchangeDetails, exchangeRecord, SYMBOL_TYPE, tokenAmountNumber, type ExchangeDetails } from './records.js';
+import { orderRate, type ExchangeCurrency, type RateSource } from './rates.js';
+
+export interface FiatToTokenRequest {
+  addressTo: string;
+  chainType: Chain;
+  tokenType: Token;
+  currencyAmount: string | number;
+  currencyType: ExchangeCurrency;
+  externalOrderId: string;
+  remark?: string;
+}
+
+export interface TokenToFiatRequest {
+  tokenAmount: string | number;
+  chainType: 'TRON';
+  addressFrom: string;
+  currencyType: 'BRL';
+  tokenType: Token;
+  externalOrderId?: string;
+  notifyUrl?: string;
+  remark?: string;
+}
+
+export interface Caller {
+  merchantId: string;
+  accessKey: string;
+}
+
+type Texts = Record<Language, string>;
+
+/** errorMsg / errorMsgEn of exchange orders that end in 32. */
+const FAILURES = {
+  sendFailed: {
+    en: 'the token transfer failed on the chain; the fiat was returned to the available balance',
+    'pt-BR': 'a transferência de tokens falhou na rede; o valor em moeda voltou ao saldo disponível',
+    es: 'la transferencia de tokens falló en la red; el monto en moneda volvió al saldo disponible',
+  },
+  depositFailed: {
+    en: 'the chain reported the deposit as failed',
+    'pt-BR': 'a rede informou que o depósito falhou',
+    es: 'la red informó que el depósito falló',
+  },
+  expired: {
+    en: 'no deposit arrived before the quote expired',
+    'pt-BR': 'nenhum depósito chegou antes de a cotação expirar',
+    es: 'ningún depósito llegó antes de que venciera la cotización',
+  },
+  underpaid: (received: string, expected: string, token: string): Texts => ({
+    en: `under-payment: the deposit carried ${received} ${token}, the order expected ${expected} ${token}; nothing was credited`,
+    'pt-BR': `pagamento menor: o depósito trouxe ${received} ${token}, o pedido esperava ${expected} ${token}; nada foi creditado`,
+    es: `pago menor: el depósito trajo ${received} ${token}, la orden esperaba ${expected} ${token}; no se acreditó nada`,
+  }),
+  late: (deadline: number): Texts => ({
+    en: `the deposit arrived after the quote expired at ${new Date(deadline).toISOString()}; nothing was credited`,
+    'pt-BR': `o depósito chegou depois de a cotação expirar em ${new Date(deadline).toISOString()}; nada foi creditado`,
+    es: `el depósito llegó después de que venciera la cotización a las ${new Date(deadline).toISOString()}; no se acreditó nada`,
+  }),
+  wrongSender: (from: string, expected: string): Texts => ({
+    en: `the deposit came from ${from}, not from addressFrom ${expected}; nothing was credited`,
+    'pt-BR': `o depósito veio de ${from}, não de addressFrom ${expected}; nada foi creditado`,
+    es: `el depósito vino de ${from}, no de addressFrom ${expected}; no se acreditó nada`,
+  }),
+} as const;
+
+const CHAIN_FORMAT = { TRON: 'tronAddress', ETH: 'evmAddress', BSC: 'evmAddress' } as const;
+
+/** The largest whole fiat amount an exchange order takes: its minor units must fit the ledger. */
+const MAX_WHOLE_FIAT = MAX_MINOR / 100n;
+
+function feeRuleOf(order: OrderRow): FeeRule {
+  const rule = (JSON.parse(order.details) as { feeRule: { percentBps: number; fixed: string; minimum: string } }).feeRule;
+  return { percentBps: rule.percentBps, fixed: BigInt(rule.fixed), minimum: BigInt(rule.minimum) };
+}
+
+function withDetails(order: OrderRow, extra: Partial<ExchangeDetails>): string {
+  return JSON.stringify({ ...(JSON.parse(order.details) as object), ...extra });
+}
+
+function checkAddress(field: string, chain: Chain, address: string): void {
+  if (!isChainAddress(chain, address)) throw new ApiError({ kind: 'invalid_field', field, rule: { rule: 'format', format: CHAIN_FORMAT[chain] } });
+}
+
+/**
+ * Fiat ↔ USDT exchange orders: quotes at the operator's rates, fiat frozen and taken from the
+ * merchant's balance, deposit addresses derived per order, and the chain rail's reports.
+ */
+export class ExchangeService {
+  constructor(
+    private readonly deps: {
+      orders: OrderService;
+      ledger: Ledger;
+      rates: RateSource;
+      addresses: DepositAddresses;
+      rails: Readonly<Record<Chain, ChainRail>>;
+      clock: Clock;
+      quoteTtlMs: number;
+    },
+  ) {}
+
+  /** The two order kinds, registered with the order service. */
+  orderKinds(): OrderKindSpec[] {
+    return [
+      { area: 'exchange', kind: 'fiat_to_token', callbackPayload: exchangeRecord, rail: (o) => this.#rail(o), transition: (s) => this.#fiatToTokenStep(s) },
+      { area: 'exchange', kind: 'token_to_fiat', callbackPayload: exchangeRecord, rail: (o) => this.#rail(o), transition: (s) => this.#tokenToFiatStep(s) },
+    ];
+  }
+
+  /** The order's chain rail, as the order service starts it: a send queued, or a deposit address watched. */
+  #rail(order: OrderRow): Rail {
+    const d = exchangeDetails(order);
+    const chain = this.deps.rails[d.chainType];
+    return {
+      name: chain.name,
+      start: async () =>
+        order.kind === 'token_to_fiat'
+          ? { channelOrderId: (await chain.watchDeposits({ orderId: order.id, address: d.addressTo, token: d.tokenType })).watchId }
+          : { channelOrderId: (await chain.send({ orderId: order.id, to: d.addressTo, token: d.tokenType, units: BigInt(d.tokenUnits) })).sendId },
+    };
+  }
+
+  async #price(db: Tx | OrderService['reader'], currency: ExchangeCurrency, token: Token, direction: 'fiat_to_token' | 'token_to_fiat'): Promise<bigint> {
+    const price = await this.deps.rates.price(db, currency, token);
+    if (price === undefined) throw new ApiError({ kind: 'rate_unavailable', currency, token });
+    return orderRate(price, direction);
+  }
+
+  /** Endpoint 2: the merchant buys tokens with its fiat balance; currencyAmount is frozen now (a 300 when short). */
+  async createFiatToToken(caller: Caller, body: FiatToTokenRequest): Promise<unknown> {
+    const currency: Currency = body.currencyType;
+    const whole = amountField('currencyAmount', body.currencyAmount, currency, { decimals: 0, minimum: 1n, maximum: MAX_WHOLE_FIAT });
+    const amount = whole * 10n ** BigInt(CURRENCIES[currency]);
+    checkAddress('addressTo', body.chainType, body.addressTo);
+    const rate = await this.#price(this.deps.orders.reader, body.currencyType, body.tokenType, 'fiat_to_token');
+    const decimals = TOKEN_DECIMALS[body.chainType];
+    const { data } = await this.deps.orders.create({
+      merchantId: caller.merchantId,
+      accessKey: caller.accessKey,
+      area: 'exchange',
+      kind: 'fiat_to_token',
+      externalOrderId: body.externalOrderId,
+      requestBody: body,
+      currency,
+      channelType: body.chainType,
+      payType: 0,
+      feeChannel: `exchange.fiat_to_token.${body.currencyType}`,
+      amount,
+      notifyUrl: null,
+      returnUrl: null,
+      remark: body.remark ?? null,
+      details: { tokenType: body.tokenType, chainType: body.chainType, tokenDecimals: decimals, exchangeRate: formatRate(rate), addressTo: body.addressTo },
+      prepare: (_tx, order, feeRule) => {
+        const fee = feeFor(amount, feeRule);
+        const units = tokensForFiat(amount - fee, CURRENCIES[currency], rate, decimals);
+        if (units === 0n) {
+          throw new ApiError({
+            kind: 'exchange_amount_too_small',
+            field: 'currencyAmount',
+            detail: `${formatMoney(amount, currency)} ${currency}, less the fee of ${formatMoney(fee, currency)}, buys no ${body.tokenType} at ${formatRate(rate)} ${currency} per token`,
+          });
+        }
+        order.fee = toDbMinor(fee);
+        order.details = withDetails(order, { tokenUnits: units.toString() });
+        return Promise.resolve();
+      },
+      afterInsert: (tx, order) => this.deps.orders.freezeOrRefuse(tx, order, { total: amount, journal: 'exchange.freeze', purpose: 'exchange' }),
+      createResult: (order) => ({
+        orderId: order.id,
+        symbolType: SYMBOL_TYPE.fiat_to_token,
+        externalOrderId: order.external_order_id,
+        currencyType: order.currency,
+        tokenType: body.tokenType,
+        chainType: body.chainType,
+        currencyAmount: Number(whole),
+        tokenAmount: tokenAmountNumber(order),
+      }),
+    });
+    return data;
+  }
+
+  /** Endpoint 4: a payer sells tokens for the merchant: a fresh deposit address and a rate held for the quote's lifetime. */
+  async createTokenToFiat(caller: Caller, body: TokenToFiatRequest): Promise<unknown> {
+    const currency: Currency = body.currencyType;
+    const decimals = TOKEN_DECIMALS[body.chainType];
+    const units = amountField('tokenAmount', body.tokenAmount, currency, { decimals, minimum: 1n, maximum: MAX_MINOR });
+    checkAddress('addressFrom', body.chainType, body.addressFrom);
+    const rate = await this.#price(this.deps.orders.reader, body.currencyType, body.tokenType, 'token_to_fiat');
+    const gross = fiatForTokens(units, decimals, rate, CURRENCIES[currency]);
+    if (gross > MAX_MINOR) {
+      // At most what the ledger can credit at this rate, in whole tokens.
+      const max = (MAX_MINOR * 10n ** BigInt(RATE_DECIMALS)) / (rate * 10n ** BigInt(CURRENCIES[currency]));
+      throw new ApiError({ kind: 'invalid_field', field: 'tokenAmount', rule: { rule: 'maximum', max: Number(max) } });
+    }
+    const now = this.deps.clock.now();
+    let deposit: Awaited<ReturnType<DepositAddresses['reserve']>> | undefined;
+    const { data } = await this.deps.orders.create({
+      merchantId: caller.merchantId,
+      accessKey: caller.accessKey,
+      area: 'exchange',
+      kind: 'token_to_fiat',
+      externalOrderId: body.externalOrderId ?? null,
+      requestBody: body,
+      currency,
+      channelType: body.chainType,
+      payType: 0,
+      feeChannel: `exchange.token_to_fiat.${body.currencyType}`,
+      amount: gross,
+      notifyUrl: body.notifyUrl ?? null,
+      returnUrl: null,
+      remark: body.remark ?? null,
+      deadline: now + this.deps.quoteTtlMs,
+      details: {
+        tokenType: body.tokenType,
+        chainType: body.chainType,
+        tokenUnits: units.toString(),
+        tokenDecimals: decimals,
+        exchangeRate: formatRate(rate),
+        addressFrom: body.addressFrom,
+      },
+      prepare: async (tx, order, feeRule) => {
+        const fee = feeFor(gross, feeRule);
+        if (gross - fee <= 0n) {
+          throw new ApiError({
+            kind: 'exchange_amount_too_small',
+            field: 'tokenAmount',
+            detail: `${formatUnits(units, decimals)} ${body.tokenType} are worth ${formatMoney(gross, currency)} ${currency} at ${formatRate(rate)}, which the fee of ${formatMoney(fee, currency)} ${currency} takes whole`,
+          });
+        }
+        deposit = await this.deps.addresses.reserve(tx, 'tron');
+        order.fee = toDbMinor(fee);
+        order.rail_ref = deposit.address;
+        order.details = withDetails(order, { addressTo: deposit.address, depositPath: deposit.path, quotedNet: (gross - fee).toString() });
+      },
+      afterInsert: async (tx, order) => {
+        if (deposit !== undefined) await this.deps.addresses.assign(tx, deposit, order.id, order.created_at);
+      },
+      createResult: (order) => ({
+        orderId: order.id,
+        symbolType: SYMBOL_TYPE.token_to_fiat,
+        externalOrderId: order.external_order_id,
+        currencyType: order.currency,
+        tokenType: body.tokenType,
+        chainType: body.chainType,
+        // int64 in the spec: whole units of the quoted credit; the query's currencyAmount has the cents.
+        currencyAmount: Number(fromDb(exchangeDetails(order).quotedNet ?? '0') / 10n ** BigInt(CURRENCIES[currency])),
+        tokenAmount: tokenAmountNumber(order),
+        addressTo: exchangeDetails(order).addressTo,
+      }),
+    });
+    return data;
+  }
+
+  /** The caller's exchange order of one direction named by both ids, else a 300. */
+  query(caller: Caller, kind: 'fiat_to_token' | 'token_to_fiat', ids: { externalOrderId: string; orderId: string }): Promise<OrderRow> {
+    return this.deps.orders.findForQuery(caller.merchantId, 'exchange', kind, ids);
+  }
+
+  /**
+   * A chain's report of a confirmed deposit to a token → fiat order's address. It is credited when
+   * it comes from addressFrom, carries at least the quoted amount (all of it is credited, at the
+   * order's rate) and arrives before the quote expires; otherwise the order fails with the reason
+   * and nothing is credited (the tokens are the operator's to return).
+   */
+  reportDeposit(order: OrderRow, deposit: { units: bigint; tradeHash: string; from: string; source: string }): Promise<OrderRow> {
+    const d = exchangeDetails(order);
+    const refusal =
+      order.cashier_expire_at !== null && order.cashier_expire_at <= this.deps.clock.now()
+        ? 'late'
+        : deposit.from !== d.addressFrom
+          ? 'wrong_sender'
+          : deposit.units < BigInt(d.tokenUnits)
+            ? 'underpaid'
+            : undefined;
+    return this.deps.orders.applyEvent(order.id, refusal === undefined ? 'token_received' : 'deposit_refused', {
+      source: deposit.source,
+      data: { units: deposit.units.toString(), tradeHash: deposit.tradeHash, from: deposit.from, ...(refusal !== undefined && { refusal }) },
+    });
+  }
+
+  async #fiatToTokenStep(step: TransitionStep): Promise<{ changes: Partial<OrderRow>; failure?: Texts }> {
+    const { tx, order, event, now, options } = step;
+    const money = { merchantId: order.merchant_id, currency: order.currency as Currency, orderId: order.id, gross: fromDb(order.amount), fee: fromDb(order.fee) };
+    switch (event) {
+      case 'paid':
+      case 'currency_received':
+        await this.deps.ledger.takeExchangeFiat(tx, money);
+        return { changes: { actual_amount: order.amount, pay_time: now } };
+      case 'token_sent':
+        return { changes: { details: withDetails(order, { tradeHash: options.data?.tradeHash ?? randomTradeHash(exchangeDetails(order).chainType) }) } };
+      case 'token_received':
+        return { changes: { complete_time: now } };
+      default: {
+        // failed: whatever was frozen or taken returns to available, fee included.
+        if (order.status === EXCHANGE_STATUS.waitPayCurrency) {
+          await this.deps.ledger.release(tx, { ...money, total: money.gross, kind: 'exchange.released' });
+        } else {
+          await this.deps.ledger.returnExchangeFiat(tx, money);
+        }
+        return { changes: { complete_time: now, actual_amount: null, fee: 0 }, failure: FAILURES.sendFailed };
+      }
+    }
+  }
+
+  async #tokenToFiatStep(step: TransitionStep): Promise<{ changes: Partial<OrderRow>; failure?: Texts }> {
+    const { tx, order, event, now, options } = step;
+    const d = exchangeDetails(order);
+    const units = options.data?.units === undefined ? undefined : BigInt(options.data.units);
+    const received = { tradeHash: options.data?.tradeHash, receivedUnits: options.data?.units, receivedFrom: options.data?.from };
+    switch (event) {
+      case 'token_received': {
+        if (units === undefined) throw new Error('token_received needs the deposit amount');
+        const rate = parseRate(d.exchangeRate);
+        if (rate === undefined) throw new Error(`order ${order.id} has no valid exchangeRate`);
+        const gross = fiatForTokens(units, d.tokenDecimals, rate, CURRENCIES[order.currency as Currency]);
+        const fee = feeFor(gross, feeRuleOf(order));
+        await this.deps.ledger.creditExchangeFiat(tx, { merchantId: order.merchant_id, currency: order.currency as Currency, orderId: order.id, gross, fee });
+        return {
+          changes: { actual_amount: toDbMinor(gross - fee), fee: toDbMinor(fee), pay_time: now, complete_time: now, details: withDetails(order, received) },
+        };
+      }
+      case 'deposit_refused': {
+        const refusal = options.data?.refusal;
+        const failure =
+          refusal === 'late'
+            ? FAILURES.late(order.cashier_expire_at ?? now)
+            : refusal === 'wrong_sender'
+              ? FAILURES.wrongSender(options.data?.from ?? '', d.addressFrom ?? '')
+              : FAILURES.underpaid(formatUnits(units ?? 0n, d.tokenDecimals), formatUnits(BigInt(d.tokenUnits), d.tokenDecimals), d.tokenType);
+        return { changes: { complete_time: now, fee: 0, details: withDetails(order, received) }, failure };
+      }
+      case 'expired':
+        return { changes: { complete_time: now, fee: 0 }, failure: FAILURES.expired };
+      default:
+        return { changes: { complete_time: now, fee: 0 }, failure: FAILURES.depositFailed };
+    }
+  }
+
+  /**
+   * The sandbox's chain: drives an exchange order one step as a chain would report it, or, with
+   * `complete`, through its remaining steps to 8.
+   */
+  async sandboxEvent(order: OrderRow, event: string, input: { amount?: unknown; tradeHash?: string; from?: string; source: string }): Promise<OrderRow> {
+    const d = exchangeDetails(order);
+    if (input.tradeHash !== undefined && !isTradeHash(d.chainType, input.tradeHash)) {
+      throw new ApiError({ kind: 'invalid_field', field: 'tradeHash', rule: { rule: 'format', format: d.chainType === 'TRON' ? 'tronTxId' : 'evmTxHash' } });
+    }
+    if (input.from !== undefined) checkAddress('from', d.chainType, input.from);
+    // A refusal is the outcome of a deposit the chain reports, not an event of its own.
+    if (event === 'deposit_refused') throw new EventNotAllowedError(order, event, []);
+    const steps = event === 'complete' ? this.#remainingSteps(order) : [event];
+    let current = order;
+    for (const step of steps) {
+      if (order.kind === 'token_to_fiat' && step === 'token_received') {
+        const units = input.amount === undefined ? BigInt(d.tokenUnits) : amountField('amount', input.amount, 'BRL', { decimals: d.tokenDecimals, maximum: MAX_MINOR });
+        current = await this.reportDeposit(current, { units, tradeHash: input.tradeHash ?? randomTradeHash(d.chainType), from: input.from ?? d.addressFrom ?? '', source: input.source });
+      } else {
+        current = await this.deps.orders.applyEvent(order.id, step, {
+          source: input.source,
+          ...(step === 'token_sent' && input.tradeHash !== undefined && { data: { tradeHash: input.tradeHash } }),
+        });
+      }
+    }
+    return current;
+  }
+
+  #remainingSteps(order: OrderRow): string[] {
+    if (order.kind === 'token_to_fiat') return order.status === EXCHANGE_STATUS.waitReceiveToken ? ['token_received'] : ['complete'];
+    const path = ['paid', 'token_sent', 'token_received'];
+    const from = { [EXCHANGE_STATUS.waitPayCurrency]: 0, [EXCHANGE_STATUS.receivingCurrency]: 1, [EXCHANGE_STATUS.waitReceiveToken]: 2 }[order.status];
+    // A final order: `complete` is refused like any other event.
+    return from === undefined ? ['complete'] : path.slice(from);
+  }
+}

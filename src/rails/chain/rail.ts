@@ -1,0 +1,34 @@
+import { randomBytes } from 'node:crypto';
+import type { Token } from '../../exchange/amounts.js';
+import type { Chain } from './addresses.js';
+
+/**
+ * A chain rail: how Cashgate watches deposits to its addresses and sends tokens. What happens on
+ * chain comes back as order events, from a connector's watcher or from the sandbox:
+ * `token_received` (a deposit confirmed at a deposit address, or a send confirmed at addressTo),
+ * `token_sent` (a send broadcast, with its transaction hash) and `failed`.
+ */
+export interface ChainRail {
+  readonly name: string;
+  readonly chain: Chain;
+  /** Confirmations after which the rail reports a transfer as received; never reported earlier. */
+  readonly confirmations: number;
+  /** Starts watching a deposit address; returns the rail's reference for the watch. */
+  watchDeposits(request: { orderId: string; address: string; token: Token }): Promise<{ watchId: string }>;
+  /** Queues a send of `units` (the token's base units) to `to`; returns the rail's reference. */
+  send(request: { orderId: string; to: string; token: Token; units: bigint }): Promise<{ sendId: string }>;
+}
+
+/** Confirmations real connectors wait for before reporting a transfer as received. */
+export const CONFIRMATIONS: Record<Chain, number> = { TRON: 19, ETH: 12, BSC: 15 };
+
+/** The simulated chains: they accept every watch and send, and wait for sandbox events to say what happened. */
+export function sandboxChainRail(chain: Chain): ChainRail {
+  return {
+    name: `${chain.toLowerCase()} (sandbox)`,
+    chain,
+    confirmations: CONFIRMATIONS[chain],
+    watchDeposits: () => Promise.resolve({ watchId: `WATCH${randomBytes(10).toString('hex').toUpperCase()}` }),
+    send: () => Promise.resolve({ sendId: `SEND${randomBytes(10).toString('hex').toUpperCase()}` }),
+  };
+}
