@@ -97,12 +97,6 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
   });
   for (const kind of [...KENYA_ORDER_KINDS, ...BRAZIL_ORDER_KINDS, ...exchange.orderKinds()]) orders.register(kind);
   callbacks.outbox.register(orders);
-  for (const family of config.exchange.sandboxXpubs) {
-    logger.warn(
-      { family, path: ACCOUNT_PATHS[family] },
-      'deposit addresses derive from the published sandbox xpub of the BIP-39 test mnemonic: anyone can spend what is sent to them; set EXCHANGE_TRON_XPUB / EXCHANGE_EVM_XPUB before taking real deposits',
-    );
-  }
   const sandbox = new OrderSandbox(orders, config.sandbox, clock);
   sandbox.registerDriver(['fiat_to_token', 'token_to_fiat'], (order, event, input) => exchange.sandboxEvent(order, event, input), {
     extra: ['complete'],
@@ -168,6 +162,12 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
     throw error;
   }
   logger.info({ url, database: store.dialect, workers: workers !== undefined, sandbox: config.sandbox }, 'Cashgate is serving');
+  for (const family of config.exchange.sandboxXpubs) {
+    logger.warn(
+      { family, path: ACCOUNT_PATHS[family] },
+      'deposit addresses derive from the published sandbox xpub of the BIP-39 test mnemonic: anyone can spend what is sent to them; set EXCHANGE_TRON_XPUB / EXCHANGE_EVM_XPUB before taking real deposits',
+    );
+  }
   if (!config.publicBaseUrl.startsWith('https://')) {
     logger.warn({ publicBaseUrl: config.publicBaseUrl }, 'PUBLIC_BASE_URL is not https: payers and their banks reach cashier pages and dynamic Pix locations over https in production');
   }

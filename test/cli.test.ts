@@ -114,6 +114,17 @@ describe(`the cashgate command (${databaseLabel})`, () => {
       for (const path of ['/api/v3/ken/createCollectingOrder', '/api/v3/ken/createTransferOrder', '/api/v3/bra/createCollectingOrder', '/api/v3/bra/pix/createTransferOrder', '/api/v3/bra/bank/createTransferOrder']) {
         assert.ok(doc.paths[path].post.requestBody, `${path} is documented with its request schema`);
       }
+      for (const path of ['/api/v3/exchange/fiat/to/wallet', '/api/v3/exchange/wallet/to/fiat']) {
+        assert.equal(doc.paths[path].post['x-permission'], 'exchange');
+        const data = doc.paths[path].post.responses['200'].content['application/json;charset=utf-8'].schema.properties.data;
+        assert.equal(data.properties.tokenAmount.type, 'number', `${path}: tokenAmount is a number`);
+      }
+      const fiatRecord = doc.paths['/api/v3/exchange/query/exchange/orderinfo'].post.responses['200'].content['application/json;charset=utf-8'].schema.properties.data;
+      const tokenRecord = doc.paths['/api/v3/exchange/query/wallet/exchange/orderinfo'].post.responses['200'].content['application/json;charset=utf-8'].schema.properties.data;
+      assert.deepEqual(fiatRecord.properties.orderFee.anyOf.map((s: { type: string }) => s.type), ['number', 'null']);
+      assert.deepEqual(tokenRecord.properties.orderFee.anyOf.map((s: { type: string }) => s.type), ['string', 'null']);
+      assert.ok(tokenRecord.properties.notifyUrl && !fiatRecord.properties.notifyUrl, 'notifyUrl only in the token → fiat record');
+      assert.ok(doc.paths['/admin/v1/rates/{currency}/{token}'].put.requestBody);
       const braQuery = doc.paths['/api/v3/bra/query/collectingOrder'].post.responses['200'].content['application/json;charset=utf-8'].schema;
       assert.deepEqual(Object.keys(braQuery.properties), ['code', 'success', 'msg', 'msgEn', 'data', 'desc']);
       assert.ok(braQuery.properties.data.items.properties.expansionParam, 'the Brazil collection record with its extra members');
@@ -121,6 +132,7 @@ describe(`the cashgate command (${databaseLabel})`, () => {
       const lines = server.output().split('\n').filter((l) => l.includes('"msg":"request"'));
       assert.ok(lines.length >= 4, 'one log line per request');
       assert.ok(!server.output().includes(credentials.secretKey), 'the secret is never logged');
+      assert.match(server.output(), /deposit addresses derive from the published sandbox xpub/, 'start-up says the sandbox xpub is public');
     } finally {
       assert.equal(await server.stop(), 0, 'graceful shutdown exits 0');
     }

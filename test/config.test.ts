@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { HDNodeWallet } from 'ethers';
+import { SANDBOX_XPUBS } from '../src/rails/chain/derivation.js';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.js';
 
@@ -96,5 +98,33 @@ describe('configuration', () => {
       ]);
       for (const problem of error.problems) assert.match(problem, /must/);
     }
+  });
+
+  it('derives deposit addresses from the published sandbox xpubs only while the sandbox is on', () => {
+    const sandbox = loadConfig({});
+    assert.deepEqual(sandbox.exchange.xpubs, SANDBOX_XPUBS);
+    assert.deepEqual(sandbox.exchange.sandboxXpubs, ['tron', 'evm']);
+    assert.equal(sandbox.exchange.quoteTtlMs, 1_800_000);
+    const own = loadConfig({ EXCHANGE_TRON_XPUB: SANDBOX_XPUBS.evm });
+    assert.deepEqual(own.exchange.sandboxXpubs, ['evm'], 'an xpub the operator set is not called a sandbox key');
+
+    const problems = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+        return [];
+      } catch (error) {
+        assert.ok(error instanceof ConfigError);
+        return error.problems;
+      }
+    };
+    assert.deepEqual(
+      problems({ CASHGATE_SANDBOX: 'false' }).map((p) => p.split(':')[0]),
+      ['EXCHANGE_TRON_XPUB', 'EXCHANGE_EVM_XPUB'],
+      'real deposits need the operator\'s own xpubs',
+    );
+    const xprv = HDNodeWallet.fromPhrase('abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about', undefined, "m/44'/195'/0'").extendedKey;
+    assert.match(problems({ EXCHANGE_TRON_XPUB: xprv })[0] ?? '', /EXCHANGE_TRON_XPUB: must be an extended PUBLIC key/);
+    assert.match(problems({ EXCHANGE_EVM_XPUB: 'xpub-nonsense' })[0] ?? '', /EXCHANGE_EVM_XPUB: not an extended key/);
+    assert.match(problems({ EXCHANGE_QUOTE_TTL_MS: '5' })[0] ?? '', /EXCHANGE_QUOTE_TTL_MS/);
   });
 });
