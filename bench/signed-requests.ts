@@ -1,4 +1,4 @@
-// Throughput and latency of signed merchant requests, PIX collection creates among them, against /ping on the same server, in one run, as ratios.
+// Throughput and latency of signed merchant requests, PIX collection and token → fiat creates among them, against /ping on the same server, in one run, as ratios.
 //   npm run bench                      (SQLite in a temporary directory)
 //   BENCH_DATABASE_URL=postgres://… npm run bench   (also PostgreSQL; the database must be empty or disposable)
 // Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32).
@@ -43,6 +43,15 @@ function signedPost(path: string, credentials: Credentials, makeBody: () => Reco
 
 let orderSeq = 0;
 const pixCollection = () => ({ amount: '125.50', channelType: 'PIX', externalOrderId: `bench-${process.pid}-${Date.now()}-${++orderSeq}` });
+const tokenToFiat = () => ({
+  tokenAmount: '25.5',
+  chainType: 'TRON',
+  addressFrom: 'T9yD14Nj9j7xAB4dbGeiX9h8unkKHxuWwb',
+  currencyType: 'BRL',
+  tokenType: 'USDT',
+  externalOrderId: `bench-t2f-${process.pid}-${Date.now()}-${++orderSeq}`,
+});
+const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 
 async function createKey(env: Record<string, string>, merchantId: string, permissions: string): Promise<Credentials> {
   const key = await runCli(['key', 'create', '--merchant', merchantId, '--permissions', permissions], env);
@@ -57,6 +66,7 @@ async function benchDatabase(label: string, databaseUrl: string | undefined): Pr
     KEY_ACTIVATION_DELAY_MS: '0',
     RATE_LIMIT_PER_KEY_PER_MINUTE: '100000000',
     LOG_LEVEL: 'info', // production default: one log line per request is part of the cost
+    CASHGATE_ADMIN_TOKEN: ADMIN_TOKEN,
     ...(databaseUrl !== undefined && { DATABASE_URL: databaseUrl }),
   };
   try {
@@ -67,11 +77,18 @@ async function benchDatabase(label: string, databaseUrl: string | undefined): Pr
     const noQuery = await createKey(env, merchantId, 'balance');
     const server = await startServerProcess(env);
     try {
+      const rate = await fetch(new URL('/admin/v1/rates/BRL/USDT', server.url), {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ buy: '5.40', sell: '5.50' }),
+      });
+      if (rate.status !== 200) throw new Error(`setting the rate failed: ${await rate.text()}`);
       const rows = [
         await measure('GET /ping (public, no auth)', server.url, { method: 'GET', path: '/ping' }),
         await measure('signed, refused 301 after full auth (nonce write)', server.url, signedPost('/api/v3/bra/query/bank', noQuery, () => ({}))),
         await measure('signed POST /api/v3/bra/query/bank (513 banks)', server.url, signedPost('/api/v3/bra/query/bank', full, () => ({ currencyType: 'BRL' }))),
         await measure('signed PIX collection create (BR Code, order row)', server.url, signedPost('/api/v3/bra/createCollectingOrder', full, pixCollection)),
+        await measure('signed token → fiat create (quote, derived address)', server.url, signedPost('/api/v3/exchange/wallet/to/fiat', full, tokenToFiat)),
       ];
       const base = rows[0];
       if (base === undefined) return;

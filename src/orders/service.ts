@@ -312,7 +312,9 @@ export class OrderService implements CallbackOrderSource {
     if (order.request_hash !== hash) throw new ApiError({ kind: 'duplicate_external_order_id', externalOrderId });
     // A repeat is the merchant's retry: an order its rail never took is handed to the rail again,
     // once no other hand-over can still be under way (so a rail never starts one order twice).
-    if (retryRail && order.channel_order_id === null && order.status === 1 && (await this.#reclaimRail(order))) await this.#startOnRail(order);
+    if (retryRail && order.channel_order_id === null && order.status === INITIAL_STATUS[order.kind] && (await this.#reclaimRail(order))) {
+      await this.#startOnRail(order);
+    }
     return { order, data: reviveExact(JSON.parse(order.create_result)), created: false };
   }
 
