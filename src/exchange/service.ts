@@ -171,7 +171,7 @@ export class ExchangeService {
           throw new ApiError({
             kind: 'exchange_amount_too_small',
             field: 'currencyAmount',
-            detail: `${formatMoney(amount, currency)} ${currency}, less the fee of ${formatMoney(fee, currency)}, buys no ${body.tokenType} at ${formatRate(rate)} ${currency} per token`,
+            detail: `${formatMoney(amount, currency)} ${currency}, less the fee of ${formatMoney(fee, currency)} ${currency}, buys no ${body.tokenType} at ${formatRate(rate)} ${currency} per token`,
           });
         }
         order.fee = toDbMinor(fee);

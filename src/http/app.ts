@@ -102,6 +102,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: true,
   });
   app.removeContentTypeParser('text/plain');
+  // The default JSON parser, keeping the text as sent: amount rules read numbers as written.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    request.rawBody = body as string;
+    void parseJson(request, body as string, done);
+  });
+  app.decorateRequest('rawBody', undefined);
   app.decorateRequest('merchantCaller', null);
   app.decorateRequest('callerHints', null as never);
   app.decorateRequest('apiCode', null);

@@ -8,6 +8,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The envelope code sent, for the request log. */
     apiCode: string | null;
+    /** A JSON body's text as received. */
+    rawBody: string | undefined;
   }
 }
 

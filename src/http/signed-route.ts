@@ -4,6 +4,7 @@ import type { MerchantCaller } from '../auth/plugin.js';
 import type { Permission } from '../auth/permissions.js';
 import { Envelope, EnvelopeWithDesc, sendSuccess } from './envelope.js';
 import type { RouteCatalog } from './route-catalog.js';
+import { amountMembers, withNumbersAsSent } from './raw-numbers.js';
 import { validateInput } from './validation.js';
 
 type StaticOrUndefined<T extends TSchema | undefined> = T extends TSchema ? Static<T> : undefined;
@@ -45,6 +46,7 @@ export function signedRoute<B extends TSchema | undefined, Q extends TSchema | u
 
 /** Mounts a signed route in a scope where the merchant auth hook runs, and lists it in the catalog. */
 export function registerSignedRoute(scope: FastifyInstance, catalog: RouteCatalog, def: SignedRouteDef): void {
+  const amounts = amountMembers(def.body);
   catalog.add(def, { security: 'signed', permission: def.permission, response: def.data, ...(def.desc === true && { desc: true }) });
   scope.route({
     method: def.method,
@@ -60,12 +62,14 @@ export function registerSignedRoute(scope: FastifyInstance, catalog: RouteCatalo
         const error = validateInput(def.query ?? EMPTY_OBJECT, query ?? {});
         if (error !== undefined) throw error;
       }
+      // Amounts are read as written: 1e3 or 10.0 sent as a number is checked as that text.
+      const body = withNumbersAsSent(request.body, request.rawBody, amounts);
       if (def.body !== undefined) {
-        const error = validateInput(def.body, request.body);
+        const error = validateInput(def.body, body);
         if (error !== undefined) throw error;
       }
       const data = await def.handle({
-        body: request.body,
+        body,
         query: request.query,
         caller,
         request,

@@ -22,9 +22,9 @@ const PLAIN_DECIMAL = /^(-?)(\d+)(?:\.(\d+))?$/;
  * `decimals` places. Returns minor units, or undefined when the text breaks a rule.
  */
 export function parseDecimal(input: unknown, decimals: number, options: { signed?: boolean } = {}): Minor | undefined {
-  // A JSON number arrives parsed; its shortest text is what the merchant wrote for any amount that
-  // fits a double exactly (every amount with ≤ 15 significant digits).
-  const text = typeof input === 'string' ? input.trim() : typeof input === 'number' && Number.isFinite(input) ? String(input) : undefined;
+  // Merchant API amounts arrive as the text sent (src/http/raw-numbers.ts); a number that reaches
+  // here otherwise (an admin body) is read by its shortest text.
+  const text = typeof input === 'string' ? input : typeof input === 'number' && Number.isFinite(input) ? String(input) : undefined;
   if (text === undefined) return undefined;
   const match = PLAIN_DECIMAL.exec(text);
   if (match === null) return undefined;
