@@ -132,6 +132,19 @@ function unionRule(error: ValueError): { path: string; rule: FieldRule } {
   return { path: error.path, rule: types.length > 0 ? { rule: 'type', expected: [...new Set(types)] } : { rule: 'invalid' } };
 }
 
+/** A maxLength counted in UTF-16 units that the text meets in characters (an emoji is one character, two units). */
+function countsCharacters(error: ValueError): boolean {
+  return error.type === ValueErrorType.StringMaxLength && typeof error.value === 'string' && Array.from(error.value).length <= Number((error.schema as { maxLength?: number }).maxLength);
+}
+
+/** The first broken rule; lengths are counted in characters, as the spec's limits are. */
+function firstError(schema: TSchema, input: unknown): ValueError | undefined {
+  for (const error of checkerFor(schema).Errors(input)) {
+    if (!countsCharacters(error)) return error;
+  }
+  return undefined;
+}
+
 /**
  * Validates a request body or query against its schema. Unknown top-level members are refused by
  * name (a typo must not pass silently); a missing member is "required"; otherwise the first broken
@@ -151,7 +164,7 @@ export function validateInput(schema: TSchema, input: unknown): ApiError | undef
       return new ApiError({ kind: 'invalid_field', field: missing, rule: { rule: 'required' } });
     }
   }
-  const first = checkerFor(schema).Errors(input).First();
+  const first = firstError(schema, input);
   if (first === undefined) return undefined;
   if (first.type === ValueErrorType.ObjectRequiredProperty) {
     return new ApiError({ kind: 'invalid_field', field: fieldName(first.path), rule: { rule: 'required' } });
