@@ -44,8 +44,12 @@ export interface Config {
   /** COMPE code of the bank that issues Cashgate's boletos. */
   boletoBankCode: string;
   exchange: {
-    /** Account-level xpubs (m/44'/195'/0' and m/44'/60'/0') deposit addresses derive from; the sandbox's published keys when unset. */
-    xpubs: Record<AddressFamily, string>;
+    /**
+     * Account-level xpubs (m/44'/195'/0' and m/44'/60'/0') deposit addresses derive from; the
+     * sandbox's published keys when unset in the sandbox. Only TRON addresses are handed out today,
+     * so outside the sandbox the EVM key may stay unset.
+     */
+    xpubs: { tron: string; evm: string | undefined };
     /** Whether the xpubs are the published sandbox keys (start-up says so). */
     sandboxXpubs: AddressFamily[];
     /** How long a token → fiat quote waits for its deposit. */
@@ -159,11 +163,12 @@ class EnvReader {
   }
 
   /** An account-level extended public key; unset falls back to the published sandbox key only while the sandbox is on. */
-  accountXpub(name: string, family: AddressFamily, sandbox: boolean): { xpub: string; sandbox: boolean } {
+  accountXpub(name: string, family: AddressFamily, sandbox: boolean, required: boolean): { xpub: string | undefined; sandbox: boolean } {
     const value = this.raw(name);
     if (value === undefined) {
-      if (!sandbox) this.problems.push(`${name}: required when CASHGATE_SANDBOX=false: the account-level xpub (${ACCOUNT_PATHS[family]}) deposit addresses derive from`);
-      return { xpub: SANDBOX_XPUBS[family], sandbox: true };
+      if (sandbox) return { xpub: SANDBOX_XPUBS[family], sandbox: true };
+      if (required) this.problems.push(`${name}: required when CASHGATE_SANDBOX=false: the account-level xpub (${ACCOUNT_PATHS[family]}) deposit addresses derive from`);
+      return { xpub: undefined, sandbox: false };
     }
     const parsed = parseAccountXpub(value);
     if ('problem' in parsed) this.problems.push(`${name}: ${parsed.problem}`);
@@ -196,10 +201,10 @@ class EnvReader {
 }
 
 function exchangeConfig(read: EnvReader, sandbox: boolean): Config['exchange'] {
-  const tron = read.accountXpub('EXCHANGE_TRON_XPUB', 'tron', sandbox);
-  const evm = read.accountXpub('EXCHANGE_EVM_XPUB', 'evm', sandbox);
+  const tron = read.accountXpub('EXCHANGE_TRON_XPUB', 'tron', sandbox, true);
+  const evm = read.accountXpub('EXCHANGE_EVM_XPUB', 'evm', sandbox, false);
   return {
-    xpubs: { tron: tron.xpub, evm: evm.xpub },
+    xpubs: { tron: tron.xpub ?? SANDBOX_XPUBS.tron, evm: evm.xpub },
     sandboxXpubs: [...(tron.sandbox ? (['tron'] as const) : []), ...(evm.sandbox ? (['evm'] as const) : [])],
     quoteTtlMs: read.integer('EXCHANGE_QUOTE_TTL_MS', 1_800_000, 60_000, 7 * 86_400_000),
   };

@@ -89,7 +89,7 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
     rates,
     addresses: new DepositAddresses({
       tron: new DepositAddressDeriver('tron', config.exchange.xpubs.tron),
-      evm: new DepositAddressDeriver('evm', config.exchange.xpubs.evm),
+      ...(config.exchange.xpubs.evm !== undefined && { evm: new DepositAddressDeriver('evm', config.exchange.xpubs.evm) }),
     }),
     rails: Object.fromEntries(CHAINS.map((chain) => [chain, sandboxChainRail(chain)])) as Record<Chain, ChainRail>,
     clock,

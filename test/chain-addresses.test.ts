@@ -121,7 +121,10 @@ test('isEvmAddress agrees with viem strict isAddress on random mixed-case texts'
         .map((c, i) => (upper[i] ? c.toUpperCase() : c))
         .join('');
       const text = `0x${digits}`;
-      assert.equal(isEvmAddress(text), viemIsAddress(text, { strict: true }), text);
+      // viem's strict mode also refuses all-upper-case letters; EIP-55 treats them, like all lower
+      // case, as carrying no checksum, and so does Cashgate (a checksum is enforced on mixed case).
+      const noChecksum = digits === digits.toUpperCase();
+      assert.equal(isEvmAddress(text), noChecksum || viemIsAddress(text, { strict: true }), text);
     }),
     { numRuns: 200 },
   );
@@ -293,7 +296,7 @@ test('parseAccountXpub refuses private keys, wrong depths and garbage', () => {
   assert.match(problemOf(withVersion(xprv, 0x0488b21e)), /PUBLIC key/);
 
   const depth4 = mnemonicRoot.derivePath("m/44'/60'/0'/0").neuter().extendedKey;
-  assert.match(problemOf(depth4), /must be the account-level key \(depth 3, e\.g\. m\/44'\/195'\/0'\), found depth 4/);
+  assert.match(problemOf(depth4), /must be the account-level key \(depth 3: m\/44'\/195'\/0' for TRON, m\/44'\/60'\/0' for EVM\), found depth 4/);
   const depth0 = mnemonicRoot.neuter().extendedKey;
   assert.match(problemOf(depth0), /account-level key .*found depth 0/);
 

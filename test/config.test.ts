@@ -119,8 +119,8 @@ describe('configuration', () => {
     };
     assert.deepEqual(
       problems({ CASHGATE_SANDBOX: 'false' }).map((p) => p.split(':')[0]),
-      ['EXCHANGE_TRON_XPUB', 'EXCHANGE_EVM_XPUB'],
-      'real deposits need the operator\'s own xpubs',
+      ['EXCHANGE_TRON_XPUB'],
+      'real deposits need the operator\'s own TRON xpub (no EVM deposit address is handed out yet)',
     );
     const xprv = HDNodeWallet.fromPhrase('abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about', undefined, "m/44'/195'/0'").extendedKey;
     assert.match(problems({ EXCHANGE_TRON_XPUB: xprv })[0] ?? '', /EXCHANGE_TRON_XPUB: must be an extended PUBLIC key/);

@@ -168,6 +168,8 @@ describe(`Exchange: fiat ↔ USDT (${databaseLabel})`, () => {
     const record = (await call(QUERY_TO_WALLET, { externalOrderId: second.body.data.externalOrderId, orderId: second.body.data.orderId })).body.data;
     assert.equal(record.orderStatus, 32);
     assert.match(record.errorMsgEn, /token transfer failed/);
+    const early = (await call(QUERY_TO_WALLET, { externalOrderId: first.body.data.externalOrderId, orderId: first.body.data.orderId })).body.data;
+    assert.match(early.errorMsgEn, /failed before any token was sent/);
     assert.match(record.tradeHash, /^[0-9a-f]{64}$/, 'the sandbox made up a TRON txid');
     assert.deepEqual([record.orderFee, record.orderActualAmount], [0, null]);
     await eventually(async () => (callbacksFor(second.body.data.orderId).length > 0 ? true : undefined), 10_000, 'the failure callback');

@@ -16,11 +16,12 @@ export interface DepositAddress {
  * writer lock on SQLite), so no index, and no address, is ever handed out twice, on any node.
  */
 export class DepositAddresses {
-  constructor(private readonly derivers: Readonly<Record<AddressFamily, DepositAddressDeriver>>) {}
+  constructor(private readonly derivers: Readonly<Partial<Record<AddressFamily, DepositAddressDeriver>>>) {}
 
   /** The next unused address of `family`, reserved in `tx`; record it with `assign` once the order row exists. */
   async reserve(tx: Tx, family: AddressFamily): Promise<DepositAddress> {
     const deriver = this.derivers[family];
+    if (deriver === undefined) throw new Error(`no ${family} xpub is configured: deposit addresses of that family cannot be derived`);
     await tx.insertInto('address_counters').values({ key_id: deriver.keyId, next_index: 0 }).onConflict((oc) => oc.column('key_id').doNothing()).execute();
     const row = await tx
       .updateTable('address_counters')

@@ -46,6 +46,11 @@ type Texts = Record<Language, string>;
 
 /** errorMsg / errorMsgEn of exchange orders that end in 32. */
 const FAILURES = {
+  failedBeforeSend: {
+    en: 'the exchange failed before any token was sent; the fiat was returned to the available balance',
+    'pt-BR': 'a conversão falhou antes de qualquer token ser enviado; o valor em moeda voltou ao saldo disponível',
+    es: 'el cambio falló antes de enviar ningún token; el monto en moneda volvió al saldo disponible',
+  },
   sendFailed: {
     en: 'the token transfer failed on the chain; the fiat was returned to the available balance',
     'pt-BR': 'a transferência de tokens falhou na rede; o valor em moeda voltou ao saldo disponível',
@@ -311,7 +316,8 @@ export class ExchangeService {
         } else {
           await this.deps.ledger.returnExchangeFiat(tx, money);
         }
-        return { changes: { complete_time: now, actual_amount: null, fee: 0 }, failure: FAILURES.sendFailed };
+        const failure = order.status === EXCHANGE_STATUS.waitReceiveToken ? FAILURES.sendFailed : FAILURES.failedBeforeSend;
+        return { changes: { complete_time: now, actual_amount: null, fee: 0 }, failure };
       }
     }
   }

@@ -49,7 +49,7 @@ export function parseAccountXpub(text: string): { key: HDKey } | { problem: stri
   }
   const depth = bytes[4] ?? -1;
   if (depth !== ACCOUNT_DEPTH) {
-    return { problem: `must be the account-level key (depth 3, e.g. ${ACCOUNT_PATHS.tron}), found depth ${depth}` };
+    return { problem: `must be the account-level key (depth 3: ${ACCOUNT_PATHS.tron} for TRON, ${ACCOUNT_PATHS.evm} for EVM), found depth ${depth}` };
   }
   let key: HDKey;
   try {
