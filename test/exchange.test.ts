@@ -237,8 +237,27 @@ describe(`Exchange: fiat ↔ USDT (${databaseLabel})`, () => {
       return r.orderStatus === 32 ? r : undefined;
     }, 15_000, 'the expiry worker');
     assert.match(expired.errorMsgEn, /no deposit arrived before the quote expired/);
-    assert.deepEqual(await balance('BRL'), start, 'nothing was credited');
+    // Fiat → token quotes of earlier tests lapse in the same half hour: frozen returns to available.
+    const end = await balance('BRL');
+    assert.equal(units(end.available, 2) + units(end.frozen, 2), units(start.available, 2) + units(start.frozen, 2), 'nothing was credited');
     assert.deepEqual((await gw.sandbox(expiring.orderId, 'token_received')).status, 409);
+  });
+
+  it('a fiat → token quote lapses when its fiat is not taken in time: the fiat is released', async () => {
+    const start = await balance('BRL');
+    const created = await call(TO_WALLET, { addressTo: TRON_TO, chainType: 'TRON', tokenType: 'USDT', currencyAmount: '7', currencyType: 'BRL', externalOrderId: ext('lapse') });
+    assert.equal(created.body.code, '200', created.body.msgEn);
+    assert.equal(units((await balance('BRL')).frozen, 2), units(start.frozen, 2) + 700n);
+    gw.clock.advance(30 * 60_000 + 1);
+    const ids = { externalOrderId: created.body.data.externalOrderId, orderId: created.body.data.orderId };
+    const record = await eventually(async () => {
+      const r = (await call(QUERY_TO_WALLET, ids)).body.data;
+      return r.orderStatus === 32 ? r : undefined;
+    }, 15_000, 'the expiry worker');
+    assert.match(record.errorMsgEn, /quote expired before the fiat was taken/);
+    const end = await balance('BRL');
+    assert.deepEqual([end.available, end.frozen], [start.available, start.frozen]);
+    assert.equal((await gw.sandbox(ids.orderId, 'paid')).status, 409, 'a lapsed quote cannot be paid');
   });
 
   it('every deposit address is distinct, and a token → fiat without externalOrderId is never deduplicated', async () => {

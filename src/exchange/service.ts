@@ -46,6 +46,11 @@ type Texts = Record<Language, string>;
 
 /** errorMsg / errorMsgEn of exchange orders that end in 32. */
 const FAILURES = {
+  quoteLapsed: {
+    en: 'the quote expired before the fiat was taken; the fiat was returned to the available balance',
+    'pt-BR': 'a cotação expirou antes de o valor em moeda ser debitado; o valor voltou ao saldo disponível',
+    es: 'la cotización venció antes de debitar el monto en moneda; el monto volvió al saldo disponible',
+  },
   failedBeforeSend: {
     en: 'the exchange failed before any token was sent; the fiat was returned to the available balance',
     'pt-BR': 'a conversão falhou antes de qualquer token ser enviado; o valor em moeda voltou ao saldo disponível',
@@ -168,6 +173,8 @@ export class ExchangeService {
       notifyUrl: null,
       returnUrl: null,
       remark: body.remark ?? null,
+      // The rate is held this long for the fiat to be taken (status 2); then the order expires and the fiat is released.
+      deadline: this.deps.clock.now() + this.deps.quoteTtlMs,
       details: { tokenType: body.tokenType, chainType: body.chainType, tokenDecimals: decimals, exchangeRate: formatRate(rate), addressTo: body.addressTo },
       prepare: (_tx, order, feeRule) => {
         const fee = feeFor(amount, feeRule);
@@ -310,13 +317,14 @@ export class ExchangeService {
       case 'token_received':
         return { changes: { complete_time: now } };
       default: {
-        // failed: whatever was frozen or taken returns to available, fee included.
+        // failed or expired: whatever was frozen or taken returns to available, fee included.
         if (order.status === EXCHANGE_STATUS.waitPayCurrency) {
           await this.deps.ledger.release(tx, { ...money, total: money.gross, kind: 'exchange.released' });
         } else {
           await this.deps.ledger.returnExchangeFiat(tx, money);
         }
-        const failure = order.status === EXCHANGE_STATUS.waitReceiveToken ? FAILURES.sendFailed : FAILURES.failedBeforeSend;
+        const failure =
+          event === 'expired' ? FAILURES.quoteLapsed : order.status === EXCHANGE_STATUS.waitReceiveToken ? FAILURES.sendFailed : FAILURES.failedBeforeSend;
         return { changes: { complete_time: now, actual_amount: null, fee: 0 }, failure };
       }
     }

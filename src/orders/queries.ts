@@ -51,14 +51,14 @@ export function eventsOfOrder(db: Db, orderId: string): Promise<OrderEventRow[]>
   return db.selectFrom('order_events').selectAll().where('order_id', '=', orderId).orderBy('at').orderBy('id').execute();
 }
 
-/** Orders whose time ran out while they waited: collections unpaid, token → fiat quotes without a deposit. */
+/** Orders whose time ran out while they waited: collections unpaid, exchange quotes whose fiat was not taken or whose deposit did not come. */
 export function expiredOrders(db: Db, now: number, limit: number): Promise<{ id: string }[]> {
   return db
     .selectFrom('orders')
     .select('id')
     .where((eb) =>
       eb.or([
-        eb.and([eb('status', '=', 1), eb('kind', '=', 'collection')]),
+        eb.and([eb('status', '=', 1), eb('kind', 'in', ['collection', 'fiat_to_token'])]),
         eb.and([eb('status', '=', 4), eb('kind', '=', 'token_to_fiat')]),
       ]),
     )

@@ -441,7 +441,7 @@ export class OrderService implements CallbackOrderSource {
     return q.eventsOfOrder(this.store.read, orderId);
   }
 
-  /** Expires collections whose cashier time ran out unpaid, and token → fiat quotes that no deposit met; returns how many. */
+  /** Expires collections whose cashier time ran out unpaid, and exchange quotes that lapsed; returns how many. */
   async expireDue(limit = 100): Promise<number> {
     const due = await q.expiredOrders(this.store.read, this.clock.now(), limit);
     let expired = 0;

@@ -12,7 +12,7 @@ export const EXCHANGE_STATUS = { waitPayCurrency: 1, receivingCurrency: 2, waitR
 export type CollectionEvent = 'paid' | 'expired';
 export type TransferEvent = 'processing' | 'succeeded' | 'bank_rejected' | 'failed';
 /** Fiat → token: the fiat is taken (`paid`, or its synonym `currency_received`), the tokens are sent, then confirmed at addressTo. */
-export type FiatToTokenEvent = 'paid' | 'currency_received' | 'token_sent' | 'token_received' | 'failed';
+export type FiatToTokenEvent = 'paid' | 'currency_received' | 'token_sent' | 'token_received' | 'expired' | 'failed';
 /** Token → fiat: the deposit is confirmed (or refused), or the quote runs out first. */
 export type TokenToFiatEvent = 'token_received' | 'deposit_refused' | 'expired' | 'failed';
 export type OrderEvent = CollectionEvent | TransferEvent | FiatToTokenEvent | TokenToFiatEvent;
@@ -44,6 +44,8 @@ const TRANSITIONS: {
     currency_received: { from: [EXCHANGE_STATUS.waitPayCurrency], to: EXCHANGE_STATUS.receivingCurrency },
     token_sent: { from: [EXCHANGE_STATUS.receivingCurrency], to: EXCHANGE_STATUS.waitReceiveToken },
     token_received: { from: [EXCHANGE_STATUS.waitReceiveToken], to: EXCHANGE_STATUS.complete },
+    // The quote lapses when the fiat was not taken in time: the rate is held no longer.
+    expired: { from: [EXCHANGE_STATUS.waitPayCurrency], to: EXCHANGE_STATUS.failed },
     failed: { from: [EXCHANGE_STATUS.waitPayCurrency, EXCHANGE_STATUS.receivingCurrency, EXCHANGE_STATUS.waitReceiveToken], to: EXCHANGE_STATUS.failed },
   },
   token_to_fiat: {
