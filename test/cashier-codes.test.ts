@@ -260,10 +260,14 @@ describe('qrSvg', () => {
   it('draws exactly the matrix inside a light 4-module quiet zone, on integer module coordinates', () => {
     const matrix = qrMatrix(TYPICAL_BR_CODE);
     const grid = qrGrid(qrSvg(TYPICAL_BR_CODE));
-    assert.equal(grid.length, matrix.size + 2 * QR_QUIET_ZONE);
+    // ISO/IEC 18004's quiet zone is 4 modules: spelled out here rather than read from the module.
+    const quiet = 4;
+    assert.equal(QR_QUIET_ZONE, quiet);
+    assert.equal(grid.length, matrix.size + 2 * quiet);
+    assert.equal(grid[quiet]?.[quiet], true, 'the top-left finder pattern starts right after the quiet zone');
     for (let y = 0; y < grid.length; y++) {
       for (let x = 0; x < grid.length; x++) {
-        const expected = matrix.dark(x - QR_QUIET_ZONE, y - QR_QUIET_ZONE);
+        const expected = matrix.dark(x - quiet, y - quiet);
         assert.equal(grid[y]?.[x], expected, `cell ${x},${y}`);
       }
     }
