@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { createTestDatabase, databaseLabel, TEST_DATABASE_URL } from './support/database.js';
 import { ADMIN_TOKEN } from './support/gateway.js';
-import { startServerProcess, type ServerProcess } from './support/process.js';
+import { adminCall, startServerProcess, type ServerProcess } from './support/process.js';
 import { eventually, sleep, startReceiver, type CallbackReceiver } from './support/receiver.js';
 
 /** Callbacks across real processes: crashes (SIGKILL) and several workers on one database. */
@@ -25,14 +25,7 @@ describe(`callbacks across processes (${databaseLabel})`, () => {
     await server.kill();
     running.delete(server);
   };
-  const admin = async (server: ServerProcess, method: string, path: string, body?: unknown) => {
-    const response = await fetch(new URL(path, server.url), {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    return { status: response.status, body: (await response.json()) as any };
-  };
+  const admin = (server: ServerProcess, method: string, path: string, body?: unknown) => adminCall(server, ADMIN_TOKEN, method, path, body);
   const merchantWithCallback = async (server: ServerProcess, url: string) => {
     const merchant = await admin(server, 'POST', '/admin/v1/merchants', { name: 'Crash Test' });
     const key = await admin(server, 'POST', `/admin/v1/merchants/${merchant.body.merchantId}/api-keys`, {

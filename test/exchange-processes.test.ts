@@ -3,12 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import bs58check from 'bs58check';
-import { HDNodeWallet } from 'ethers';
 import { SANDBOX_XPUBS } from '../src/rails/chain/derivation.js';
+import { tronAddressAt } from './support/exchange.js';
 import { createTestDatabase, databaseLabel, TEST_DATABASE_URL } from './support/database.js';
 import { ADMIN_TOKEN, signedCall } from './support/gateway.js';
-import { runCli, startServerProcess, type ServerProcess } from './support/process.js';
+import { adminCall, runCli, startServerProcess, type ServerProcess } from './support/process.js';
 
 const CREATES = 50;
 
@@ -19,14 +18,7 @@ describe(`exchange deposit addresses across processes (${databaseLabel})`, () =>
   let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
   const servers: ServerProcess[] = [];
 
-  const admin = async (server: ServerProcess, method: string, path: string, body?: unknown) => {
-    const response = await fetch(new URL(path, server.url), {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    return { status: response.status, body: (await response.json()) as any };
-  };
+  const admin = (server: ServerProcess, method: string, path: string, body?: unknown) => adminCall(server, ADMIN_TOKEN, method, path, body);
 
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'cashgate-exchange-'));
@@ -67,8 +59,7 @@ describe(`exchange deposit addresses across processes (${databaseLabel})`, () =>
     assert.equal(new Set(addresses).size, CREATES, 'no address was handed out twice');
 
     // Exactly the first CREATES indexes of the sandbox xpub, derived independently with ethers.
-    const account = HDNodeWallet.fromExtendedKey(SANDBOX_XPUBS.tron);
-    const expected = Array.from({ length: CREATES }, (_, i) => bs58check.encode(Buffer.from(`41${account.derivePath(`0/${i}`).address.slice(2)}`, 'hex')));
+    const expected = Array.from({ length: CREATES }, (_, i) => tronAddressAt(SANDBOX_XPUBS.tron, i));
     assert.deepEqual([...addresses].sort(), [...expected].sort());
 
     const audit = await runCli(['audit'], { ...env });

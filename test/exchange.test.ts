@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { verifyCallback } from '@cashgate/sdk';
-import bs58check from 'bs58check';
-import { HDNodeWallet } from 'ethers';
 import { SANDBOX_XPUBS } from '../src/rails/chain/derivation.js';
 import { databaseLabel } from './support/database.js';
+import { tronAddressAt, units } from './support/exchange.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 import { eventually, startReceiver, type CallbackReceiver } from './support/receiver.js';
 
@@ -20,17 +19,6 @@ const EVM_TO = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
 let seq = 0;
 const ext = (prefix: string) => `${prefix}-${Date.now()}-${++seq}`;
 
-/** The TRON address at m/44'/195'/0'/0/i of an account xpub, computed with ethers and bs58check only. */
-function tronAddressAt(xpub: string, index: number): string {
-  const evm = HDNodeWallet.fromExtendedKey(xpub).derivePath(`0/${index}`).address;
-  return bs58check.encode(Buffer.from(`41${evm.slice(2)}`, 'hex'));
-}
-
-/** Fixed-point arithmetic of the test's own: a decimal string times 10^places as a bigint. */
-function units(text: string, places: number): bigint {
-  const [whole = '', fraction = ''] = text.split('.');
-  return BigInt(whole + fraction.padEnd(places, '0'));
-}
 
 function decimal(value: bigint, places: number): string {
   const digits = value.toString().padStart(places + 1, '0');

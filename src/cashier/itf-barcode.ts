@@ -3,6 +3,7 @@
  * barcode (FEBRABAN). Each pair of digits is one group of five bars (the first digit) interleaved with
  * five spaces (the second); a digit is five elements of which two are wide.
  */
+import { escapeXml, positiveNumber } from './svg.js';
 
 /** Narrow modules per wide element: FEBRABAN's boleto uses wide = 3 × narrow. */
 export const ITF_WIDE = 3;
@@ -64,17 +65,6 @@ export function itfModules(digits: string): boolean[] {
   return modules;
 }
 
-/** Text content for XML: markup characters escaped, characters XML 1.0 forbids dropped. */
-function escapeXml(text: string): string {
-  return text
-    .replace(/[^\t\n\r\x20-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/gu, '')
-    .replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
-}
-
-function positiveNumber(value: number, name: string): number {
-  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive finite number; got ${value}`);
-  return value;
-}
 
 /** A number for an SVG attribute, at most three decimals and no trailing zeros. */
 const svgNumber = (n: number): string => String(+n.toFixed(3));

@@ -4,6 +4,7 @@
  * carries one `<path>` of horizontal runs instead of one element per module.
  */
 import QRCode from 'qrcode';
+import { escapeXml, positiveNumber } from './svg.js';
 
 /** Light modules around the symbol on every side; ISO/IEC 18004 asks for 4. */
 export const QR_QUIET_ZONE = 4;
@@ -67,17 +68,6 @@ function runsPath(matrix: QrMatrix, offset: number): string {
   return parts.join('');
 }
 
-/** Text content for XML: markup characters escaped, characters XML 1.0 forbids dropped. */
-function escapeXml(text: string): string {
-  return text
-    .replace(/[^\t\n\r\x20-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/gu, '')
-    .replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
-}
-
-function positiveNumber(value: number, name: string): number {
-  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive finite number; got ${value}`);
-  return value;
-}
 
 /**
  * `text` as a QR code in one inline SVG: a viewBox in modules with the 4-module quiet zone, a white

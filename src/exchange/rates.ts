@@ -1,6 +1,6 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { Clock } from '../clock.js';
-import type { Database } from '../store/schema.js';
+import type { Database, ExchangeRateTable } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 import { applySpread, formatRate, parseRate, type Token } from './amounts.js';
 
@@ -56,11 +56,7 @@ export class OperatorRates implements RateSource {
 
   async price(db: Kysely<Database>, currency: string, token: Token): Promise<TokenPrice | undefined> {
     const row = await db.selectFrom('exchange_rates').selectAll().where('currency', '=', currency).where('token', '=', token).executeTakeFirst();
-    if (row === undefined) return undefined;
-    const buy = parseRate(row.buy);
-    const sell = parseRate(row.sell);
-    if (buy === undefined || sell === undefined) throw new Error(`stored rate ${currency}/${token} is not a valid decimal`);
-    return { buy, sell, spreadBps: row.spread_bps, updatedAt: row.updated_at };
+    return row === undefined ? undefined : priceOf(row);
   }
 
   /** Sets (or replaces) the prices of a pair; orders already created keep the rate they were given. */
@@ -78,14 +74,16 @@ export class OperatorRates implements RateSource {
   }
 
   async list(): Promise<RateView[]> {
-    const rows = await this.store.read.selectFrom('exchange_rates').select(['currency', 'token']).orderBy('currency').orderBy('token').execute();
-    const views: RateView[] = [];
-    for (const { currency, token } of rows) {
-      const price = await this.price(this.store.read, currency, token as Token);
-      if (price !== undefined) views.push(view(currency, token, price));
-    }
-    return views;
+    const rows = await this.store.read.selectFrom('exchange_rates').selectAll().orderBy('currency').orderBy('token').execute();
+    return rows.map((row) => view(row.currency, row.token, priceOf(row)));
   }
+}
+
+function priceOf(row: Selectable<ExchangeRateTable>): TokenPrice {
+  const buy = parseRate(row.buy);
+  const sell = parseRate(row.sell);
+  if (buy === undefined || sell === undefined) throw new Error(`stored rate ${row.currency}/${row.token} is not a valid decimal`);
+  return { buy, sell, spreadBps: row.spread_bps, updatedAt: row.updated_at };
 }
 
 export function view(currency: string, token: string, price: TokenPrice): RateView {

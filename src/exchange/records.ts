@@ -35,7 +35,7 @@ export interface ExchangeDetails {
 
 export const exchangeDetails = (order: OrderRow) => JSON.parse(order.details) as ExchangeDetails;
 
-const fiat = (order: OrderRow, minor: number | string | bigint) => formatMoney(fromDb(typeof minor === 'bigint' ? minor.toString() : minor), order.currency as Currency);
+const fiat = (order: OrderRow, minor: number | string) => formatMoney(fromDb(minor), order.currency as Currency);
 
 /** The exchange order record (queries 3 and 5, and the exchange callback), field for field as the spec lists it. */
 export function exchangeRecord(order: OrderRow): Record<string, unknown> {

@@ -10,7 +10,6 @@ import { EXCHANGE_STATUS } from '../orders/state-machine.js';
 import { isChainAddress, isTradeHash, randomTradeHash, type Chain } from '../rails/chain/addresses.js';
 import type { ChainRail } from '../rails/chain/rail.js';
 import type { Rail } from '../rails/rails.js';
-import type { Tx } from '../store/store.js';
 import { fiatForTokens, formatRate, formatUnits, parseRate, RATE_DECIMALS, TOKEN_DECIMALS, tokensForFiat, type Token } from './amounts.js';
 import type { DepositAddresses } from './deposit-addresses.js';
 import { exchangeDetails, exchangeRecord, SYMBOL_TYPE, tokenAmountNumber, type ExchangeDetails } from './records.js';
@@ -144,8 +143,8 @@ export class ExchangeService {
     };
   }
 
-  async #price(db: Tx | OrderService['reader'], currency: ExchangeCurrency, token: Token, direction: 'fiat_to_token' | 'token_to_fiat'): Promise<bigint> {
-    const price = await this.deps.rates.price(db, currency, token);
+  async #price(currency: ExchangeCurrency, token: Token, direction: 'fiat_to_token' | 'token_to_fiat'): Promise<bigint> {
+    const price = await this.deps.rates.price(this.deps.orders.reader, currency, token);
     if (price === undefined) throw new ApiError({ kind: 'rate_unavailable', currency, token });
     return orderRate(price, direction);
   }
@@ -156,7 +155,7 @@ export class ExchangeService {
     const whole = amountField('currencyAmount', body.currencyAmount, currency, { decimals: 0, minimum: 1n, maximum: MAX_WHOLE_FIAT });
     const amount = whole * 10n ** BigInt(CURRENCIES[currency]);
     checkAddress('addressTo', body.chainType, body.addressTo);
-    const rate = await this.#price(this.deps.orders.reader, body.currencyType, body.tokenType, 'fiat_to_token');
+    const rate = await this.#price(body.currencyType, body.tokenType, 'fiat_to_token');
     const decimals = TOKEN_DECIMALS[body.chainType];
     const { data } = await this.deps.orders.create({
       merchantId: caller.merchantId,
@@ -211,7 +210,7 @@ export class ExchangeService {
     const decimals = TOKEN_DECIMALS[body.chainType];
     const units = amountField('tokenAmount', body.tokenAmount, currency, { decimals, minimum: 1n, maximum: MAX_MINOR });
     checkAddress('addressFrom', body.chainType, body.addressFrom);
-    const rate = await this.#price(this.deps.orders.reader, body.currencyType, body.tokenType, 'token_to_fiat');
+    const rate = await this.#price(body.currencyType, body.tokenType, 'token_to_fiat');
     const gross = fiatForTokens(units, decimals, rate, CURRENCIES[currency]);
     if (gross > MAX_MINOR) {
       // At most what the ledger can credit at this rate, in whole tokens.

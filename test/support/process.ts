@@ -33,6 +33,16 @@ export interface ServerProcess {
   kill(): Promise<void>;
 }
 
+/** Calls a server process's admin API with a bearer token. */
+export async function adminCall(server: ServerProcess, token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const response = await fetch(new URL(path, server.url), {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  return { status: response.status, body: (await response.json()) as any };
+}
+
 const READY_LINES = { serve: 'Cashgate is serving', worker: 'Cashgate worker is running' } as const;
 
 /** Starts `cashgate serve` (or `cashgate worker`) in its own process and waits for its ready log line. */
