@@ -14,6 +14,7 @@ import { MerchantService } from './merchants/service.js';
 import { DepositAddresses } from './exchange/deposit-addresses.js';
 import { OperatorRates } from './exchange/rates.js';
 import { ExchangeService } from './exchange/service.js';
+import { CheckoutService } from './cashier/checkout.js';
 import { OrderSandbox } from './orders/sandbox.js';
 import { CHAINS, type Chain } from './rails/chain/addresses.js';
 import { ACCOUNT_PATHS, DepositAddressDeriver } from './rails/chain/derivation.js';
@@ -52,6 +53,7 @@ export interface Services {
   orders: OrderService;
   sandbox: OrderSandbox;
   exchange: ExchangeService;
+  checkouts: CheckoutService;
   rates: OperatorRates;
   pixSigner: PixLocationSigner;
   callbacks: Callbacks;
@@ -83,25 +85,31 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
   const ledger = new LedgerService(store, clock);
   const orders = new OrderService(store, clock, ledger, callbacks.outbox, logger.child({ component: 'orders' }));
   const rates = new OperatorRates(store, clock);
-  const exchange = new ExchangeService({
-    orders,
-    ledger: ledger.ledger,
-    rates,
-    addresses: new DepositAddresses({
-      tron: new DepositAddressDeriver('tron', config.exchange.xpubs.tron),
-      ...(config.exchange.xpubs.evm !== undefined && { evm: new DepositAddressDeriver('evm', config.exchange.xpubs.evm) }),
-    }),
-    rails: Object.fromEntries(CHAINS.map((chain) => [chain, sandboxChainRail(chain)])) as Record<Chain, ChainRail>,
-    clock,
-    quoteTtlMs: config.exchange.quoteTtlMs,
+  const addresses = new DepositAddresses({
+    tron: new DepositAddressDeriver('tron', config.exchange.xpubs.tron),
+    ...(config.exchange.xpubs.evm !== undefined && { evm: new DepositAddressDeriver('evm', config.exchange.xpubs.evm) }),
   });
-  for (const kind of [...KENYA_ORDER_KINDS, ...BRAZIL_ORDER_KINDS, ...exchange.orderKinds()]) orders.register(kind);
+  const chainRails = Object.fromEntries(CHAINS.map((chain) => [chain, sandboxChainRail(chain)])) as Record<Chain, ChainRail>;
+  const exchange = new ExchangeService({ orders, ledger: ledger.ledger, rates, addresses, rails: chainRails, clock, quoteTtlMs: config.exchange.quoteTtlMs });
+  const checkouts = new CheckoutService({
+    store,
+    orders,
+    merchants,
+    rates,
+    addresses,
+    chain: chainRails.TRON,
+    clock,
+    publicBaseUrl: config.publicBaseUrl,
+    rails: { pix: config.pix, boletoBankCode: config.boletoBankCode },
+  });
+  for (const kind of [...KENYA_ORDER_KINDS, ...BRAZIL_ORDER_KINDS, ...exchange.orderKinds(), checkouts.orderKind()]) orders.register(kind);
   callbacks.outbox.register(orders);
   const sandbox = new OrderSandbox(orders, config.sandbox, clock);
   sandbox.registerDriver(['fiat_to_token', 'token_to_fiat'], (order, event, input) => exchange.sandboxEvent(order, event, input), {
     extra: ['complete'],
     internal: ['deposit_refused'],
   });
+  sandbox.registerDriver(['cashier.collection'], (order, event, input) => checkouts.sandboxEvent(order, event, input));
   return {
     store,
     merchants,
@@ -109,6 +117,7 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
     orders,
     sandbox,
     exchange,
+    checkouts,
     rates,
     pixSigner: new PixLocationSigner({ privateKeyPem: config.pix.jwsPrivateKeyPem, dataDir: config.dataDir, publicBaseUrl: config.publicBaseUrl }),
     callbacks,

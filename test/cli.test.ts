@@ -128,6 +128,18 @@ describe(`the cashgate command (${databaseLabel})`, () => {
       const braQuery = doc.paths['/api/v3/bra/query/collectingOrder'].post.responses['200'].content['application/json;charset=utf-8'].schema;
       assert.deepEqual(Object.keys(braQuery.properties), ['code', 'success', 'msg', 'msgEn', 'data', 'desc']);
       assert.ok(braQuery.properties.data.items.properties.expansionParam, 'the Brazil collection record with its extra members');
+      const checkoutOp = doc.paths['/api/v3/polymerize/createCollectingOrder'].post;
+      assert.equal(checkoutOp['x-permission'], 'polymerize');
+      assert.deepEqual(Object.keys(checkoutOp.requestBody.content['application/json;charset=utf-8'].schema.properties).sort(), [
+        'dynamicAmountNotify',
+        'externalOrderId',
+        'notifyUrl',
+        'remark',
+        'returnUrl',
+        'userIdentity',
+      ]);
+      assert.equal(checkoutOp.responses['200'].content['application/json;charset=utf-8'].schema.properties.data.type, 'string', 'data is the cashier address');
+      assert.ok(doc.paths['/admin/v1/merchants/{merchantId}/cashier'].put.requestBody.content['application/json'].schema.properties.methods);
 
       const lines = server.output().split('\n').filter((l) => l.includes('"msg":"request"'));
       assert.ok(lines.length >= 4, 'one log line per request');

@@ -14,7 +14,8 @@ export type OperatorFailure =
   | { kind: 'event_not_allowed'; orderId: string; status: number; event: string; allowedEvents: string[] }
   | { kind: 'sandbox_disabled' }
   | { kind: 'rate_pair_not_supported'; currency: string; token: string }
-  | { kind: 'invalid_rate'; detail: string };
+  | { kind: 'invalid_rate'; detail: string }
+  | { kind: 'invalid_cashier_settings'; detail: string };
 
 type FailureOf<K extends OperatorFailure['kind']> = Extract<OperatorFailure, { kind: K }>;
 
@@ -43,6 +44,7 @@ const DESCRIPTIONS: { [K in OperatorFailure['kind']]: { status: 400 | 403 | 404 
     message: (f) => `the exchange does not price ${f.token} in ${f.currency}: pairs are ${EXCHANGE_CURRENCIES.map((c) => TOKENS.map((t) => `${c}/${t}`).join(', ')).join(', ')}`,
   },
   invalid_rate: { status: 400, message: (f) => f.detail },
+  invalid_cashier_settings: { status: 400, message: (f) => f.detail },
   fee_channel_not_found: {
     status: 404,
     message: (f) => `there is no fee channel ${f.channel}: use one of ${Object.keys(FEE_CHANNELS).join(', ')}`,

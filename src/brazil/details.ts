@@ -19,6 +19,8 @@ export interface BrazilDetails {
   authenticationCode?: string;
   settledAt?: number;
   voucherToken?: string;
+  /** An aggregate cashier's USDT order: the TRON deposit address (its payment parameter). */
+  addressTo?: string;
 }
 
 export function brazilDetails(order: OrderRow): BrazilDetails {

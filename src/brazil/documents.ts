@@ -55,3 +55,21 @@ export function isValidCnpj(value: string): boolean {
 export function isValidDocument(type: DocumentType, value: string): boolean {
   return type === 'CPF' ? isValidCpf(value) : isValidCnpj(value);
 }
+
+/** A CPF with valid check digits from nine random digits (`randomDigit` yields 0-9), for a payer who gave none. */
+export function generateCpf(randomDigit: () => number): string {
+  let base = '';
+  do {
+    base = Array.from({ length: 9 }, () => String(randomDigit())).join('');
+  } while (/^(\d)\1{8}$/.test(base));
+  const dv1 = cpfCheckDigit(base);
+  return `${base}${dv1}${cpfCheckDigit(base + String(dv1))}`;
+}
+
+/** The document type of a payer's entry, by its length once the mask is stripped (11: CPF, 14: CNPJ). */
+export function documentTypeOf(value: string): DocumentType | undefined {
+  const compact = value.replace(/[.\-/\s]/g, '');
+  if (compact.length === 11) return 'CPF';
+  if (compact.length === 14) return 'CNPJ';
+  return undefined;
+}

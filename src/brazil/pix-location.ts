@@ -86,6 +86,8 @@ const STATUS: Record<number, string> = {
   [COLLECTION_STATUS.pending]: 'ATIVA',
   [COLLECTION_STATUS.paid]: 'CONCLUIDA',
   [COLLECTION_STATUS.expired]: 'REMOVIDA_PELO_PSP',
+  // The payer cancelled: the charge is withdrawn as the receiving user's (the merchant's) own.
+  [COLLECTION_STATUS.cancelled]: 'REMOVIDA_PELO_USUARIO_RECEBEDOR',
 };
 
 /** The API Pix `cob` of a PIX_DYNAMIC collection, as its location answers it. */

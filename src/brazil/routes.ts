@@ -1,10 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { MerchantCaller } from '../auth/plugin.js';
 import { ApiError, type FieldFormat } from '../http/failures.js';
 import { signedRoute, type SignedRouteDef } from '../http/signed-route.js';
 import { FormattedString, StringEnum } from '../http/validation.js';
-import { amountField, formatMoney } from '../ledger/money.js';
+import { amountField } from '../ledger/money.js';
 import type { MerchantService } from '../merchants/service.js';
 import type { OrderRow } from '../orders/queries.js';
 import { MARK_STATUS_NONE, money, paymentCallbackPayload, payTypeText } from '../orders/records.js';
@@ -12,11 +12,9 @@ import { AmountField, ExternalOrderId, fromCreateRequest, OptionalUrl, orderQuer
 import type { OrderKindSpec, OrderService } from '../orders/service.js';
 import { statusText } from '../orders/state-machine.js';
 import { SANDBOX_RAILS } from '../rails/rails.js';
-import { boletoBarcode, formatLinhaDigitavel, linhaDigitavel } from '../rails/boleto/boleto.js';
-import { dynamicBrCode, staticBrCode } from '../rails/pix/br-code.js';
 import { isValidDocument, normalizeDocument, type DocumentType } from './documents.js';
 import { brazilDetails } from './details.js';
-import { locationUrl, newLocationId } from './pix-location.js';
+import { brazilCollectionCodes, type BrazilRails } from './collection-codes.js';
 import { pixKeyProblem, type PixKeyType } from './pix-keys.js';
 
 const CURRENCY = 'BRL' as const;
@@ -27,11 +25,8 @@ const PIX_TRANSFER_PAY_TYPE = 201;
 const BANK_TRANSFER_PAY_TYPE = 202;
 
 /** The largest amount each payment code can carry: a BR Code's tag 54 (13 characters), a boleto's 10-digit amount field. */
-const MAX_COLLECTION_CENTS = { PIX: 999_999_999_999n, PIX_DYNAMIC: 999_999_999_999n, BOLETO: 9_999_999_999n } as const;
+export const MAX_COLLECTION_CENTS = { PIX: 999_999_999_999n, PIX_DYNAMIC: 999_999_999_999n, BOLETO: 9_999_999_999n } as const;
 
-/** A boleto is due three days after it is issued; its cashier stays open to the end of that day in Brasília. */
-export const BOLETO_DUE_DAYS = 3;
-const BRASILIA_OFFSET_MS = -3 * 3_600_000;
 
 const Amount = AmountField('reais, at most 2 decimal places, as a string (or a number)');
 const Url = OptionalUrl;
@@ -114,7 +109,7 @@ const detailsOf = brazilDetails;
 
 const invalid = (field: string, format: FieldFormat) => new ApiError({ kind: 'invalid_field', field, rule: { rule: 'format', format } });
 
-function checkDocument(field: string, type: DocumentType, value: string): string {
+export function checkDocument(field: string, type: DocumentType, value: string): string {
   const normalized = normalizeDocument(type, value);
   if (!isValidDocument(type, normalized)) throw invalid(field, type === 'CPF' ? 'cpf' : 'cnpj');
   return normalized;
@@ -156,7 +151,7 @@ const SANDBOX_ISPB = '00000000';
  * What the rail settles on success: the Pix end-to-end id (E + ISPB + yyyyMMddHHmm + 11 characters)
  * and an authentication code for the voucher.
  */
-function successDetails(order: OrderRow, now: number): Record<string, unknown> {
+export function successDetails(order: OrderRow, now: number): Record<string, unknown> {
   const stamp = new Date(now).toISOString().replace(/[-:T]/g, '').slice(0, 12);
   const random = randomBytes(16).toString('hex').toUpperCase();
   return { endToEndId: `E${SANDBOX_ISPB}${stamp}${random.slice(0, 11)}`, authenticationCode: random.slice(11, 31), settledAt: now, voucherToken: randomBytes(24).toString('base64url') };
@@ -184,24 +179,6 @@ function account(order: OrderRow) {
   return order.kind === 'transfer'
     ? { accountType: d.accountType ?? '', accountName: d.personName ?? '', accountNo: d.accountId ?? '' }
     : { accountType: d.userInfoType ?? '', accountName: d.userInfoName ?? '', accountNo: d.userInfoNo ?? '' };
-}
-
-/** 25 digits for the boleto's campo livre, from the order id (Cashgate's sandbox layout, not a bank's). */
-function boletoFreeField(orderId: string): string {
-  const digest = BigInt(`0x${createHash('sha256').update(orderId).digest('hex')}`);
-  return (digest % 10n ** 25n).toString().padStart(25, '0');
-}
-
-/** The boleto's due date (in Brasília) and the end of that day, from now. */
-function boletoDue(now: number): { dueDate: string; endOfDay: number } {
-  const local = new Date(now + BRASILIA_OFFSET_MS);
-  const due = new Date(Date.UTC(local.getUTCFullYear(), local.getUTCMonth(), local.getUTCDate() + BOLETO_DUE_DAYS));
-  return { dueDate: due.toISOString().slice(0, 10), endOfDay: due.getTime() + 86_400_000 - 1 - BRASILIA_OFFSET_MS };
-}
-
-export interface BrazilRails {
-  pix: { key: string; merchantName: string; merchantCity: string };
-  boletoBankCode: string;
 }
 
 /** Endpoints 11–15: Brazil collections (PIX, PIX dynamic, Boleto), PIX and bank transfers, and their queries. */
@@ -268,29 +245,7 @@ export function brazilRoutes(deps: {
         const userInfoNo = body.userInfoType === undefined || body.userInfoNo === undefined ? undefined : checkDocument('userInfoNo', body.userInfoType, body.userInfoNo);
         const amount = amountField('amount', body.amount, CURRENCY, { maximum: MAX_COLLECTION_CENTS[body.channelType] });
         const merchant = await deps.merchants.getMerchant(caller.merchantId);
-        const now = deps.now();
-        const boleto = body.channelType === 'BOLETO' ? boletoDue(now) : undefined;
-        const locationId = body.channelType === 'PIX_DYNAMIC' ? newLocationId() : undefined;
-        const amountText = formatMoney(amount, CURRENCY);
-        const payParams = new Map<string, { payParam: string; railRef: string; boletoDueDate?: string }>();
-        const payParamFor = (orderId: string) => {
-          const known = payParams.get(orderId);
-          if (known !== undefined) return known;
-          const made = makePayParam(orderId);
-          payParams.set(orderId, made);
-          return made;
-        };
-        const makePayParam = (orderId: string): { payParam: string; railRef: string; boletoDueDate?: string } => {
-          if (boleto !== undefined) {
-            const barcode = boletoBarcode({ bankCode: rails.boletoBankCode, dueDate: boleto.dueDate, amountCents: amount, freeField: boletoFreeField(orderId) });
-            return { payParam: linhaDigitavel(barcode), railRef: `boleto:${barcode}`, boletoDueDate: boleto.dueDate };
-          }
-          if (locationId !== undefined) {
-            return { payParam: dynamicBrCode({ locationUrl: locationUrl(deps.publicBaseUrl, locationId), ...rails.pix }), railRef: `loc:${locationId}` };
-          }
-          const txid = orderId.slice(0, 25);
-          return { payParam: staticBrCode({ pixKey: rails.pix.key, merchantName: rails.pix.merchantName, merchantCity: rails.pix.merchantCity, amount: amountText, txid }), railRef: `txid:${txid}` };
-        };
+        const codes = brazilCollectionCodes({ channelType: body.channelType, amount, now: deps.now(), rails, publicBaseUrl: deps.publicBaseUrl });
         const { data } = await orders.create({
           ...base(caller),
           kind: 'collection',
@@ -304,12 +259,7 @@ export function brazilRoutes(deps: {
             ...(userInfoNo !== undefined && { userInfoNo }),
             ...(body.userInfoName !== undefined && { userInfoName: body.userInfoName }),
           },
-          cashierExpiry: boleto === undefined ? { lifetimeMs: merchant.cashierLifetimeMs } : { at: boleto.endOfDay },
-          railRef: (orderId) => payParamFor(orderId).railRef,
-          detailsFor: (order) => {
-            const { payParam, boletoDueDate } = payParamFor(order.id);
-            return { payParam, ...(boletoDueDate !== undefined && { boletoDueDate, linhaFormatted: formatLinhaDigitavel(payParam) }) };
-          },
+          ...codes.orderHooks(merchant.cashierLifetimeMs),
           createResult: (order) => {
             const d = detailsOf(order);
             return {
@@ -362,10 +312,10 @@ export function brazilRoutes(deps: {
     }),
     orderQueryRoute({
       path: '/api/v3/bra/query/collectingOrder',
-      area: 'bra',
+      area: ['bra', 'cashier'],
       kind: 'collection',
       tag: 'Brazil',
-      summary: 'Query a Brazil collection',
+      summary: 'Query a Brazil collection, or an order made on an aggregate cashier (they are paid in reais)',
       orders,
       account,
       desc: true,
@@ -376,7 +326,7 @@ export function brazilRoutes(deps: {
         operatorId: Type.Integer({ description: '0: no console operator involved' }),
         expansionParam: Type.String({ description: 'the payment parameter (BR Code or linha digitável)' }),
       }),
-      extra: (order) => ({ ...BRAZIL_QUERY_EXTRAS, businessId: order.merchant_id, expansionParam: detailsOf(order).payParam ?? '' }),
+      extra: (order) => ({ ...BRAZIL_QUERY_EXTRAS, businessId: order.merchant_id, expansionParam: detailsOf(order).payParam ?? detailsOf(order).addressTo ?? '' }),
     }),
     orderQueryRoute({ path: '/api/v3/bra/query/transferOrder', area: 'bra', kind: 'transfer', tag: 'Brazil', summary: 'Query a Brazil transfer', orders, account }),
   ];

@@ -1,97 +1,215 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OperatorError } from '../admin/failures.js';
 import type { Clock } from '../clock.js';
-import { maskKenyanMobile } from '../kenya/phone.js';
-import { formatMoney, fromDb, type Currency } from '../ledger/money.js';
+import { ApiError } from '../http/failures.js';
+import { fromDb } from '../ledger/money.js';
+import type { MerchantService } from '../merchants/service.js';
 import type { OrderRow } from '../orders/queries.js';
 import type { OrderSandbox } from '../orders/sandbox.js';
 import { EventNotAllowedError, type OrderService } from '../orders/service.js';
 import { COLLECTION_STATUS } from '../orders/state-machine.js';
+import { barcodeFromLinha } from '../rails/boleto/boleto.js';
+import { renderBoletoPdf } from './boleto-pdf.js';
+import { CheckoutExpiredError, CheckoutInputError, cashierDetails, type CheckoutChoice, type CheckoutService } from './checkout.js';
+import { pickLanguage, translator } from './i18n.js';
+import { sendPage } from './layout.js';
+import { CASHIER_CURRENCY } from './methods.js';
+import {
+  checkoutExpiredView,
+  checkoutView,
+  finalView,
+  MPESA_RESEND_LIMIT,
+  notFoundView,
+  payPageOf,
+  pendingView,
+  returnTarget,
+  type CashierState,
+  type ViewContext,
+} from './views.js';
 
-const escapeHtml = (text: string): string =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
-
-const CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
-
-function page(reply: FastifyReply, status: number, title: string, body: string): FastifyReply {
-  return reply
-    .code(status)
-    .header('content-security-policy', CSP)
-    .header('cache-control', 'no-store')
-    .header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', 'no-referrer')
-    .type('text/html; charset=utf-8')
-    .send(
-      `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
-        `<title>${escapeHtml(title)}</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:30rem;margin:2rem auto;padding:0 1rem}` +
-        `.amount{font-size:2rem;font-weight:700}.sandbox{border:2px dashed #b45309;padding:1rem;margin-top:2rem}button{font-size:1rem;margin:.25rem}</style>` +
-        `</head><body>${body}</body></html>`,
-    );
+export interface CashierPageDeps {
+  orders: OrderService;
+  sandbox: OrderSandbox;
+  checkouts: CheckoutService;
+  merchants: MerchantService;
+  clock: Clock;
+  /** The Pix recipient (the BR Code's merchant name) and the bank that issues boletos. */
+  pix: { merchantName: string; merchantCity: string };
+  boletoBankCode: string;
 }
 
-function amountOf(order: OrderRow): string {
-  return `${formatMoney(fromDb(order.amount), order.currency as Currency)} ${order.currency}`;
+/** Seconds the paid page waits before it takes the payer back to the merchant's returnUrl. */
+export const RETURN_DELAY_SECONDS = 5;
+
+/** A waiting page reloads itself this often when the browser runs no script. */
+const RELOAD_WITHOUT_SCRIPT_SECONDS = 10;
+
+/** What a cashier page shows of its order now: a pending order whose time ran out is shown expired. */
+export function cashierState(order: OrderRow, now: number): CashierState {
+  if (order.status === COLLECTION_STATUS.paid) return 'paid';
+  if (order.status === COLLECTION_STATUS.cancelled) return 'cancelled';
+  if (order.status === COLLECTION_STATUS.expired || (order.cashier_expire_at ?? 0) <= now) return 'expired';
+  return 'pending';
 }
 
-/** How the payer is asked to pay, per area and channel. */
-function instructions(order: OrderRow): string {
-  const details = JSON.parse(order.details) as { checkingPhone?: string; payParam?: string; linhaFormatted?: string; boletoDueDate?: string };
-  if (order.area === 'ken' && details.checkingPhone !== undefined) {
-    return `<p>A payment request was sent to <strong>${escapeHtml(maskKenyanMobile(details.checkingPhone))}</strong>. Enter your M-Pesa PIN on your phone to pay.</p>`;
-  }
-  if (details.linhaFormatted !== undefined) {
-    return `<p>Pay this boleto by ${escapeHtml(details.boletoDueDate ?? '')} in your bank's app or at any bank:</p><p><code>${escapeHtml(details.linhaFormatted)}</code></p>`;
-  }
-  if (details.payParam !== undefined) {
-    return `<p>Open your bank's app, choose Pix "copia e cola" and paste this code:</p><p><code style="word-break:break-all">${escapeHtml(details.payParam)}</code></p>`;
-  }
-  return '<p>Follow the payment instructions for this order.</p>';
-}
+const HTTP_STATUS: Record<CashierState, number> = { pending: 200, paid: 200, expired: 410, cancelled: 410 };
+
+type CashierRequest = FastifyRequest<{ Params: { cashierId: string }; Querystring: Record<string, string | undefined> }>;
 
 /**
- * The payer's cashier page for a collection (plain: the full cashier replaces it): amount, how to
- * pay, the state, and in sandbox mode buttons that drive the simulated rail.
+ * The payer's pages: the cashier of each collection (`/cashier/{cashierId}`: M-Pesa, Pix, boleto,
+ * USDT), its status for the page's poll, its boleto PDF, its M-Pesa resend and sandbox controls; and
+ * the aggregate cashier (`/checkout/{id}`), whose form makes the order and sends the payer to its page.
  */
-export async function registerCashierPages(
-  parent: FastifyInstance,
-  deps: { orders: OrderService; sandbox: OrderSandbox; clock: Clock },
-): Promise<void> {
+export async function registerCashierPages(parent: FastifyInstance, deps: CashierPageDeps): Promise<void> {
   await parent.register(async (app) => cashierScope(app, deps));
 }
 
-function cashierScope(app: FastifyInstance, deps: { orders: OrderService; sandbox: OrderSandbox; clock: Clock }): void {
+function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
   // HTML forms post url-encoded bodies; only these pages accept them.
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 1024 }, (_request, body, done) => {
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 2048 }, (_request, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(String(body))));
   });
-  app.get<{ Params: { cashierId: string } }>('/cashier/:cashierId', async (request, reply) => {
+
+  const languageOf = (request: FastifyRequest<{ Querystring: Record<string, string | undefined> }>, currency: string) =>
+    pickLanguage({ query: request.query.lang, acceptLanguage: request.headers['accept-language'], currency });
+
+  const contextFor = async (request: CashierRequest, order: OrderRow): Promise<ViewContext> => {
+    const lang = languageOf(request, order.currency);
+    const merchant = await deps.merchants.getMerchant(order.merchant_id);
+    return {
+      lang,
+      t: translator(lang),
+      now: deps.clock.now(),
+      merchantName: merchant.name,
+      payeeName: deps.pix.merchantName,
+      sandbox: deps.sandbox.enabled,
+      path: `/cashier/${encodeURIComponent(request.params.cashierId)}`,
+    };
+  };
+
+  const notFound = (request: FastifyRequest<{ Querystring: Record<string, string | undefined> }>, reply: FastifyReply, path: string) => {
+    const lang = languageOf(request, '');
+    const t = translator(lang);
+    return sendPage(reply, 404, { lang, t, path, ...notFoundView(t) });
+  };
+
+  app.get<{ Params: { cashierId: string }; Querystring: Record<string, string | undefined> }>('/cashier/:cashierId', async (request, reply) => {
     const order = await deps.orders.findByCashier(request.params.cashierId);
-    if (order === undefined) return page(reply, 404, 'Not found', '<h1>Payment not found</h1><p>Check the link you were given.</p>');
-    const amount = `<p class="amount">${escapeHtml(amountOf(order))}</p>`;
-    if (order.status === COLLECTION_STATUS.paid) return page(reply, 200, 'Paid', `<h1>Payment received</h1>${amount}<p>Thank you. You can close this page.</p>`);
-    const expired = order.status === COLLECTION_STATUS.expired || (order.cashier_expire_at ?? 0) <= deps.clock.now();
-    if (expired) return page(reply, 410, 'Expired', `<h1>This payment has expired</h1>${amount}<p>Ask the merchant for a new payment link.</p>`);
-    const sandbox = deps.sandbox.enabled
-      ? `<form class="sandbox" method="post" action="/cashier/${escapeHtml(order.cashier_id ?? '')}/sandbox"><strong>Sandbox</strong>: simulate the payer.<br>` +
-        `<button name="action" value="paid">Pay</button><button name="action" value="expired">Time out</button></form>`
-      : '';
-    const remark = order.remark === null ? '' : `<p>${escapeHtml(order.remark)}</p>`;
-    const expires = new Date(order.cashier_expire_at ?? 0).toISOString();
-    return page(reply, 200, 'Pay', `<h1>Pay</h1>${amount}${remark}${instructions(order)}<p>Waiting for payment. This page expires at ${expires}.</p>${sandbox}`);
+    if (order === undefined) return notFound(request, reply, `/cashier/${encodeURIComponent(request.params.cashierId)}`);
+    const ctx = await contextFor(request, order);
+    const state = cashierState(order, ctx.now);
+    const data = { 'status-url': `${ctx.path}/status`, state, now: String(ctx.now) };
+    if (state === 'pending') {
+      const view = pendingView(ctx, order, { sandboxError: request.query.sandbox === 'amount', resent: request.query.resent === '1' });
+      return sendPage(reply, 200, { ...ctx, ...view, data, reloadWithoutScript: RELOAD_WITHOUT_SCRIPT_SECONDS });
+    }
+    const target = returnTarget(order);
+    const refresh = state === 'paid' && target !== undefined ? { refresh: { seconds: RETURN_DELAY_SECONDS, url: target.href } } : {};
+    return sendPage(reply, HTTP_STATUS[state], { ...ctx, ...finalView(ctx, order, state), ...refresh });
   });
 
-  app.post<{ Params: { cashierId: string }; Body: { action?: string } }>('/cashier/:cashierId/sandbox', async (request, reply) => {
+  // The page's poll: a few bytes, never cached.
+  app.get<{ Params: { cashierId: string } }>('/cashier/:cashierId/status', async (request, reply) => {
     const order = await deps.orders.findByCashier(request.params.cashierId);
-    if (order === undefined || !deps.sandbox.enabled) return page(reply, 404, 'Not found', '<h1>Not found</h1>');
-    const action = (request.body as { action?: unknown } | undefined)?.action;
-    if (action === 'paid' || action === 'expired') {
+    void reply.header('cache-control', 'no-store');
+    if (order === undefined) return reply.code(404).send({ state: 'not_found' });
+    return { state: cashierState(order, deps.clock.now()), orderStatus: order.status, expiresAt: order.cashier_expire_at, paidAt: order.pay_time };
+  });
+
+  app.get<{ Params: { cashierId: string }; Querystring: Record<string, string | undefined> }>('/cashier/:cashierId/boleto.pdf', async (request, reply) => {
+    const order = await deps.orders.findByCashier(request.params.cashierId);
+    if (order === undefined || payPageOf(order) !== 'boleto') return notFound(request, reply, `/cashier/${encodeURIComponent(request.params.cashierId)}`);
+    const d = cashierDetails(order);
+    const merchant = await deps.merchants.getMerchant(order.merchant_id);
+    const pdf = await renderBoletoPdf({
+      bankCode: deps.boletoBankCode,
+      barcode: barcodeFromLinha(d.payParam ?? ''),
+      linhaFormatted: d.linhaFormatted ?? d.payParam ?? '',
+      amount: fromDb(order.amount),
+      dueDate: d.boletoDueDate ?? '',
+      issuedAt: order.created_at,
+      payeeName: `${deps.pix.merchantName} (${merchant.name})`,
+      payeeCity: deps.pix.merchantCity,
+      payerName: (d as { userInfoName?: string }).userInfoName,
+      payerDocument: d.userInfoType === undefined || d.userInfoNo === undefined ? undefined : { type: d.userInfoType, number: d.userInfoNo },
+      documentNumber: order.id,
+      nossoNumero: order.channel_order_id ?? '',
+      instructions: order.remark ?? undefined,
+    });
+    return reply
+      .header('cache-control', 'no-store')
+      .header('x-content-type-options', 'nosniff')
+      .header('content-disposition', `attachment; filename="boleto-${order.external_order_id.replace(/[^\w.-]/g, '_')}.pdf"`)
+      .type('application/pdf')
+      .send(Buffer.from(pdf));
+  });
+
+  app.post<{ Params: { cashierId: string } }>('/cashier/:cashierId/resend', async (request, reply) => {
+    const order = await deps.orders.findByCashier(request.params.cashierId);
+    const path = `/cashier/${encodeURIComponent(request.params.cashierId)}`;
+    if (order === undefined || payPageOf(order) !== 'mpesa') return reply.redirect(path, 303);
+    const resent = await deps.orders.restartOnRail(order.id, MPESA_RESEND_LIMIT, 'cashier:payer');
+    return reply.redirect(resent ? `${path}?resent=1` : path, 303);
+  });
+
+  app.post<{ Params: { cashierId: string }; Body: Record<string, string | undefined> }>('/cashier/:cashierId/sandbox', async (request, reply) => {
+    const order = await deps.orders.findByCashier(request.params.cashierId);
+    const path = `/cashier/${encodeURIComponent(request.params.cashierId)}`;
+    if (order === undefined || !deps.sandbox.enabled) return reply.code(404).type('text/plain').send('not found');
+    // A post without a form (no content type) changes nothing.
+    const body = (request.body as Record<string, string | undefined> | undefined) ?? {};
+    const action = body.action;
+    const events: Record<string, string> = { paid: 'paid', paid_other: 'paid', cancelled: 'cancelled', expired: 'expired' };
+    const event = action === undefined ? undefined : events[action];
+    if (event !== undefined) {
       try {
-        await deps.sandbox.apply(order.id, action, { source: 'sandbox:cashier' });
+        // The same code path as the admin API's sandbox events.
+        await deps.sandbox.apply(order.id, event, { source: 'sandbox:cashier', ...(action === 'paid_other' && { amount: body.amount ?? '' }) });
       } catch (error) {
+        if (error instanceof ApiError) return reply.redirect(`${path}?sandbox=amount`, 303);
         // A second click after the order moved on changes nothing; the page shows the state.
         if (!(error instanceof EventNotAllowedError) && !(error instanceof OperatorError)) throw error;
       }
     }
-    return reply.redirect(`/cashier/${encodeURIComponent(request.params.cashierId)}`, 303);
+    return reply.redirect(path, 303);
   });
+
+  const checkoutPage = async (
+    request: FastifyRequest<{ Params: { checkoutId: string }; Querystring: Record<string, string | undefined> }>,
+    reply: FastifyReply,
+    input?: { choice: CheckoutChoice; error: CheckoutInputError },
+  ) => {
+    const path = `/checkout/${encodeURIComponent(request.params.checkoutId)}`;
+    const state = await deps.checkouts.state(request.params.checkoutId);
+    if (state === undefined) return notFound(request, reply, path);
+    if (state.order?.cashier_id != null) return reply.redirect(`/cashier/${encodeURIComponent(state.order.cashier_id)}`, 303);
+    const lang = languageOf(request, CASHIER_CURRENCY);
+    const t = translator(lang);
+    if (state.expired) return sendPage(reply, 410, { lang, t, path, ...checkoutExpiredView({ t, merchantName: state.merchantName }, state) });
+    const view = checkoutView({ t, lang, path }, state, input?.choice, input?.error.problems);
+    return sendPage(reply, input === undefined ? 200 : 400, { lang, t, path, ...view });
+  };
+
+  app.get<{ Params: { checkoutId: string }; Querystring: Record<string, string | undefined> }>('/checkout/:checkoutId', (request, reply) => checkoutPage(request, reply));
+
+  app.post<{ Params: { checkoutId: string }; Querystring: Record<string, string | undefined>; Body: Record<string, string | undefined> }>(
+    '/checkout/:checkoutId',
+    async (request, reply) => {
+      const body = (request.body as Record<string, string | undefined> | undefined) ?? {};
+      const choice: CheckoutChoice = { amount: body.amount, method: body.method, document: body.document };
+      const known = await deps.checkouts.state(request.params.checkoutId);
+      if (known === undefined) return checkoutPage(request, reply);
+      let order: OrderRow;
+      try {
+        order = await deps.checkouts.choose(request.params.checkoutId, choice);
+      } catch (error) {
+        if (error instanceof CheckoutInputError) return checkoutPage(request, reply, { choice, error });
+        if (error instanceof CheckoutExpiredError) return checkoutPage(request, reply);
+        throw error;
+      }
+      const lang = request.query.lang === undefined ? '' : `?lang=${encodeURIComponent(request.query.lang)}`;
+      return reply.redirect(`/cashier/${encodeURIComponent(order.cashier_id ?? '')}${lang}`, 303);
+    },
+  );
 }

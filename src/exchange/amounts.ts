@@ -63,3 +63,10 @@ export function tokensForFiat(fiat: bigint, fiatDecimals: number, rate: bigint, 
 export function fiatForTokens(tokens: bigint, tokenDecimals: number, rate: bigint, fiatDecimals: number): bigint {
   return (tokens * rate * 10n ** BigInt(fiatDecimals)) / (10n ** BigInt(tokenDecimals) * RATE_SCALE);
 }
+
+/** The fewest tokens (base units) worth at least `fiat` (minor units) at `rate`: what a payer sends to pay a price. */
+export function tokensToCover(fiat: bigint, fiatDecimals: number, rate: bigint, tokenDecimals: number): bigint {
+  const numerator = fiat * 10n ** BigInt(tokenDecimals) * RATE_SCALE;
+  const denominator = rate * 10n ** BigInt(fiatDecimals);
+  return (numerator + denominator - 1n) / denominator;
+}

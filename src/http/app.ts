@@ -11,6 +11,7 @@ import { registerMerchantAdminRoutes } from '../merchants/admin-routes.js';
 import { registerLedgerAdminRoutes } from '../ledger/admin-routes.js';
 import { balanceRoutes } from '../ledger/balance-routes.js';
 import { registerCashierPages } from '../cashier/pages.js';
+import { checkoutRoute } from '../cashier/checkout-route.js';
 import { kenyaRoutes } from '../kenya/routes.js';
 import { registerPixLocationRoutes } from '../brazil/pix-location.js';
 import { brazilRoutes } from '../brazil/routes.js';
@@ -52,6 +53,7 @@ function signedRoutes(deps: AppDeps): readonly SignedRouteDef[] {
     voucherRoute({ store: deps.store, orders: deps.orders, publicBaseUrl: deps.config.publicBaseUrl, clock: deps.clock }),
     bankListRoute,
     ...balanceRoutes(deps.ledger),
+    checkoutRoute(deps.checkouts),
   ];
 }
 
@@ -161,7 +163,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const catalog = new RouteCatalog();
   registerPublicRoutes(app, catalog, { clock, store: deps.store, metrics: deps.metrics, publicBaseUrl: config.publicBaseUrl });
 
-  await registerCashierPages(app, { orders: deps.orders, sandbox: deps.sandbox, clock });
+  await registerCashierPages(app, {
+    orders: deps.orders,
+    sandbox: deps.sandbox,
+    checkouts: deps.checkouts,
+    merchants: deps.merchants,
+    clock,
+    pix: deps.config.pix,
+    boletoBankCode: deps.config.boletoBankCode,
+  });
   registerPixLocationRoutes(app, { orders: deps.orders, signer: deps.pixSigner, pixKey: config.pix.key, clock });
   registerVoucherRoutes(app, { store: deps.store, orders: deps.orders, merchants: deps.merchants, pixMerchantName: config.pix.merchantName });
 

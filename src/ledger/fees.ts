@@ -13,6 +13,8 @@ export const FEE_CHANNELS = {
   'exchange.fiat_to_token.BRL': 'BRL',
   'exchange.fiat_to_token.MXN': 'MXN',
   'exchange.token_to_fiat.BRL': 'BRL',
+  // USDT paid on an aggregate cashier, credited in reais (its fiat methods use the bra.collection channels).
+  'cashier.collection.USDT_TRC20': 'BRL',
 } as const satisfies Record<string, Currency>;
 
 export type FeeChannel = keyof typeof FEE_CHANNELS;

@@ -104,12 +104,12 @@ export class Ledger {
   }
 
   /**
-   * A collection was paid: the rail owes the gross amount, the merchant gets it net of the fee in
+   * A collection was paid: the rail (or, for tokens, the token clearing account) owes the gross amount, the merchant gets it net of the fee in
    * awaiting settlement (available at `settleAt`), the fee is income.
    */
   async creditCollection(
     tx: Tx,
-    c: { merchantId: string; currency: Currency; orderId: string; amount: Minor; fee: Minor; settleAt: number },
+    c: { merchantId: string; currency: Currency; orderId: string; amount: Minor; fee: Minor; settleAt: number; clearing?: 'rail_clearing' | 'token_clearing' },
   ): Promise<void> {
     const net = c.amount - c.fee;
     await this.post(tx, {
@@ -118,7 +118,7 @@ export class Ledger {
       merchantId: c.merchantId,
       orderId: c.orderId,
       entries: [
-        { account: { kind: 'rail_clearing' }, amount: -c.amount },
+        { account: { kind: c.clearing ?? 'rail_clearing' }, amount: -c.amount },
         { account: { merchantId: c.merchantId, kind: 'awaiting_settlement' }, amount: net },
         { account: { kind: 'fee_income' }, amount: c.fee },
       ],

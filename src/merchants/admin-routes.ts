@@ -2,6 +2,9 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { registerAdminRoute } from '../admin/admin-route.js';
 import type { RouteCatalog } from '../http/route-catalog.js';
+import { StringEnum } from '../http/validation.js';
+import { OperatorError } from '../admin/failures.js';
+import { CASHIER_METHODS } from '../cashier/methods.js';
 import { CallbackAddressBody, CreateApiKeyBody, CreateMerchantBody, EditApiKeyBody, MerchantLanguage } from './schemas.js';
 import type { MerchantService } from './service.js';
 
@@ -12,6 +15,7 @@ const MerchantView = Type.Object({
   callbackUrl: Type.Union([Type.String(), Type.Null()]),
   settlementDelayMs: Type.Integer({ description: 'collected money becomes available this long after payment' }),
   cashierLifetimeMs: Type.Integer({ description: "how long a payer has on a collection's cashier page" }),
+  cashierMethods: Type.Array(StringEnum([...CASHIER_METHODS]), { description: 'the payment methods its aggregate cashiers offer' }),
   createdAt: Type.Integer({ description: 'Unix milliseconds' }),
 });
 
@@ -76,11 +80,20 @@ export function registerMerchantAdminRoutes(scope: FastifyInstance, catalog: Rou
     method: 'PUT',
     path: '/admin/v1/merchants/:merchantId/cashier',
     tag: TAG,
-    summary: "Set how long a payer has on a collection's cashier page (default 30 minutes)",
-    description: 'Applies to collections created from now on.',
-    body: Type.Object({ lifetimeMs: Type.Integer({ minimum: 60_000, maximum: 30 * 86_400_000 }) }),
+    summary: "Set how long a payer has on a cashier page (default 30 minutes) and the methods its aggregate cashiers offer (default all)",
+    description:
+      'Either member or both. The lifetime applies to collections and aggregate cashiers created from now on; the methods to aggregate cashier pages shown from now on.',
+    body: Type.Object({
+      lifetimeMs: Type.Optional(Type.Integer({ minimum: 60_000, maximum: 30 * 86_400_000 })),
+      methods: Type.Optional(Type.Array(StringEnum([...CASHIER_METHODS]), { minItems: 1, maxItems: CASHIER_METHODS.length })),
+    }),
     response: MerchantView,
-    handle: ({ params, body }) => merchants.setCashierLifetime(params.merchantId ?? '', body.lifetimeMs),
+    handle: ({ params, body }) => {
+      if (body.lifetimeMs === undefined && body.methods === undefined) {
+        throw new OperatorError({ kind: 'invalid_cashier_settings', detail: 'give lifetimeMs, methods or both' });
+      }
+      return merchants.setCashierSettings(params.merchantId ?? '', body);
+    },
   });
 
   registerAdminRoute(scope, catalog, {

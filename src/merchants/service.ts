@@ -10,6 +10,7 @@ import type { SecretBox } from '../store/secret-box.js';
 import type { Store } from '../store/store.js';
 import type { ApiKeyStatus } from '../store/schema.js';
 import * as q from './queries.js';
+import { offeredMethods, type CashierMethod } from '../cashier/methods.js';
 
 /** Collected money becomes available one day after payment unless the operator sets otherwise (D+1). */
 export const DEFAULT_SETTLEMENT_DELAY_MS = 86_400_000;
@@ -26,6 +27,8 @@ export interface Merchant {
   settlementDelayMs: number;
   /** How long a payer has on a collection's cashier page. */
   cashierLifetimeMs: number;
+  /** The payment methods its aggregate cashiers offer. */
+  cashierMethods: CashierMethod[];
   createdAt: number;
 }
 
@@ -98,6 +101,7 @@ function toMerchant(row: q.MerchantRow): Merchant {
     callbackUrl: row.callback_url,
     settlementDelayMs: row.settlement_delay_ms,
     cashierLifetimeMs: row.cashier_lifetime_ms,
+    cashierMethods: offeredMethods(row.cashier_methods),
     createdAt: row.created_at,
   };
 }
@@ -134,6 +138,7 @@ export class MerchantService {
       callback_url: null,
       settlement_delay_ms: DEFAULT_SETTLEMENT_DELAY_MS,
       cashier_lifetime_ms: DEFAULT_CASHIER_LIFETIME_MS,
+      cashier_methods: null,
       created_at: now,
       updated_at: now,
     };
@@ -160,14 +165,17 @@ export class MerchantService {
     return this.changeMerchant(merchantId, { settlement_delay_ms: delayMs });
   }
 
-  /** Applies to collections created from now on. */
-  setCashierLifetime(merchantId: string, lifetimeMs: number): Promise<Merchant> {
-    return this.changeMerchant(merchantId, { cashier_lifetime_ms: lifetimeMs });
+  /** The lifetime applies to collections created from now on; the methods to aggregate cashiers opened from now on. */
+  setCashierSettings(merchantId: string, settings: { lifetimeMs?: number | undefined; methods?: readonly CashierMethod[] | undefined }): Promise<Merchant> {
+    return this.changeMerchant(merchantId, {
+      ...(settings.lifetimeMs !== undefined && { cashier_lifetime_ms: settings.lifetimeMs }),
+      ...(settings.methods !== undefined && { cashier_methods: JSON.stringify([...new Set(settings.methods)]) }),
+    });
   }
 
   private changeMerchant(
     merchantId: string,
-    changes: Partial<Pick<q.MerchantRow, 'callback_url' | 'settlement_delay_ms' | 'cashier_lifetime_ms'>>,
+    changes: Partial<Pick<q.MerchantRow, 'callback_url' | 'settlement_delay_ms' | 'cashier_lifetime_ms' | 'cashier_methods'>>,
   ): Promise<Merchant> {
     return this.store.transact(async (tx) => {
       const row = await q.findMerchant(tx, merchantId);

@@ -12,6 +12,14 @@ export const ORDER_RESOURCE_TYPE = { api: { code: 1, text: 'API' } } as const;
 /** markStatus: 0 = not marked (no manual review flag). */
 export const MARK_STATUS_NONE = 0;
 
+/** markStatus 1: a collection was paid with an amount other than the order's (orderActualAmount says how much). */
+export const MARK_STATUS_AMOUNT_DIFFERS = 1;
+
+/** A collection's markStatus: marked when what was paid differs from the order's amount. */
+export function collectionMarkStatus(order: Pick<OrderRow, 'actual_amount' | 'amount'>): number {
+  return order.actual_amount !== null && order.actual_amount !== order.amount ? MARK_STATUS_AMOUNT_DIFFERS : MARK_STATUS_NONE;
+}
+
 /** payType codes of the spec, with their text (payTypeCode, payTypeName). */
 export const PAY_TYPES = {
   101: 'PIX',
@@ -19,6 +27,7 @@ export const PAY_TYPES = {
   103: 'PIX_DYNAMIC',
   107: 'CHARGE',
   109: 'BOLETO',
+  112: 'WALLET',
   201: 'PIX',
   202: 'BANK',
 } as const satisfies Record<number, string>;
@@ -62,7 +71,7 @@ export function OrderRecordSchema(orderFee: 'string' | 'integer') {
     payType: Type.Integer(),
     tradeNote: Type.String({ description: 'the remark' }),
     notifyUrl: Type.String(),
-    markStatus: Type.Integer({ description: '0: not marked' }),
+    markStatus: Type.Integer({ description: '0: not marked; 1: a collection paid with another amount than the order\'s' }),
     errorMsg: NullableString,
     errorMsgEn: NullableString,
     accountType: Type.String(),
@@ -104,7 +113,7 @@ export function orderRecord(order: OrderRow, account: OrderAccount): OrderRecord
     payType: order.pay_type,
     tradeNote: order.remark ?? '',
     notifyUrl: order.notify_url ?? '',
-    markStatus: MARK_STATUS_NONE,
+    markStatus: order.kind === 'collection' ? collectionMarkStatus(order) : MARK_STATUS_NONE,
     errorMsg: order.error_msg,
     errorMsgEn: order.error_msg_en,
     ...account,
@@ -131,7 +140,7 @@ export function paymentCallbackPayload(order: OrderRow, payParam: string): Recor
     orderTime: order.created_at,
     payType: order.pay_type,
     orderStatusCode: order.status,
-    markStatus: MARK_STATUS_NONE,
+    markStatus: collectionMarkStatus(order),
     orderPayTime: order.pay_time,
     errorMsg: order.error_msg,
     errorMsgEn: order.error_msg_en,

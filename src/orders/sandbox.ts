@@ -1,7 +1,7 @@
 import { OperatorError } from '../admin/failures.js';
 import type { Clock } from '../clock.js';
 import { amountField, type Currency } from '../ledger/money.js';
-import type { OrderKind } from '../store/schema.js';
+import type { OrderArea, OrderKind } from '../store/schema.js';
 import type { OrderRow } from './queries.js';
 import { EventNotAllowedError, type OrderService } from './service.js';
 import { allowedEvents, eventsOf } from './state-machine.js';
@@ -19,7 +19,7 @@ export type SandboxDriver = (order: OrderRow, event: string, input: SandboxInput
 
 /** The simulated rails: sandbox events move an order exactly as a rail's report would. */
 export class OrderSandbox {
-  readonly #drivers = new Map<OrderKind, { driver: SandboxDriver; extraEvents: readonly string[]; internalEvents: readonly string[] }>();
+  readonly #drivers = new Map<string, { driver: SandboxDriver; extraEvents: readonly string[]; internalEvents: readonly string[] }>();
 
   constructor(
     private readonly orders: OrderService,
@@ -28,16 +28,21 @@ export class OrderSandbox {
   ) {}
 
   /**
-   * Hands the sandbox events of `kinds` to their own driver; `extraEvents` are events it adds (e.g.
-   * `complete`), `internalEvents` outcomes it decides itself and the sandbox does not offer.
+   * Hands the sandbox events of `kinds` (an order kind, or one area's kind as `area.kind`) to their
+   * own driver; `extraEvents` are events it adds (e.g. `complete`), `internalEvents` outcomes it
+   * decides itself and the sandbox does not offer.
    */
-  registerDriver(kinds: readonly OrderKind[], driver: SandboxDriver, events: { extra?: readonly string[]; internal?: readonly string[] } = {}): void {
+  registerDriver(kinds: readonly (OrderKind | `${OrderArea}.${OrderKind}`)[], driver: SandboxDriver, events: { extra?: readonly string[]; internal?: readonly string[] } = {}): void {
     for (const kind of kinds) this.#drivers.set(kind, { driver, extraEvents: events.extra ?? [], internalEvents: events.internal ?? [] });
+  }
+
+  #driverOf(order: OrderRow) {
+    return this.#drivers.get(`${order.area}.${order.kind}`) ?? this.#drivers.get(order.kind);
   }
 
   /** The sandbox events the order's state allows now. */
   allowed(order: OrderRow): string[] {
-    const driver = this.#drivers.get(order.kind);
+    const driver = this.#driverOf(order);
     const own = allowedEvents(order.kind, order.status).filter((event) => !(driver?.internalEvents.includes(event) ?? false));
     return own.length > 0 ? [...own, ...(driver?.extraEvents ?? [])] : own;
   }
@@ -47,7 +52,7 @@ export class OrderSandbox {
     if (!this.enabled) throw new OperatorError({ kind: 'sandbox_disabled' });
     const order = await this.orders.find(orderId);
     if (order === undefined) throw new OperatorError({ kind: 'order_not_found', orderId });
-    const own = this.#drivers.get(order.kind);
+    const own = this.#driverOf(order);
     if (!eventsOf(order.kind).includes(event) && !(own?.extraEvents.includes(event) ?? false)) {
       throw new OperatorError({ kind: 'event_not_allowed', orderId, status: order.status, event, allowedEvents: this.allowed(order) });
     }

@@ -50,7 +50,8 @@ export function transferResult(order: OrderRow) {
 /** An order query endpoint: the caller's order named by both ids, as an array of one order record. */
 export function orderQueryRoute(def: {
   path: string;
-  area: OrderArea;
+  /** The area of the orders it finds; more than one when another area's orders share the record (aggregate cashier orders in reais). */
+  area: OrderArea | readonly OrderArea[];
   kind: OrderKind;
   tag: string;
   summary: string;

@@ -28,6 +28,8 @@ export interface OrderKindSpec {
   successDetails?(order: q.OrderRow, now: number): Record<string, unknown>;
   /** The rail that carries this order (by its channel). */
   rail(order: q.OrderRow): Rail;
+  /** Collections: the system account the paid amount comes from (default `rail_clearing`; a token payment's `token_clearing`). */
+  clearing?(order: q.OrderRow): 'rail_clearing' | 'token_clearing';
   /**
    * The ledger entries and order changes of one transition, in its transaction, for kinds whose
    * money moves differently from a collection or a transfer (exchange orders).
@@ -110,6 +112,11 @@ const FAILURE_REASONS: Record<string, Record<Language, string>> = {
     'pt-BR': 'o pagador não pagou antes de o caixa expirar',
     es: 'el pagador no pagó antes de que venciera la caja',
   },
+  cancelled: {
+    en: 'the payer cancelled the payment',
+    'pt-BR': 'o pagador cancelou o pagamento',
+    es: 'el pagador canceló el pago',
+  },
   bank_rejected: {
     en: 'the receiving bank rejected the transfer',
     'pt-BR': 'o banco recebedor rejeitou a transferência',
@@ -155,6 +162,7 @@ const ID_PREFIX: Partial<Record<`${OrderArea}.${OrderKind}`, string>> = {
   'bra.transfer': 'BT',
   'exchange.fiat_to_token': 'XF',
   'exchange.token_to_fiat': 'XT',
+  'cashier.collection': 'AC',
 };
 
 /**
@@ -371,6 +379,7 @@ export class OrderService implements CallbackOrderSource {
           amount: actual,
           fee,
           settleAt: now + merchant.settlement_delay_ms,
+          clearing: spec.clearing?.(order) ?? 'rail_clearing',
         });
         Object.assign(changes, { actual_amount: toDbMinor(actual), fee: toDbMinor(fee), pay_time: now, complete_time: now });
       }
@@ -386,8 +395,8 @@ export class OrderService implements CallbackOrderSource {
       }
       const succeeded = (order.kind === 'collection' && to === 2) || (order.kind === 'transfer' && to === 8);
       const extra = succeeded ? spec.successDetails?.(order, now) : undefined;
-      if (extra !== undefined) changes.details = JSON.stringify({ ...(JSON.parse(order.details) as object), ...extra });
-      const reason = own === undefined ? failureReason(event) : own.failure;
+      if (extra !== undefined) changes.details = JSON.stringify({ ...(JSON.parse(changes.details ?? order.details) as object), ...extra });
+      const reason = own?.failure ?? failureReason(event);
       if (reason !== undefined) {
         const merchant = await tx.selectFrom('merchants').select('language').where('id', '=', order.merchant_id).executeTakeFirstOrThrow();
         Object.assign(changes, { complete_time: now, error_msg: reason[isLanguage(merchant.language) ? merchant.language : 'en'], error_msg_en: reason.en });
@@ -416,10 +425,11 @@ export class OrderService implements CallbackOrderSource {
     return order === undefined ? undefined : this.#callback(order);
   }
 
-  /** The caller's order named by both ids in this area and kind, else a 300 "order not found". */
-  async findForQuery(merchantId: string, area: OrderArea, kind: OrderKind, ids: { externalOrderId: string; orderId: string }): Promise<q.OrderRow> {
+  /** The caller's order named by both ids in this area (or one of these areas) and kind, else a 300 "order not found". */
+  async findForQuery(merchantId: string, area: OrderArea | readonly OrderArea[], kind: OrderKind, ids: { externalOrderId: string; orderId: string }): Promise<q.OrderRow> {
     const order = await q.findOrder(this.store.read, ids.orderId);
-    if (order?.merchant_id !== merchantId || order.area !== area || order.kind !== kind || order.external_order_id !== ids.externalOrderId) {
+    const areas: readonly OrderArea[] = typeof area === 'string' ? [area] : area;
+    if (order?.merchant_id !== merchantId || !areas.includes(order.area) || order.kind !== kind || order.external_order_id !== ids.externalOrderId) {
       throw new ApiError({ kind: 'order_not_found' });
     }
     return order;
@@ -439,6 +449,35 @@ export class OrderService implements CallbackOrderSource {
 
   history(orderId: string): Promise<q.OrderEventRow[]> {
     return q.eventsOfOrder(this.store.read, orderId);
+  }
+
+  /**
+   * Asks the order's rail to start it again (an STK prompt the payer never saw), while it waits in its
+   * first state and at most `limit` times; each time is an order event. False when it may not.
+   */
+  async restartOnRail(orderId: string, limit: number, source: string): Promise<boolean> {
+    const order = await this.store.transact(async (tx) => {
+      const locked = await q.lockOrder(tx, this.store.dialect, orderId);
+      if (locked === undefined || locked.status !== INITIAL_STATUS[locked.kind]) return undefined;
+      const details = JSON.parse(locked.details) as { railRestarts?: number };
+      const restarts = details.railRestarts ?? 0;
+      if (restarts >= limit || (locked.cashier_expire_at !== null && locked.cashier_expire_at <= this.clock.now())) return undefined;
+      const now = this.clock.now();
+      const changes = { details: JSON.stringify({ ...details, railRestarts: restarts + 1 }), updated_at: now };
+      await q.updateOrder(tx, orderId, changes);
+      await q.insertOrderEvent(tx, { id: newId('oev'), order_id: orderId, event: 'rail_restarted', from_status: locked.status, to_status: locked.status, source, at: now });
+      return { ...locked, ...changes };
+    });
+    if (order === undefined) return false;
+    const rail = this.#spec(order).rail(order);
+    try {
+      const { channelOrderId } = await rail.start(order);
+      await this.store.transact((tx) => tx.updateTable('orders').set({ channel_order_id: channelOrderId }).where('id', '=', orderId).execute());
+    } catch (error) {
+      this.logger.error({ err: error, orderId, rail: rail.name }, 'the rail did not take the order again');
+      return false;
+    }
+    return true;
   }
 
   /** Expires collections whose cashier time ran out unpaid, and exchange quotes that lapsed; returns how many. */

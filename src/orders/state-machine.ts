@@ -1,7 +1,10 @@
 import type { OrderKind } from '../store/schema.js';
 
-/** Collection orders: 1 and 2 are the spec's; 3 is Cashgate's documented extension for a cashier that expired unpaid. */
-export const COLLECTION_STATUS = { pending: 1, paid: 2, expired: 3 } as const;
+/**
+ * Collection orders: 1 and 2 are the spec's; 3 (a cashier that expired unpaid) and 4 (the payer
+ * cancelled the payment at the rail) are Cashgate's documented extensions.
+ */
+export const COLLECTION_STATUS = { pending: 1, paid: 2, expired: 3, cancelled: 4 } as const;
 
 /** Transfer orders, as the spec numbers them. */
 export const TRANSFER_STATUS = { accepted: 1, processing: 2, bankRejected: 4, succeeded: 8, failed: 16 } as const;
@@ -9,7 +12,7 @@ export const TRANSFER_STATUS = { accepted: 1, processing: 2, bankRejected: 4, su
 /** Exchange orders, as the spec numbers them (both directions). */
 export const EXCHANGE_STATUS = { waitPayCurrency: 1, receivingCurrency: 2, waitReceiveToken: 4, complete: 8, failed: 32 } as const;
 
-export type CollectionEvent = 'paid' | 'expired';
+export type CollectionEvent = 'paid' | 'expired' | 'cancelled';
 export type TransferEvent = 'processing' | 'succeeded' | 'bank_rejected' | 'failed';
 /** Fiat → token: the fiat is taken (`paid`, or its synonym `currency_received`), the tokens are sent, then confirmed at addressTo. */
 export type FiatToTokenEvent = 'paid' | 'currency_received' | 'token_sent' | 'token_received' | 'expired' | 'failed';
@@ -32,6 +35,7 @@ const TRANSITIONS: {
   collection: {
     paid: { from: [COLLECTION_STATUS.pending], to: COLLECTION_STATUS.paid },
     expired: { from: [COLLECTION_STATUS.pending], to: COLLECTION_STATUS.expired },
+    cancelled: { from: [COLLECTION_STATUS.pending], to: COLLECTION_STATUS.cancelled },
   },
   transfer: {
     processing: { from: [TRANSFER_STATUS.accepted], to: TRANSFER_STATUS.processing },
@@ -65,7 +69,7 @@ export const INITIAL_STATUS: Record<OrderKind, number> = {
 };
 
 const FINAL: Record<OrderKind, ReadonlySet<number>> = {
-  collection: new Set([COLLECTION_STATUS.paid, COLLECTION_STATUS.expired]),
+  collection: new Set([COLLECTION_STATUS.paid, COLLECTION_STATUS.expired, COLLECTION_STATUS.cancelled]),
   transfer: new Set([TRANSFER_STATUS.bankRejected, TRANSFER_STATUS.succeeded, TRANSFER_STATUS.failed]),
   fiat_to_token: new Set([EXCHANGE_STATUS.complete, EXCHANGE_STATUS.failed]),
   token_to_fiat: new Set([EXCHANGE_STATUS.complete, EXCHANGE_STATUS.failed]),
@@ -75,7 +79,7 @@ const EXCHANGE_STATUS_TEXT = { 1: 'WAIT_PAY_CURRENCY', 2: 'RECEIVING_CURRENCY', 
 
 /** The text of each status, as `orderStatus` (create results, callbacks) and `orderStatusCode` (queries) carry it. */
 const STATUS_TEXT: Record<OrderKind, Record<number, string>> = {
-  collection: { 1: 'WAITING_PAYMENT', 2: 'PAYMENT_SUCCESS', 3: 'EXPIRED' },
+  collection: { 1: 'WAITING_PAYMENT', 2: 'PAYMENT_SUCCESS', 3: 'EXPIRED', 4: 'CANCELLED' },
   transfer: { 1: 'ACCEPTED', 2: 'BANK_PROCESSING', 4: 'BANK_REJECTED', 8: 'SUCCESS', 16: 'FAILED' },
   fiat_to_token: EXCHANGE_STATUS_TEXT,
   token_to_fiat: EXCHANGE_STATUS_TEXT,

@@ -10,6 +10,8 @@ export interface MerchantTable {
   settlement_delay_ms: Generated<number>;
   /** How long a payer has on a collection's cashier page. */
   cashier_lifetime_ms: Generated<number>;
+  /** JSON array of the methods offered on aggregate cashiers; null: every method Cashgate offers. */
+  cashier_methods: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -164,7 +166,8 @@ export interface FeeScheduleTable {
   updated_at: number;
 }
 
-export type OrderArea = 'ken' | 'bra' | 'exchange';
+/** `cashier`: orders made on an aggregate cashier (endpoint 19), whatever the method. */
+export type OrderArea = 'ken' | 'bra' | 'exchange' | 'cashier';
 export type OrderKind = 'collection' | 'transfer' | 'fiat_to_token' | 'token_to_fiat';
 
 /** An order of any area and kind (collection, transfer, exchange); area-specific fields live in `details` (JSON). */
@@ -256,8 +259,37 @@ export interface DepositAddressTable {
   created_at: number;
 }
 
+/** An aggregate cashier (endpoint 19): the payer picks amount and method; order_id once the order is made. */
+export interface CheckoutTable {
+  id: string;
+  merchant_id: string;
+  access_key: string;
+  external_order_id: string;
+  request_hash: string;
+  notify_url: string | null;
+  return_url: string | null;
+  remark: string | null;
+  user_identity: string | null;
+  generated_document: string | null;
+  dynamic_amount_notify: number;
+  order_id: string | null;
+  expire_at: number;
+  created_at: number;
+}
+
+/** A payer's CPF or CNPJ saved under the merchant's userIdentity. */
+export interface PayerDocumentTable {
+  merchant_id: string;
+  user_identity: string;
+  document_type: string;
+  document_number: string;
+  created_at: number;
+}
+
 export interface Database {
   merchants: MerchantTable;
+  checkouts: CheckoutTable;
+  payer_documents: PayerDocumentTable;
   api_keys: ApiKeyTable;
   request_nonces: RequestNonceTable;
   callback_events: CallbackEventTable;

@@ -5,6 +5,7 @@ import * as ledger from './0003_ledger.js';
 import * as orders from './0004_orders.js';
 import * as vouchers from './0005_vouchers.js';
 import * as exchange from './0006_exchange.js';
+import * as cashier from './0007_cashier.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -14,6 +15,7 @@ const migrations: Record<string, Migration> = {
   '0004_orders': orders,
   '0005_vouchers': vouchers,
   '0006_exchange': exchange,
+  '0007_cashier': cashier,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,144 @@
+/**
+ * The frame of every cashier page: one HTML document with its style and script inline, allowed by
+ * their hashes in a strict Content-Security-Policy (nothing else may load or run, nothing from a
+ * third party), mobile first, readable without JavaScript.
+ */
+import { createHash } from 'node:crypto';
+import type { FastifyReply } from 'fastify';
+import { CASHIER_LANGUAGES, LANGUAGE_NAMES, type CashierLanguage, type Translate } from './i18n.js';
+import { escapeXml } from './svg.js';
+
+/** Markup that is already safe: the only thing `html` inserts without escaping. */
+export class Html {
+  constructor(readonly text: string) {}
+  toString(): string {
+    return this.text;
+  }
+}
+
+type Part = Html | string | number | undefined | null | false | readonly Part[];
+
+function render(part: Part): string {
+  if (part === undefined || part === null || part === false) return '';
+  if (part instanceof Html) return part.text;
+  if (Array.isArray(part)) return (part as readonly Part[]).map(render).join('');
+  return escapeXml(String(part));
+}
+
+/** A template of markup: every interpolated value is escaped unless it is Html already. */
+export function html(strings: TemplateStringsArray, ...values: Part[]): Html {
+  return new Html(strings.reduce((out, text, i) => out + text + (i < values.length ? render(values[i]) : ''), ''));
+}
+
+/** Trusted markup made elsewhere (an SVG renderer's output). */
+export const trusted = (markup: string): Html => new Html(markup);
+
+const STYLE = `
+:root{color-scheme:light;--ink:#111827;--muted:#374151;--line:#d1d5db;--accent:#0b4f9c;--ok:#065f46;--bad:#991b1b;--warn:#78350f}
+*{box-sizing:border-box}[hidden]{display:none!important}
+body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);background:#f3f4f6}
+main{max-width:30rem;margin:0 auto;padding:1rem;background:#fff;min-height:100vh}
+@media (min-width:40rem){main{margin:2rem auto;min-height:0;border:1px solid var(--line);border-radius:.75rem;padding:1.5rem 2rem}}
+h1{font-size:1.35rem;margin:.25rem 0 .5rem}h2{font-size:1.1rem;margin:1.25rem 0 .5rem}
+p{margin:.5rem 0}.muted{color:var(--muted);font-size:.9rem}
+.amount{font-size:2rem;font-weight:700;margin:.25rem 0}
+.code{display:block;width:100%;field-sizing:content;font:14px/1.4 ui-monospace,Menlo,Consolas,monospace;word-break:break-all;padding:.5rem;border:1px solid var(--line);border-radius:.5rem;background:#f9fafb;color:var(--ink);resize:none}
+.qr{display:block;margin:.75rem auto;max-width:100%;height:auto}
+.barcode{display:block;width:100%;height:auto;margin:.75rem 0}
+button,.button{display:inline-block;font:inherit;font-weight:600;padding:.6rem 1rem;margin:.35rem .35rem .35rem 0;border-radius:.5rem;border:2px solid var(--accent);background:var(--accent);color:#fff;text-decoration:none;cursor:pointer;min-height:44px}
+button.secondary,.button.secondary{background:#fff;color:var(--accent)}
+button:focus-visible,a:focus-visible,input:focus-visible,textarea:focus-visible{outline:3px solid #f59e0b;outline-offset:2px}
+a{color:var(--accent)}
+label{display:block;font-weight:600;margin:.75rem 0 .25rem}
+input[type=text]{font:inherit;width:100%;padding:.6rem;border:2px solid #6b7280;border-radius:.5rem;color:var(--ink)}
+input[aria-invalid=true]{border-color:var(--bad)}
+fieldset{border:0;padding:0;margin:1rem 0}legend{font-weight:600;margin-bottom:.25rem}
+.method{display:flex;gap:.6rem;align-items:flex-start;border:2px solid var(--line);border-radius:.5rem;padding:.6rem;margin:.4rem 0;font-weight:400}
+.method input{margin-top:.3rem;width:1.2rem;height:1.2rem}.method strong{display:block}
+.error{color:var(--bad);font-weight:600}
+.summary{border:2px solid var(--bad);border-radius:.5rem;padding:.5rem 1rem;margin:.5rem 0}
+.status{font-weight:600;padding:.5rem .75rem;border-radius:.5rem;background:#eff6ff}
+.status.ok{background:#ecfdf5;color:var(--ok)}
+.warning{border-left:4px solid var(--warn);padding:.25rem .75rem;background:#fffbeb}
+.sandbox{border:2px dashed var(--warn);border-radius:.5rem;padding:.75rem 1rem;margin-top:1.5rem;background:#fffbeb}
+.sandbox h2{margin-top:0;color:var(--warn)}
+.row{display:flex;gap:.5rem;align-items:flex-end;flex-wrap:wrap}.row label{margin-top:0}.row input{width:9rem}
+nav{margin-top:1.5rem;font-size:.9rem}nav a{margin-right:.75rem}
+ol{padding-left:1.25rem}
+`.replace(/\n/g, '');
+
+/**
+ * Progressive enhancement only: copy buttons, the countdown, and the status poll that reloads the
+ * page when the order moves on (the page without script shows the same and refreshes itself).
+ */
+const SCRIPT = `(function(){
+var d=document,b=d.body;
+d.querySelectorAll('[data-copy]').forEach(function(btn){btn.hidden=false;btn.addEventListener('click',function(){
+var el=d.getElementById(btn.getAttribute('data-copy'));if(!el)return;var text=el.value||el.textContent;
+var done=function(){var old=btn.textContent;btn.textContent=btn.getAttribute('data-copied');setTimeout(function(){btn.textContent=old},2000)};
+if(navigator.clipboard&&window.isSecureContext){navigator.clipboard.writeText(text).then(done,function(){el.select&&el.select()})}else{el.select&&el.select();try{d.execCommand('copy');done()}catch(e){}}});});
+var c=d.querySelector('[data-expires]');
+if(c){var end=Number(c.getAttribute('data-expires')),skew=Number(b.getAttribute('data-now'))-Date.now();
+var tick=function(){var left=Math.max(0,end-(Date.now()+skew));var s=Math.floor(left/1000),h=Math.floor(s/3600),m=Math.floor(s%3600/60);s=s%60;
+c.textContent=(h>0?h+':'+String(m).padStart(2,'0'):m)+':'+String(s).padStart(2,'0');if(left<=0){location.reload()}else{setTimeout(tick,1000)}};tick();}
+var u=b.getAttribute('data-status-url');
+if(u){var poll=function(){fetch(u,{cache:'no-store'}).then(function(r){return r.json()}).then(function(s){if(s.state!==b.getAttribute('data-state')){location.reload()}else{setTimeout(poll,3000)}},function(){setTimeout(poll,6000)})};setTimeout(poll,3000);}
+d.querySelectorAll('input[name=method]').forEach(function(r){r.addEventListener('change',function(){var doc=d.getElementById('document-field');if(doc)doc.hidden=r.getAttribute('data-needs-document')!=='true'})});
+})();`;
+
+const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+
+/** Only this page's own inline style and script, same-origin fetches and forms; no frames, no plugins, no base. */
+export const CASHIER_CSP = [
+  "default-src 'none'",
+  `style-src ${sha256(STYLE)}`,
+  `script-src ${sha256(SCRIPT)}`,
+  "connect-src 'self'",
+  "form-action 'self'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+export interface PageInput {
+  lang: CashierLanguage;
+  t: Translate;
+  title: string;
+  body: Html;
+  /** data-* attributes of <body> the script reads: the status endpoint and the state shown. */
+  data?: Readonly<Record<string, string>>;
+  /** Seconds and target of a refresh that works without script (the return to the merchant). */
+  refresh?: { seconds: number; url?: string };
+  /** A waiting page without script reloads itself this often (seconds) to show the order's new state. */
+  reloadWithoutScript?: number;
+  /** The page's own path, for the language links. */
+  path: string;
+}
+
+/** Sends one cashier page with its security headers. */
+export function sendPage(reply: FastifyReply, status: number, page: PageInput): FastifyReply {
+  const data = Object.entries(page.data ?? {})
+    .map(([name, value]) => ` data-${name}="${escapeXml(value)}"`)
+    .join('');
+  const refresh =
+    page.refresh !== undefined
+      ? `<meta http-equiv="refresh" content="${page.refresh.seconds}${page.refresh.url === undefined ? '' : `;url=${escapeXml(page.refresh.url)}`}">`
+      : page.reloadWithoutScript !== undefined
+        ? `<noscript><meta http-equiv="refresh" content="${page.reloadWithoutScript}"></noscript>`
+        : '';
+  const languages = html`<nav aria-label="${page.t('language')}">${CASHIER_LANGUAGES.filter((l) => l !== page.lang).map(
+    (l) => html`<a href="${page.path}?lang=${l}" lang="${l}" hreflang="${l}">${LANGUAGE_NAMES[l]}</a>`,
+  )}</nav>`;
+  return reply
+    .code(status)
+    .header('content-security-policy', CASHIER_CSP)
+    .header('cache-control', 'no-store')
+    .header('x-content-type-options', 'nosniff')
+    .header('referrer-policy', 'no-referrer')
+    .header('permissions-policy', 'camera=(), microphone=(), geolocation=(), payment=()')
+    .type('text/html; charset=utf-8')
+    .send(
+      `<!doctype html><html lang="${page.lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
+        `<meta name="robots" content="noindex">${refresh}<title>${escapeXml(page.title)}</title><style>${STYLE}</style></head>` +
+        `<body${data}><main>${page.body.text}${languages.text}</main><script>${SCRIPT}</script></body></html>`,
+    );
+}
