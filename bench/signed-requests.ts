@@ -1,4 +1,4 @@
-// Throughput and latency of signed merchant requests, PIX collection and token → fiat creates among them, against /ping on the same server, in one run, as ratios.
+// Throughput and latency of signed merchant requests (PIX collection and token → fiat creates among them) and of a payer's cashier page and its status poll, against /ping on the same server, in one run, as ratios.
 //   npm run bench                      (SQLite in a temporary directory)
 //   BENCH_DATABASE_URL=postgres://… npm run bench   (also PostgreSQL; the database must be empty or disposable)
 // Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32).
@@ -83,8 +83,18 @@ async function benchDatabase(label: string, databaseUrl: string | undefined): Pr
         body: JSON.stringify({ buy: '5.40', sell: '5.50' }),
       });
       if (rate.status !== 200) throw new Error(`setting the rate failed: ${await rate.text()}`);
+      // One collection whose payer's pages are then read over and over (a phone polls every 3 s).
+      const body = pixCollection();
+      const created = await fetch(new URL('/api/v3/bra/createCollectingOrder', server.url), {
+        method: 'POST',
+        headers: { ...signedHeaders(full, body), 'content-type': 'application/json;charset=utf-8' },
+        body: JSON.stringify(body),
+      });
+      const cashierPath = new URL(((await created.json()) as { data: { cashierUrl: string } }).data.cashierUrl).pathname;
       const rows = [
         await measure('GET /ping (public, no auth)', server.url, { method: 'GET', path: '/ping' }),
+        await measure('GET /cashier/{id} (Pix page, QR rendered)', server.url, { method: 'GET', path: cashierPath }),
+        await measure("GET /cashier/{id}/status (the page's poll)", server.url, { method: 'GET', path: `${cashierPath}/status` }),
         await measure('signed, refused 301 after full auth (nonce write)', server.url, signedPost('/api/v3/bra/query/bank', noQuery, () => ({}))),
         await measure('signed POST /api/v3/bra/query/bank (513 banks)', server.url, signedPost('/api/v3/bra/query/bank', full, () => ({ currencyType: 'BRL' }))),
         await measure('signed PIX collection create (BR Code, order row)', server.url, signedPost('/api/v3/bra/createCollectingOrder', full, pixCollection)),

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { inflateSync } from 'node:zlib';
 import { PDFArray, PDFDocument, PDFName, PDFRawStream, type PDFObject } from 'pdf-lib';
-import { PDFParse } from 'pdf-parse';
+import { pdfText } from './support/pdf.js';
 import { renderBoletoPdf, type BoletoPdfFacts } from '../src/cashier/boleto-pdf.js';
 import { boletoBarcode, formatLinhaDigitavel, linhaDigitavel } from '../src/rails/boleto/boleto.js';
 
@@ -266,14 +266,6 @@ function shows(texts: readonly string[], expected: string): void {
   assert.ok(texts.includes(expected), `page shows "${expected}"; it shows ${JSON.stringify(texts)}`);
 }
 
-async function pdfText(bytes: Uint8Array): Promise<string> {
-  const parser = new PDFParse({ data: bytes });
-  try {
-    return (await parser.getText()).text;
-  } finally {
-    await parser.destroy();
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 

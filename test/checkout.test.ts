@@ -252,6 +252,45 @@ describe(`aggregate cashier (${databaseLabel})`, () => {
     assert.deepEqual(await gw.auditBreaches(), []);
   });
 
+  it('USDT amounts are compared in token units: a unit over is refused under 2 and marked under 1; dust is refused, never a 500', async () => {
+    assert.equal((await gw.admin('PUT', '/admin/v1/rates/BRL/USDT', { buy: '5.5', sell: '5.6', spreadBps: 0 })).status, 200);
+    const strict = await pay({ dynamicAmountNotify: 2 }, { amount: '100.00', method: 'USDT_TRC20' });
+    // 18.181820 instead of 18.181819: worth the same R$ 100.00 once rounded down, but not what was asked.
+    assert.equal((await gw.sandbox(strict.order.id, 'paid', { amount: '18.18182' })).status, 200);
+    assert.equal((await gw.gateway.orders.find(strict.order.id))?.status, 1, 'refused: still pending');
+    const dust = await pay({}, { amount: '100.00', method: 'USDT_TRC20' });
+    assert.equal((await gw.sandbox(dust.order.id, 'paid', { amount: '0.000001' })).status, 200);
+    assert.deepEqual((await gw.gateway.orders.history(dust.order.id)).map((e) => e.event), ['created', 'payment_refused']);
+    const loose = await pay({}, { amount: '100.00', method: 'USDT_TRC20' });
+    await gw.sandbox(loose.order.id, 'paid', { amount: '18.18182' });
+    const callback = await callbackOf(loose.order.id);
+    assert.equal(callback.orderActualAmount, '100.00');
+    assert.equal(callback.markStatus, 1, 'marked: the units differ');
+    assert.deepEqual(await gw.auditBreaches(), []);
+  });
+
+  it('a paid Pix made on an aggregate cashier has a voucher, and the query says where the document came from', async () => {
+    const { order } = await pay({ userIdentity: `payer-${nextId()}` }, { amount: '12.34', method: 'PIX', document: '52998224725' });
+    await gw.sandbox(order.id, 'paid');
+    const voucher = await signedCall(gw.url, merchant.credentials, { path: '/api/v3/bra/query/voucher', body: { orderId: order.id } }, gw.clock.now());
+    assert.equal(voucher.body.code, '200', voucher.body.msgEn);
+    const queried = await signedCall(gw.url, merchant.credentials, { path: '/api/v3/bra/query/collectingOrder', body: { externalOrderId: order.external_order_id, orderId: order.id } }, gw.clock.now());
+    assert.equal(queried.body.data[0].payerDocumentSource, 'entered');
+  });
+
+  it('the pages take forms only: JSON is refused without a 500, and an expired boleto is not handed out', async () => {
+    const created = await open({});
+    const path = pathOf(created.body.data as string);
+    const json = await fetch(new URL(path, gw.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"amount":5,"method":["PIX"]}' });
+    assert.ok(json.status >= 400 && json.status < 500, `status ${json.status}`);
+    const { order, cashierPath } = await pay({}, { amount: '30.00', method: 'BOLETO' });
+    const pdf = await fetch(new URL(`${cashierPath}/boleto.pdf`, gw.url), { redirect: 'manual' });
+    assert.equal(pdf.status, 200);
+    assert.equal(pdf.headers.get('content-type'), 'application/pdf');
+    await gw.sandbox(order.id, 'cancelled');
+    assert.equal((await fetch(new URL(`${cashierPath}/boleto.pdf`, gw.url), { redirect: 'manual' })).status, 303);
+  });
+
   it('the methods follow the merchant settings', async () => {
     const other = await gw.merchantWithKey();
     const set = await gw.admin('PUT', `/admin/v1/merchants/${other.merchantId}/cashier`, { methods: ['BOLETO'] });

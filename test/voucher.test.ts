@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { PDFParse } from 'pdf-parse';
+import { pdfText } from './support/pdf.js';
 import { brasiliaTime, drawableText, formatBrl, maskDocument, renderVoucher, type VoucherFacts } from '../src/brazil/voucher.js';
 import { databaseLabel } from './support/database.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
@@ -12,14 +12,6 @@ const LINK = /^https:\/\/pay\.example\.com\/vouchers\/[A-Za-z0-9_-]{32}\.pdf$/;
 let seq = 0;
 const unique = (prefix: string) => `${prefix}-${Date.now()}-${++seq}`;
 
-async function pdfText(bytes: Uint8Array): Promise<string> {
-  const parser = new PDFParse({ data: bytes });
-  try {
-    return (await parser.getText()).text;
-  } finally {
-    await parser.destroy();
-  }
-}
 
 const FACTS: VoucherFacts = {
   kind: 'pix_received',

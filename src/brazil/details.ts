@@ -21,6 +21,8 @@ export interface BrazilDetails {
   voucherToken?: string;
   /** An aggregate cashier's USDT order: the TRON deposit address (its payment parameter). */
   addressTo?: string;
+  /** An aggregate cashier's order: where userInfoNo came from. */
+  documentSource?: 'saved' | 'entered' | 'generated';
 }
 
 export function brazilDetails(order: OrderRow): BrazilDetails {

@@ -109,7 +109,7 @@ const detailsOf = brazilDetails;
 
 const invalid = (field: string, format: FieldFormat) => new ApiError({ kind: 'invalid_field', field, rule: { rule: 'format', format } });
 
-export function checkDocument(field: string, type: DocumentType, value: string): string {
+function checkDocument(field: string, type: DocumentType, value: string): string {
   const normalized = normalizeDocument(type, value);
   if (!isValidDocument(type, normalized)) throw invalid(field, type === 'CPF' ? 'cpf' : 'cnpj');
   return normalized;
@@ -324,9 +324,20 @@ export function brazilRoutes(deps: {
         businessId: Type.String({ description: 'the merchant id' }),
         userType: Type.Integer({ description: '1: a merchant' }),
         operatorId: Type.Integer({ description: '0: no console operator involved' }),
-        expansionParam: Type.String({ description: 'the payment parameter (BR Code or linha digitável)' }),
+        expansionParam: Type.String({ description: 'the payment parameter (BR Code, linha digitável, or an aggregate cashier USDT order\'s deposit address)' }),
+        payerDocumentSource: Type.String({
+          description: "where accountNo (the payer's CPF/CNPJ) came from: merchant (the create request), saved, entered (by the payer on an aggregate cashier), generated (by Cashgate: no userIdentity), or empty",
+        }),
       }),
-      extra: (order) => ({ ...BRAZIL_QUERY_EXTRAS, businessId: order.merchant_id, expansionParam: detailsOf(order).payParam ?? detailsOf(order).addressTo ?? '' }),
+      extra: (order) => {
+        const d = detailsOf(order);
+        return {
+          ...BRAZIL_QUERY_EXTRAS,
+          businessId: order.merchant_id,
+          expansionParam: d.payParam ?? d.addressTo ?? '',
+          payerDocumentSource: d.documentSource ?? (d.userInfoNo === undefined ? '' : 'merchant'),
+        };
+      },
     }),
     orderQueryRoute({ path: '/api/v3/bra/query/transferOrder', area: 'bra', kind: 'transfer', tag: 'Brazil', summary: 'Query a Brazil transfer', orders, account }),
   ];

@@ -106,6 +106,33 @@ export function drawableText(text: string, charset: ReadonlySet<number>): string
   return out;
 }
 
+/**
+ * Splits one paragraph into lines that `fits`, at spaces where it can and inside a word too long for
+ * a line where it must; an empty paragraph is one empty line.
+ */
+export function wrapText(text: string, fits: (line: string) => boolean): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    const candidate = line === '' ? word : `${line} ${word}`;
+    if (fits(candidate)) {
+      line = candidate;
+      continue;
+    }
+    if (line !== '') lines.push(line);
+    line = '';
+    for (const char of word) {
+      if (line !== '' && !fits(line + char)) {
+        lines.push(line);
+        line = '';
+      }
+      line += char;
+    }
+  }
+  lines.push(line);
+  return lines;
+}
+
 const INK = rgb(0.1, 0.1, 0.12);
 const MUTED = rgb(0.42, 0.42, 0.46);
 const RULE = rgb(0.82, 0.82, 0.85);
@@ -130,36 +157,12 @@ class Writer {
     return this.page.getWidth() - 2 * this.margin;
   }
 
-  /** Splits text into lines no wider than `width`, at spaces where it can, inside long words where it must. */
-  #wrap(text: string, font: PDFFont, size: number, width: number): string[] {
-    const lines: string[] = [];
-    let line = '';
-    const fits = (candidate: string) => font.widthOfTextAtSize(candidate, size) <= width;
-    for (const word of text.split(' ')) {
-      const candidate = line === '' ? word : `${line} ${word}`;
-      if (fits(candidate)) {
-        line = candidate;
-        continue;
-      }
-      if (line !== '') lines.push(line);
-      line = '';
-      for (const char of word) {
-        if (line !== '' && !fits(line + char)) {
-          lines.push(line);
-          line = '';
-        }
-        line += char;
-      }
-    }
-    lines.push(line);
-    return lines;
-  }
 
   text(text: string, options: { size?: number; bold?: boolean; color?: ReturnType<typeof rgb>; x?: number; width?: number; gap?: number } = {}): void {
     const size = options.size ?? 10;
     const font = options.bold === true ? this.bold : this.regular;
     const x = this.margin + (options.x ?? 0);
-    for (const line of this.#wrap(drawableText(text, this.#charset), font, size, options.width ?? this.width - (options.x ?? 0))) {
+    for (const line of wrapText(drawableText(text, this.#charset), (line) => font.widthOfTextAtSize(line, size) <= (options.width ?? this.width - (options.x ?? 0)))) {
       this.y -= size * 1.25;
       this.page.drawText(line, { x, y: this.y, size, font, color: options.color ?? INK });
     }
@@ -246,9 +249,14 @@ const detailsOf = brazilDetails;
 
 const ACCOUNT_TYPES: Record<string, string> = { CC: 'conta corrente / checking', CP: 'conta poupança / savings' };
 
+/** A Brazil order: made through the Brazil endpoints, or on an aggregate cashier and paid through a Brazilian rail (not USDT). */
+function isBrazilOrder(order: OrderRow): boolean {
+  return order.area === 'bra' || (order.area === 'cashier' && order.channel_type !== 'USDT_TRC20');
+}
+
 /** Whether the order is a successful Brazil order (a collection paid, a transfer succeeded). */
 export function hasVoucher(order: OrderRow): boolean {
-  return order.area === 'bra' && (order.kind === 'collection' ? order.status === COLLECTION_STATUS.paid : order.status === TRANSFER_STATUS.succeeded);
+  return isBrazilOrder(order) && (order.kind === 'collection' ? order.status === COLLECTION_STATUS.paid : order.status === TRANSFER_STATUS.succeeded);
 }
 
 /** The facts of a successful Brazil order's voucher. */
@@ -321,7 +329,7 @@ export function voucherRoute(deps: { store: Store; orders: OrderService; publicB
     path: '/api/v3/bra/query/voucher',
     permission: 'query',
     tag: 'Brazil',
-    summary: 'Link to the PDF payment voucher of a successful Brazil collection or transfer',
+    summary: 'Link to the PDF payment voucher of a successful Brazil collection or transfer (also a Pix or boleto paid on an aggregate cashier)',
     description:
       'data is an unguessable link, the same on every call, to a one-page PDF receipt that anyone holding it can open. ' +
       'An order that has not succeeded (collection status 2, transfer status 8) has no voucher: code 300 says its status.',
@@ -329,7 +337,7 @@ export function voucherRoute(deps: { store: Store; orders: OrderService; publicB
     data: Type.String({ description: 'absolute link to the voucher PDF' }),
     handle: async ({ body, caller }) => {
       const order = await deps.orders.find(body.orderId);
-      if (order?.merchant_id !== caller.merchantId || order.area !== 'bra') throw new ApiError({ kind: 'order_not_found' });
+      if (order?.merchant_id !== caller.merchantId || !isBrazilOrder(order)) throw new ApiError({ kind: 'order_not_found' });
       if (!hasVoucher(order)) throw new ApiError({ kind: 'voucher_unavailable', orderStatus: statusText(order.kind, order.status) });
       const token = await voucherToken(deps.store, order, deps.clock.now());
       return `${deps.publicBaseUrl}/vouchers/${token}.pdf`;

@@ -5,7 +5,7 @@
  */
 import { PageSizes, PDFDocument, fill, popGraphicsState, pushGraphicsState, rectangle, rgb, setFillingRgbColor, StandardFonts, type PDFFont, type PDFPage } from 'pdf-lib';
 import { BRAZILIAN_BANKS } from '../banks/bank-list.js';
-import { brasiliaTime, drawableText, formatBrl, maskDocument } from '../brazil/voucher.js';
+import { brasiliaTime, drawableText, formatBrl, maskDocument, wrapText } from '../brazil/voucher.js';
 import { boletoBarcodeFields, dueFactor, formatLinhaDigitavel, isValidBarcode, linhaDigitavel } from '../rails/boleto/boleto.js';
 import { itfModules } from './itf-barcode.js';
 
@@ -116,24 +116,8 @@ class Canvas {
     const lines: string[] = [];
     const fits = (candidate: string) => font.widthOfTextAtSize(candidate, size) <= width;
     for (const paragraph of text.split(/\r\n|\r|\n/)) {
-      let line = '';
-      for (const word of drawableText(paragraph, this.#charset).split(' ').filter((w) => w !== '')) {
-        const candidate = line === '' ? word : `${line} ${word}`;
-        if (fits(candidate)) {
-          line = candidate;
-          continue;
-        }
-        if (line !== '') lines.push(line);
-        line = '';
-        for (const char of word) {
-          if (line !== '' && !fits(line + char)) {
-            lines.push(line);
-            line = '';
-          }
-          line += char;
-        }
-      }
-      if (line !== '') lines.push(line);
+      const words = drawableText(paragraph, this.#charset).split(' ').filter((w) => w !== '');
+      if (words.length > 0) lines.push(...wrapText(words.join(' '), fits));
     }
     if (lines.length <= max) return lines;
     const kept = lines.slice(0, max);

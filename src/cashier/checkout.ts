@@ -14,7 +14,7 @@ import type { MerchantService } from '../merchants/service.js';
 import type { OrderRow } from '../orders/queries.js';
 import * as oq from '../orders/queries.js';
 import { paymentCallbackPayload } from '../orders/records.js';
-import { requestHash, EventNotAllowedError, type OrderKindSpec, type OrderService } from '../orders/service.js';
+import { requestHash, EventNotAllowedError, type EventOptions, type OrderKindSpec, type OrderService } from '../orders/service.js';
 import type { SandboxInput } from '../orders/sandbox.js';
 import { COLLECTION_STATUS } from '../orders/state-machine.js';
 import { SANDBOX_RAILS } from '../rails/rails.js';
@@ -95,7 +95,9 @@ export interface CashierOrderDetails {
   exchangeRate?: string;
   paidUnits?: string;
   tradeHash?: string;
-  /** The last payment refused for its amount (dynamicAmountNotify 2): decimal text in `unit` (reais, or USDT for a token payment). */
+  /** USDT: the units paid differ from tokenUnits (the order is marked, markStatus 1). */
+  amountDiffers?: boolean;
+  /** The last payment refused (another amount under dynamicAmountNotify 2, or one worth less than a cent): decimal text in `unit` (reais, or USDT). */
   refusedPayment?: { amount: string; unit: string; at: number };
 }
 
@@ -158,10 +160,13 @@ export class CheckoutService {
         return d.method === 'BOLETO' ? SANDBOX_RAILS.boleto : SANDBOX_RAILS.pix;
       },
       clearing: (order) => (CASHIER_METHOD_SPECS[cashierDetails(order).method].rail === 'chain' ? 'token_clearing' : 'rail_clearing'),
+      refusePayment: (order, options) => this.#refusePayment(order, options),
       transition: ({ order, event, options }) => {
-        // A token payment keeps what the chain reported: the units and the transaction hash.
+        // A token payment keeps what the chain reported: the units and the transaction hash; and
+        // whether they differ from the units asked for (a difference the reais may round away).
         if (event !== 'paid' || options.data === undefined) return Promise.resolve({ changes: {} });
-        return Promise.resolve({ changes: { details: JSON.stringify({ ...cashierDetails(order), ...options.data }) } });
+        const amountDiffers = options.data.paidUnits !== undefined && options.data.paidUnits !== cashierDetails(order).tokenUnits;
+        return Promise.resolve({ changes: { details: JSON.stringify({ ...cashierDetails(order), ...options.data, ...(amountDiffers && { amountDiffers }) }) } });
       },
     };
   }
@@ -246,11 +251,12 @@ export class CheckoutService {
   /**
    * The payer's choice: checks the form (every problem at once), then makes the order and binds it to
    * the cashier, saving an entered document under the userIdentity, all in one transaction. A second
-   * submission (a double click, another tab) gets the order the first one made.
+   * submission (a double click, another tab) gets the order the first one made. Undefined for an
+   * unknown cashier.
    */
-  async choose(checkoutId: string, choice: CheckoutChoice): Promise<OrderRow> {
+  async choose(checkoutId: string, choice: CheckoutChoice): Promise<OrderRow | undefined> {
     const state = await this.state(checkoutId);
-    if (state === undefined) throw new Error(`aggregate cashier ${checkoutId} does not exist`);
+    if (state === undefined) return undefined;
     if (state.order !== undefined) return state.order;
     if (state.expired) throw new CheckoutExpiredError(checkoutId);
     const { checkout } = state;
@@ -364,43 +370,42 @@ export class CheckoutService {
 
   /**
    * A rail's report of a payment to an order made on an aggregate cashier: `amount` in reais for the
-   * fiat methods, `units` of the token for USDT. The expected amount pays the order. Another amount
-   * pays it with what arrived (marked, markStatus 1) when dynamicAmountNotify is 1; when it is 2 the
-   * payment is refused: the order stays pending, nothing is credited, and the refusal is recorded
-   * (the rail returns the money to the payer).
+   * fiat methods, `units` of the token for USDT (worth their units at the order's rate, rounded down
+   * to the cent). Whether another amount is taken is decided under the order's lock by the order
+   * kind's `refusePayment` (dynamicAmountNotify).
    */
   async reportPayment(order: OrderRow, payment: { amount?: Minor; units?: bigint; tradeHash?: string; source: string }): Promise<OrderRow> {
-    const d = cashierDetails(order);
     if (order.status === COLLECTION_STATUS.pending && (order.cashier_expire_at ?? Infinity) <= this.deps.clock.now()) {
       throw new EventNotAllowedError(order, 'paid', ['expired']);
     }
-    let actual = payment.amount ?? fromDb(order.amount);
-    let data: Record<string, string> | undefined;
-    let asSent = { amount: formatMoney(actual, CASHIER_CURRENCY), unit: CASHIER_CURRENCY as string };
-    if (d.method === 'USDT_TRC20') {
-      const expected = BigInt(d.tokenUnits ?? '0');
-      const units = payment.units ?? expected;
-      const rate = parseRate(d.exchangeRate ?? '');
-      if (rate === undefined) throw new Error(`order ${order.id} has no valid exchangeRate`);
-      actual = units === expected ? fromDb(order.amount) : fiatForTokens(units, d.tokenDecimals ?? 6, rate, CURRENCIES[CASHIER_CURRENCY]);
-      data = { paidUnits: units.toString(), tradeHash: payment.tradeHash ?? randomTradeHash('TRON') };
-      asSent = { amount: formatUnits(units, d.tokenDecimals ?? 6), unit: 'USDT' };
-    }
-    if (actual !== fromDb(order.amount) && d.dynamicAmountNotify === DYNAMIC_AMOUNT.refuse) return this.#refuse(order.id, asSent, payment.source);
-    return this.deps.orders.applyEvent(order.id, 'paid', { source: payment.source, amount: actual, ...(data !== undefined && { data }) });
+    const d = cashierDetails(order);
+    if (d.method !== 'USDT_TRC20') return this.deps.orders.applyEvent(order.id, 'paid', { source: payment.source, amount: payment.amount ?? fromDb(order.amount) });
+    const expected = BigInt(d.tokenUnits ?? '0');
+    const units = payment.units ?? expected;
+    const rate = parseRate(d.exchangeRate ?? '');
+    if (rate === undefined) throw new Error(`order ${order.id} has no valid exchangeRate`);
+    const amount = units === expected ? fromDb(order.amount) : fiatForTokens(units, d.tokenDecimals ?? 6, rate, CURRENCIES[CASHIER_CURRENCY]);
+    return this.deps.orders.applyEvent(order.id, 'paid', {
+      source: payment.source,
+      amount,
+      data: { paidUnits: units.toString(), tradeHash: payment.tradeHash ?? randomTradeHash('TRON') },
+    });
   }
 
-  async #refuse(orderId: string, asSent: { amount: string; unit: string }, source: string): Promise<OrderRow> {
-    return this.deps.store.transact(async (tx) => {
-      const order = await oq.lockOrder(tx, this.deps.store.dialect, orderId);
-      if (order === undefined) throw new Error(`order ${orderId} does not exist`);
-      if (order.status !== COLLECTION_STATUS.pending) throw new EventNotAllowedError(order, 'paid', []);
-      const now = this.deps.clock.now();
-      const details = JSON.stringify({ ...cashierDetails(order), refusedPayment: { ...asSent, at: now } });
-      await oq.updateOrder(tx, orderId, { details, updated_at: now });
-      await oq.insertOrderEvent(tx, { id: newId('oev'), order_id: orderId, event: 'payment_refused', from_status: order.status, to_status: order.status, source, at: now });
-      return { ...order, details, updated_at: now };
-    });
+  /**
+   * dynamicAmountNotify under the order's lock: another amount (in token units for USDT) is refused
+   * when the cashier asked for 2; a payment worth less than a cent is refused always (nothing to credit).
+   */
+  #refusePayment(order: OrderRow, options: EventOptions): Record<string, unknown> | undefined {
+    const d = cashierDetails(order);
+    const amount = options.amount ?? fromDb(order.amount);
+    const usdt = options.data?.paidUnits !== undefined;
+    const differs = usdt ? options.data?.paidUnits !== d.tokenUnits : amount !== fromDb(order.amount);
+    if (amount > 0n && !(differs && d.dynamicAmountNotify === DYNAMIC_AMOUNT.refuse)) return undefined;
+    const sent = usdt
+      ? { amount: formatUnits(BigInt(options.data?.paidUnits ?? '0'), d.tokenDecimals ?? 6), unit: 'USDT' }
+      : { amount: formatMoney(amount, CASHIER_CURRENCY), unit: CASHIER_CURRENCY as string };
+    return { refusedPayment: { ...sent, at: this.deps.clock.now() } };
   }
 
   /** The sandbox's rail for these orders: `paid` goes through reportPayment (amount in reais, or in USDT for USDT orders). */
@@ -415,9 +420,4 @@ export class CheckoutService {
     }
     return this.reportPayment(order, { amount: amountField('amount', input.amount, CASHIER_CURRENCY), source: input.source });
   }
-}
-
-/** Dollars of tokens as a payer reads them: "18.5 USDT". */
-export function tokenAmountText(d: CashierOrderDetails): string {
-  return `${formatUnits(BigInt(d.tokenUnits ?? '0'), d.tokenDecimals ?? 6)} USDT`;
 }

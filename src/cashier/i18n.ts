@@ -32,17 +32,15 @@ export function pickLanguage(input: { query?: unknown; acceptLanguage?: string |
 
 /** Each text as [en, pt-BR, es, sw]; `{name}` is filled from the call's parameters. */
 const TEXTS = {
-  pay: ['Pay', 'Pagar', 'Pagar', 'Lipa'],
   payMerchant: ['Pay {merchant}', 'Pagar {merchant}', 'Pagar a {merchant}', 'Lipa {merchant}'],
   orderRef: ['Order {ref}', 'Pedido {ref}', 'Pedido {ref}', 'Agizo {ref}'],
   amountLabel: ['Amount to pay', 'Valor a pagar', 'Importe a pagar', 'Kiasi cha kulipa'],
-  payee: ['Paid to {payee}', 'Recebedor: {payee}', 'Beneficiario: {payee}', 'Mpokeaji: {payee}'],
+  payee: ['Recipient: {payee}', 'Recebedor: {payee}', 'Beneficiario: {payee}', 'Mpokeaji: {payee}'],
   waiting: ['Waiting for your payment…', 'Aguardando seu pagamento…', 'Esperando tu pago…', 'Tunasubiri malipo yako…'],
   timeLeft: ['Time left to pay', 'Tempo restante para pagar', 'Tiempo restante para pagar', 'Muda uliobaki wa kulipa'],
   until: ['until {time}', 'até {time}', 'hasta las {time}', 'hadi {time}'],
   copy: ['Copy', 'Copiar', 'Copiar', 'Nakili'],
   copied: ['Copied', 'Copiado', 'Copiado', 'Imenakiliwa'],
-  copyCode: ['Copy code', 'Copiar código', 'Copiar código', 'Nakili msimbo'],
   pixTitle: ['Pay with Pix', 'Pague com Pix', 'Paga con Pix', 'Lipa kwa Pix'],
   pixScan: ['Scan the QR code with your bank app', 'Escaneie o QR code no app do seu banco', 'Escanea el código QR con la app de tu banco', 'Changanua msimbo wa QR kwa programu ya benki yako'],
   pixQrTitle: ['Pix QR code for {amount}', 'QR code Pix de {amount}', 'Código QR Pix de {amount}', 'Msimbo wa QR wa Pix wa {amount}'],
@@ -156,7 +154,7 @@ const TEXTS = {
     'Enter an amount from {min} to {max}, with at most 2 decimals.',
     'Informe um valor de {min} a {max}, com no máximo 2 casas decimais.',
     'Ingresa un importe de {min} a {max}, con 2 decimales como máximo.',
-    'Weka kiasi kuanzia {min} hadi {max}, chenye desimali 2 zaidi.',
+    'Weka kiasi kuanzia {min} hadi {max}, chenye desimali zisizozidi 2.',
   ],
   error_choose: ['Choose a payment method.', 'Escolha uma forma de pagamento.', 'Elige un método de pago.', 'Chagua njia ya malipo.'],
   error_unavailable: ['This method is unavailable right now: choose another.', 'Esta forma está indisponível no momento: escolha outra.', 'Este método no está disponible ahora: elige otro.', 'Njia hii haipatikani kwa sasa: chagua nyingine.'],
@@ -195,7 +193,7 @@ export function allTexts(): Readonly<Record<string, readonly string[]>> {
 
 /**
  * An amount as the payer's language writes it, from its exact decimal text (never a float):
- * "R$ 1.234,56" in Portuguese, "BRL 1,234.56" in English.
+ * "R$ 1.234,56" in Portuguese, "R$1,234.56" in English, "KES 1,500" in English.
  */
 export function formatAmount(lang: CashierLanguage, decimalText: string, currency: string): string {
   // As many decimals as the amount has: KES in whole shillings, reais in cents, a rate in its own places.
@@ -203,7 +201,7 @@ export function formatAmount(lang: CashierLanguage, decimalText: string, currenc
   const format = new Intl.NumberFormat(lang, {
     style: 'currency',
     currency,
-    currencyDisplay: currency === 'BRL' ? 'symbol' : 'code',
+    currencyDisplay: currency === 'BRL' ? 'narrowSymbol' : 'code',
     minimumFractionDigits: decimals,
     maximumFractionDigits: decimals,
   });

@@ -83,6 +83,7 @@ var tick=function(){var left=Math.max(0,end-(Date.now()+skew));var s=Math.floor(
 c.textContent=(h>0?h+':'+String(m).padStart(2,'0'):m)+':'+String(s).padStart(2,'0');if(left<=0){location.reload()}else{setTimeout(tick,1000)}};tick();}
 var u=b.getAttribute('data-status-url');
 if(u){var poll=function(){fetch(u,{cache:'no-store'}).then(function(r){return r.json()}).then(function(s){if(s.state!==b.getAttribute('data-state')){location.reload()}else{setTimeout(poll,3000)}},function(){setTimeout(poll,6000)})};setTimeout(poll,3000);}
+var sm=d.querySelector('.summary');if(sm)sm.focus();
 d.querySelectorAll('input[name=method]').forEach(function(r){r.addEventListener('change',function(){var doc=d.getElementById('document-field');if(doc)doc.hidden=r.getAttribute('data-needs-document')!=='true'})});
 })();`;
 

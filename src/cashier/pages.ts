@@ -11,7 +11,7 @@ import { COLLECTION_STATUS } from '../orders/state-machine.js';
 import { barcodeFromLinha } from '../rails/boleto/boleto.js';
 import { renderBoletoPdf } from './boleto-pdf.js';
 import { CheckoutExpiredError, CheckoutInputError, cashierDetails, type CheckoutChoice, type CheckoutService } from './checkout.js';
-import { pickLanguage, translator } from './i18n.js';
+import { CASHIER_LANGUAGES, pickLanguage, translator } from './i18n.js';
 import { sendPage } from './layout.js';
 import { CASHIER_CURRENCY } from './methods.js';
 import {
@@ -66,10 +66,18 @@ export async function registerCashierPages(parent: FastifyInstance, deps: Cashie
 }
 
 function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
-  // HTML forms post url-encoded bodies; only these pages accept them.
+  // The pages' forms post url-encoded bodies, and nothing else is taken here (JSON and the rest: 415).
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 2048 }, (_request, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(String(body))));
   });
+  /** The form's fields as text (a field sent twice keeps its last value). */
+  const formOf = (request: FastifyRequest): Record<string, string | undefined> => (request.body as Record<string, string> | undefined) ?? {};
+  /** `?lang=` carried over to a redirect, when it names one of the cashier's languages. */
+  const langSuffix = (request: FastifyRequest<{ Querystring: Record<string, string | undefined> }>) => {
+    const lang = request.query.lang;
+    return lang !== undefined && (CASHIER_LANGUAGES as readonly string[]).includes(lang) ? `?lang=${encodeURIComponent(lang)}` : '';
+  };
 
   const languageOf = (request: FastifyRequest<{ Querystring: Record<string, string | undefined> }>, currency: string) =>
     pickLanguage({ query: request.query.lang, acceptLanguage: request.headers['accept-language'], currency });
@@ -119,7 +127,10 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
 
   app.get<{ Params: { cashierId: string }; Querystring: Record<string, string | undefined> }>('/cashier/:cashierId/boleto.pdf', async (request, reply) => {
     const order = await deps.orders.findByCashier(request.params.cashierId);
-    if (order === undefined || payPageOf(order) !== 'boleto') return notFound(request, reply, `/cashier/${encodeURIComponent(request.params.cashierId)}`);
+    const path = `/cashier/${encodeURIComponent(request.params.cashierId)}`;
+    if (order === undefined || payPageOf(order) !== 'boleto') return notFound(request, reply, path);
+    // Only a boleto that can still be paid is handed out: an expired or cancelled one would be refused.
+    if (cashierState(order, deps.clock.now()) !== 'pending') return reply.redirect(`${path}${langSuffix(request)}`, 303);
     const d = cashierDetails(order);
     const merchant = await deps.merchants.getMerchant(order.merchant_id);
     const pdf = await renderBoletoPdf({
@@ -145,20 +156,22 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
       .send(Buffer.from(pdf));
   });
 
-  app.post<{ Params: { cashierId: string } }>('/cashier/:cashierId/resend', async (request, reply) => {
+  app.post<{ Params: { cashierId: string }; Querystring: Record<string, string | undefined> }>('/cashier/:cashierId/resend', async (request, reply) => {
     const order = await deps.orders.findByCashier(request.params.cashierId);
     const path = `/cashier/${encodeURIComponent(request.params.cashierId)}`;
-    if (order === undefined || payPageOf(order) !== 'mpesa') return reply.redirect(path, 303);
+    const lang = langSuffix(request);
+    if (order === undefined || payPageOf(order) !== 'mpesa') return reply.redirect(`${path}${lang}`, 303);
     const resent = await deps.orders.restartOnRail(order.id, MPESA_RESEND_LIMIT, 'cashier:payer');
-    return reply.redirect(resent ? `${path}?resent=1` : path, 303);
+    return reply.redirect(resent ? `${path}${lang === '' ? '?' : `${lang}&`}resent=1` : `${path}${lang}`, 303);
   });
 
-  app.post<{ Params: { cashierId: string }; Body: Record<string, string | undefined> }>('/cashier/:cashierId/sandbox', async (request, reply) => {
+  app.post<{ Params: { cashierId: string }; Querystring: Record<string, string | undefined> }>('/cashier/:cashierId/sandbox', async (request, reply) => {
     const order = await deps.orders.findByCashier(request.params.cashierId);
+    const lang = langSuffix(request);
     const path = `/cashier/${encodeURIComponent(request.params.cashierId)}`;
     if (order === undefined || !deps.sandbox.enabled) return reply.code(404).type('text/plain').send('not found');
     // A post without a form (no content type) changes nothing.
-    const body = (request.body as Record<string, string | undefined> | undefined) ?? {};
+    const body = formOf(request);
     const action = body.action;
     const events: Record<string, string> = { paid: 'paid', paid_other: 'paid', cancelled: 'cancelled', expired: 'expired' };
     const event = action === undefined ? undefined : events[action];
@@ -167,12 +180,12 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
         // The same code path as the admin API's sandbox events.
         await deps.sandbox.apply(order.id, event, { source: 'sandbox:cashier', ...(action === 'paid_other' && { amount: body.amount ?? '' }) });
       } catch (error) {
-        if (error instanceof ApiError) return reply.redirect(`${path}?sandbox=amount`, 303);
+        if (error instanceof ApiError) return reply.redirect(`${path}${lang === '' ? '?' : `${lang}&`}sandbox=amount`, 303);
         // A second click after the order moved on changes nothing; the page shows the state.
         if (!(error instanceof EventNotAllowedError) && !(error instanceof OperatorError)) throw error;
       }
     }
-    return reply.redirect(path, 303);
+    return reply.redirect(`${path}${lang}`, 303);
   });
 
   const checkoutPage = async (
@@ -183,7 +196,7 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
     const path = `/checkout/${encodeURIComponent(request.params.checkoutId)}`;
     const state = await deps.checkouts.state(request.params.checkoutId);
     if (state === undefined) return notFound(request, reply, path);
-    if (state.order?.cashier_id != null) return reply.redirect(`/cashier/${encodeURIComponent(state.order.cashier_id)}`, 303);
+    if (state.order?.cashier_id != null) return reply.redirect(`/cashier/${encodeURIComponent(state.order.cashier_id)}${langSuffix(request)}`, 303);
     const lang = languageOf(request, CASHIER_CURRENCY);
     const t = translator(lang);
     if (state.expired) return sendPage(reply, 410, { lang, t, path, ...checkoutExpiredView({ t, merchantName: state.merchantName }, state) });
@@ -196,11 +209,9 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
   app.post<{ Params: { checkoutId: string }; Querystring: Record<string, string | undefined>; Body: Record<string, string | undefined> }>(
     '/checkout/:checkoutId',
     async (request, reply) => {
-      const body = (request.body as Record<string, string | undefined> | undefined) ?? {};
+      const body = formOf(request);
       const choice: CheckoutChoice = { amount: body.amount, method: body.method, document: body.document };
-      const known = await deps.checkouts.state(request.params.checkoutId);
-      if (known === undefined) return checkoutPage(request, reply);
-      let order: OrderRow;
+      let order: OrderRow | undefined;
       try {
         order = await deps.checkouts.choose(request.params.checkoutId, choice);
       } catch (error) {
@@ -208,8 +219,9 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
         if (error instanceof CheckoutExpiredError) return checkoutPage(request, reply);
         throw error;
       }
-      const lang = request.query.lang === undefined ? '' : `?lang=${encodeURIComponent(request.query.lang)}`;
-      return reply.redirect(`/cashier/${encodeURIComponent(order.cashier_id ?? '')}${lang}`, 303);
+      // An unknown cashier: its page says so.
+      if (order === undefined) return checkoutPage(request, reply);
+      return reply.redirect(`/cashier/${encodeURIComponent(order.cashier_id ?? '')}${langSuffix(request)}`, 303);
     },
   );
 }

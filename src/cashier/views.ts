@@ -12,7 +12,7 @@ import { cashierDetails, type CheckoutProblem, type CheckoutState, type Checkout
 import { formatAmount, formatDate, formatTime, type CashierLanguage, type Translate } from './i18n.js';
 import { itfBarcodeSvg } from './itf-barcode.js';
 import { html, trusted, type Html } from './layout.js';
-import { CASHIER_CURRENCY, CASHIER_METHOD_SPECS } from './methods.js';
+import { CASHIER_CURRENCY, CASHIER_METHOD_SPECS, isCashierMethod } from './methods.js';
 import { qrSvg } from './qr-svg.js';
 
 /** What a cashier page shows of its order: waiting, or one of the ends. */
@@ -233,7 +233,7 @@ export function checkoutView(
     problems.length === 0
       ? ''
       : html`<div class="summary" role="alert" tabindex="-1"><p class="error">${t('errorSummary')}</p><ul>${problems.map(
-          (p) => html`<li><a href="#${p.field === 'method' ? `method-${state.methods[0]?.method ?? ''}` : p.field}">${problemText(ctx, p)}</a></li>`,
+          (p) => html`<li><a href="#${p.field === 'method' ? `method-${(state.methods.find((m) => m.available) ?? state.methods[0])?.method ?? ''}` : p.field}">${problemText(ctx, p)}</a></li>`,
         )}</ul></div>`;
   const chosen = input.method ?? (state.methods.filter((m) => m.available).length === 1 ? state.methods.find((m) => m.available)?.method : undefined);
   const methods = state.methods.map(({ method, available }) => {
@@ -246,7 +246,7 @@ export function checkoutView(
   });
   const documentField =
     state.document.source === 'ask'
-      ? html`<div id="document-field"><label for="document">${t('documentInput')}</label>${errorLine('document')}
+      ? html`<div id="document-field"${chosen !== undefined && isCashierMethod(chosen) && !CASHIER_METHOD_SPECS[chosen].needsDocument ? trusted(' hidden') : ''}><label for="document">${t('documentInput')}</label>${errorLine('document')}
 <input type="text" id="document" name="document" inputmode="numeric" autocomplete="off" maxlength="18" value="${input.document ?? ''}"${describedBy('document', 'document-hint')}>
 <p id="document-hint" class="muted">${t('documentHint', { merchant: state.merchantName })}</p></div>`
       : state.document.source === 'saved'

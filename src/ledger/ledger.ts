@@ -49,6 +49,7 @@ export class Ledger {
 
   async post(tx: Tx, journal: JournalInput): Promise<string> {
     const entries = journal.entries.filter((e) => e.amount !== 0n);
+    if (entries.length === 0) throw new Error(`journal ${journal.kind} moves no money: every entry is zero`);
     const sum = entries.reduce((total, e) => total + e.amount, 0n);
     if (sum !== 0n) throw new Error(`unbalanced journal ${journal.kind}: entries sum to ${sum}`);
     const now = this.clock.now();

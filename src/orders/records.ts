@@ -15,9 +15,10 @@ export const MARK_STATUS_NONE = 0;
 /** markStatus 1: a collection was paid with an amount other than the order's (orderActualAmount says how much). */
 export const MARK_STATUS_AMOUNT_DIFFERS = 1;
 
-/** A collection's markStatus: marked when what was paid differs from the order's amount. */
-export function collectionMarkStatus(order: Pick<OrderRow, 'actual_amount' | 'amount'>): number {
-  return order.actual_amount !== null && order.actual_amount !== order.amount ? MARK_STATUS_AMOUNT_DIFFERS : MARK_STATUS_NONE;
+/** A collection's markStatus: marked when what was paid differs from what was asked (in reais, or in token units). */
+export function collectionMarkStatus(order: Pick<OrderRow, 'actual_amount' | 'amount' | 'details'>): number {
+  const differs = order.actual_amount !== null && (order.actual_amount !== order.amount || (JSON.parse(order.details) as { amountDiffers?: boolean }).amountDiffers === true);
+  return differs ? MARK_STATUS_AMOUNT_DIFFERS : MARK_STATUS_NONE;
 }
 
 /** payType codes of the spec, with their text (payTypeCode, payTypeName). */

@@ -31,6 +31,12 @@ export interface OrderKindSpec {
   /** Collections: the system account the paid amount comes from (default `rail_clearing`; a token payment's `token_clearing`). */
   clearing?(order: q.OrderRow): 'rail_clearing' | 'token_clearing';
   /**
+   * Collections: whether a reported payment is refused (e.g. another amount when the order accepts
+   * only its own), decided under the order's lock. A refusal changes no status and credits nothing:
+   * it is recorded as the order event `payment_refused` with these details merged into the order's.
+   */
+  refusePayment?(order: q.OrderRow, options: EventOptions): Record<string, unknown> | undefined;
+  /**
    * The ledger entries and order changes of one transition, in its transaction, for kinds whose
    * money moves differently from a collection or a transfer (exchange orders).
    */
@@ -363,8 +369,15 @@ export class OrderService implements CallbackOrderSource {
       const to = nextStatus(order.kind, order.status, event);
       if (to === undefined) throw new EventNotAllowedError(order, event, allowedEvents(order.kind, order.status));
       const now = this.clock.now();
-      const changes: Partial<q.OrderRow> = { status: to, updated_at: now };
       const spec = this.#spec(order);
+      const refusal = order.kind === 'collection' && event === 'paid' ? spec.refusePayment?.(order, options) : undefined;
+      if (refusal !== undefined) {
+        const refused = { details: JSON.stringify({ ...(JSON.parse(order.details) as object), ...refusal }), updated_at: now };
+        await q.updateOrder(tx, order.id, refused);
+        await q.insertOrderEvent(tx, { id: newId('oev'), order_id: order.id, event: 'payment_refused', from_status: order.status, to_status: order.status, source: options.source, at: now });
+        return { ...order, ...refused };
+      }
+      const changes: Partial<q.OrderRow> = { status: to, updated_at: now };
       const own = await spec.transition?.({ tx, order, event, to, now, options });
       if (own !== undefined) Object.assign(changes, own.changes);
       if (order.kind === 'collection' && event === 'paid') {
