@@ -198,23 +198,39 @@ export function allTexts(): Readonly<Record<string, readonly string[]>> {
 export function formatAmount(lang: CashierLanguage, decimalText: string, currency: string): string {
   // As many decimals as the amount has: KES in whole shillings, reais in cents, a rate in its own places.
   const decimals = decimalText.split('.')[1]?.length ?? 0;
-  const format = new Intl.NumberFormat(lang, {
-    style: 'currency',
-    currency,
-    currencyDisplay: currency === 'BRL' ? 'narrowSymbol' : 'code',
-    minimumFractionDigits: decimals,
-    maximumFractionDigits: decimals,
-  });
+  const format = formatter(`n|${lang}|${currency}|${decimals}`, () =>
+    new Intl.NumberFormat(lang, {
+      style: 'currency',
+      currency,
+      currencyDisplay: currency === 'BRL' ? 'narrowSymbol' : 'code',
+      minimumFractionDigits: decimals,
+      maximumFractionDigits: decimals,
+    }),
+  );
   // Intl formats a decimal string exactly (no conversion to a binary float).
   return format.format(decimalText as unknown as number).replace(/\u00a0/g, ' ');
 }
 
 /** A time of day in the currency's time zone: "14:35". */
 export function formatTime(lang: CashierLanguage, ms: number, currency: string): string {
-  return new Intl.DateTimeFormat(lang, { hour: '2-digit', minute: '2-digit', timeZone: CURRENCY_TIME_ZONE[currency] ?? 'UTC' }).format(new Date(ms));
+  const timeZone = CURRENCY_TIME_ZONE[currency] ?? 'UTC';
+  return formatter(`t|${lang}|${timeZone}`, () => new Intl.DateTimeFormat(lang, { hour: '2-digit', minute: '2-digit', timeZone })).format(new Date(ms));
 }
 
 /** A date in the currency's time zone: "26/11/2026" in Portuguese. */
 export function formatDate(lang: CashierLanguage, isoDate: string): string {
-  return new Intl.DateTimeFormat(lang, { day: '2-digit', month: '2-digit', year: 'numeric', timeZone: 'UTC' }).format(new Date(`${isoDate}T00:00:00Z`));
+  return formatter(`d|${lang}`, () => new Intl.DateTimeFormat(lang, { day: '2-digit', month: '2-digit', year: 'numeric', timeZone: 'UTC' })).format(
+    new Date(`${isoDate}T00:00:00Z`),
+  );
+}
+
+/** Intl formatters are costly to make and few differ (languages × currencies × decimals): each is made once. */
+const formatters = new Map<string, Intl.NumberFormat | Intl.DateTimeFormat>();
+
+function formatter<F extends Intl.NumberFormat | Intl.DateTimeFormat>(key: string, make: () => F): F {
+  const known = formatters.get(key) as F | undefined;
+  if (known !== undefined) return known;
+  const made = make();
+  formatters.set(key, made);
+  return made;
 }

@@ -76,14 +76,33 @@ function runsPath(matrix: QrMatrix, offset: number): string {
  */
 export function qrSvg(text: string, options: QrSvgOptions = {}): string {
   const moduleSize = positiveNumber(options.moduleSize ?? 4, 'moduleSize');
-  const matrix = qrMatrix(text);
-  const side = matrix.size + 2 * QR_QUIET_ZONE;
+  const { side, path } = symbolOf(text);
   const pixels = +(side * moduleSize).toFixed(3);
   return (
     `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${side} ${side}" width="${pixels}" height="${pixels}" shape-rendering="crispEdges" role="img">` +
     `<title>${escapeXml(options.title ?? 'QR code')}</title>` +
     `<rect width="${side}" height="${side}" fill="#fff"/>` +
-    `<path fill="#000" d="${runsPath(matrix, QR_QUIET_ZONE)}"/>` +
+    `<path fill="#000" d="${path}"/>` +
     `</svg>`
   );
+}
+
+/** Encoded symbols kept for the pages read again (a payer's reloads, the status change): the newest this many. */
+const SYMBOL_CACHE_SIZE = 512;
+const symbols = new Map<string, { side: number; path: string }>();
+
+/** The symbol's side (quiet zone included) and dark path; encoding is most of a page's cost, so recent ones are kept. */
+function symbolOf(text: string): { side: number; path: string } {
+  const known = symbols.get(text);
+  if (known !== undefined) {
+    // Most recently used last: the first key is the one to drop.
+    symbols.delete(text);
+    symbols.set(text, known);
+    return known;
+  }
+  const matrix = qrMatrix(text);
+  const made = { side: matrix.size + 2 * QR_QUIET_ZONE, path: runsPath(matrix, QR_QUIET_ZONE) };
+  symbols.set(text, made);
+  if (symbols.size > SYMBOL_CACHE_SIZE) symbols.delete(symbols.keys().next().value ?? '');
+  return made;
 }
