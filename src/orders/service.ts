@@ -488,6 +488,13 @@ export class OrderService implements CallbackOrderSource {
       await this.store.transact((tx) => tx.updateTable('orders').set({ channel_order_id: channelOrderId }).where('id', '=', orderId).execute());
     } catch (error) {
       this.logger.error({ err: error, orderId, rail: rail.name }, 'the rail did not take the order again');
+      // The attempt did not reach the payer: it does not count against the limit.
+      await this.store.transact(async (tx) => {
+        const current = await q.lockOrder(tx, this.store.dialect, orderId);
+        if (current === undefined) return;
+        const details = JSON.parse(current.details) as { railRestarts?: number };
+        await q.updateOrder(tx, orderId, { details: JSON.stringify({ ...details, railRestarts: Math.max(0, (details.railRestarts ?? 1) - 1) }) });
+      });
       return false;
     }
     return true;
