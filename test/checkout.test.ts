@@ -114,6 +114,13 @@ describe(`aggregate cashier (${databaseLabel})`, () => {
     assert.match(refused.text, /aria-invalid="true"/);
     const again = await page(path);
     assert.equal(again.status, 200, 'still open: nothing was made');
+    // A language chosen in the address stays through the form and its redirect.
+    const swahili = await page(`${path}?lang=sw`);
+    assert.ok(swahili.text.includes('<html lang="sw">') && swahili.text.includes(`action="${path}?lang=sw"`), 'the form keeps ?lang');
+    const chosen = await submit(`${path}?lang=sw`, { amount: '5', method: 'PIX', document: '52998224725' });
+    assert.match(chosen.location ?? '', /^\/cashier\/csh_\w+\?lang=sw$/);
+    assert.match((await page(chosen.location ?? '')).text, /Lipa kwa Pix/);
+    assert.equal((await submit(`${path}?lang=xx%22`, { amount: '5', method: 'PIX' })).location?.includes('lang'), false, 'an unknown language is not carried');
   });
 
   it('PIX: the payer enters amount and CPF; the order pays through the sandbox with a payment callback and its ledger entries', async () => {

@@ -93,6 +93,7 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
       payeeName: deps.pix.merchantName,
       sandbox: deps.sandbox.enabled,
       path: `/cashier/${encodeURIComponent(request.params.cashierId)}`,
+      langQuery: langSuffix(request),
     };
   };
 
@@ -200,7 +201,7 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
     const lang = languageOf(request, CASHIER_CURRENCY);
     const t = translator(lang);
     if (state.expired) return sendPage(reply, 410, { lang, t, path, ...checkoutExpiredView({ t, merchantName: state.merchantName }, state) });
-    const view = checkoutView({ t, lang, path }, state, input?.choice, input?.error.problems);
+    const view = checkoutView({ t, lang, path, langQuery: langSuffix(request) }, state, input?.choice, input?.error.problems);
     return sendPage(reply, input === undefined ? 200 : 400, { lang, t, path, ...view });
   };
 

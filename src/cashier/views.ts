@@ -28,6 +28,8 @@ export interface ViewContext {
   sandbox: boolean;
   /** Path of this cashier page. */
   path: string;
+  /** `?lang=…` when the payer chose the language in the address (kept by the page's forms), else empty. */
+  langQuery: string;
 }
 
 /** The kind of page an order is paid on. */
@@ -65,7 +67,7 @@ function countdown(ctx: ViewContext, order: OrderRow): Html {
 function sandboxPanel(ctx: ViewContext, order: OrderRow, error: boolean): Html | undefined {
   if (!ctx.sandbox) return undefined;
   const usdt = payPageOf(order) === 'usdt';
-  const action = `${ctx.path}/sandbox`;
+  const action = `${ctx.path}/sandbox${ctx.langQuery}`;
   return html`<section class="sandbox" aria-labelledby="sandbox-title"><h2 id="sandbox-title">${ctx.t('sandboxTitle')}</h2><p>${ctx.t('sandboxText')}</p>
 <form method="post" action="${action}"><button name="action" value="paid">${ctx.t('sandboxPay', { amount: usdt ? tokens(order) : money(ctx, order.amount, order.currency) })}</button>
 <button name="action" value="cancelled" class="secondary">${ctx.t('sandboxCancel')}</button><button name="action" value="expired" class="secondary">${ctx.t('sandboxTimeout')}</button></form>
@@ -109,7 +111,7 @@ export function pendingView(ctx: ViewContext, order: OrderRow, extra: { sandboxE
         body: html`${header(ctx, order, title)}<p>${ctx.t('mpesaSent', { phone: maskKenyanMobile(d.checkingPhone ?? '') })}</p>${waiting(ctx)}
 ${extra.resent ? html`<p role="status">${ctx.t('mpesaResent')}</p>` : ''}${countdown(ctx, order)}
 <h2>${ctx.t('mpesaNoPrompt')}</h2><p>${ctx.t('mpesaChecks')}</p>
-${left > 0 ? html`<form method="post" action="${ctx.path}/resend"><button class="secondary">${ctx.t('mpesaResend', { left })}</button></form>` : html`<p>${ctx.t('mpesaNoMore')}</p>`}${sandbox}`,
+${left > 0 ? html`<form method="post" action="${ctx.path}/resend${ctx.langQuery}"><button class="secondary">${ctx.t('mpesaResend', { left })}</button></form>` : html`<p>${ctx.t('mpesaNoMore')}</p>`}${sandbox}`,
       };
     }
     case 'boleto': {
@@ -213,7 +215,7 @@ function problemText(ctx: Pick<ViewContext, 't' | 'lang'>, problem: CheckoutProb
 
 /** The aggregate cashier's form: amount, method and, when no document is known, the CPF or CNPJ. */
 export function checkoutView(
-  ctx: Pick<ViewContext, 't' | 'lang' | 'path'>,
+  ctx: Pick<ViewContext, 't' | 'lang' | 'path' | 'langQuery'>,
   state: CheckoutState,
   input: CheckoutChoice = {},
   problems: readonly CheckoutProblem[] = [],
@@ -256,7 +258,7 @@ export function checkoutView(
   return {
     title,
     body: html`<p class="muted">${t('payMerchant', { merchant: state.merchantName })} · ${t('orderRef', { ref: state.checkout.external_order_id })}</p>
-<h1>${title}</h1>${summary}<form method="post" action="${ctx.path}" novalidate>
+<h1>${title}</h1>${summary}<form method="post" action="${ctx.path}${ctx.langQuery}" novalidate>
 <label for="amount">${t('amountInput')}</label>${errorLine('amount')}
 <input type="text" id="amount" name="amount" inputmode="decimal" autocomplete="off" required value="${input.amount ?? ''}"${describedBy('amount', 'amount-hint')}>
 <p id="amount-hint" class="muted">${t('amountHint')}</p>
