@@ -3,17 +3,10 @@ import { after, before, describe, it } from 'node:test';
 import { verifyCallback } from '@cashgate/sdk';
 import { SANDBOX_XPUBS } from '../src/rails/chain/derivation.js';
 import { databaseLabel } from './support/database.js';
-import { tronAddressAt, units } from './support/exchange.js';
+import { QUERY_TO_FIAT, QUERY_TO_WALLET, TO_FIAT, TO_WALLET, TRON_FROM, TRON_TO, tronAddressAt, units } from './support/exchange.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 import { eventually, startReceiver, type CallbackReceiver } from './support/receiver.js';
 
-const TO_WALLET = '/api/v3/exchange/fiat/to/wallet';
-const TO_FIAT = '/api/v3/exchange/wallet/to/fiat';
-const QUERY_TO_WALLET = '/api/v3/exchange/query/exchange/orderinfo';
-const QUERY_TO_FIAT = '/api/v3/exchange/query/wallet/exchange/orderinfo';
-
-const TRON_TO = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
-const TRON_FROM = 'T9yD14Nj9j7xAB4dbGeiX9h8unkKHxuWwb';
 const EVM_TO = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
 
 let seq = 0;

@@ -192,19 +192,27 @@ class Writer {
   }
 }
 
-/** The voucher as a one-page A4 PDF in the standard Helvetica fonts. Pure: the same facts give the same bytes. */
-export async function renderVoucher(facts: VoucherFacts): Promise<Uint8Array> {
+/**
+ * A new PDF signed by Cashgate, with the standard Helvetica fonts, dated `at` (not the clock), so the
+ * same facts give the same bytes.
+ */
+export async function newPdf(meta: { title: string; subject: string; at: number; language?: string }): Promise<{ doc: PDFDocument; regular: PDFFont; bold: PDFFont }> {
   const doc = await PDFDocument.create();
-  const settled = new Date(facts.settledAt);
-  doc.setTitle(`Comprovante de pagamento / Payment receipt ${facts.orderId}`);
-  doc.setSubject(KIND_TITLES[facts.kind]);
+  const when = new Date(meta.at);
+  doc.setTitle(meta.title);
+  doc.setSubject(meta.subject);
   doc.setAuthor('Cashgate');
   doc.setCreator('Cashgate');
   doc.setProducer('Cashgate');
-  doc.setCreationDate(settled);
-  doc.setModificationDate(settled);
-  const regular = await doc.embedFont(StandardFonts.Helvetica);
-  const bold = await doc.embedFont(StandardFonts.HelveticaBold);
+  if (meta.language !== undefined) doc.setLanguage(meta.language);
+  doc.setCreationDate(when);
+  doc.setModificationDate(when);
+  return { doc, regular: await doc.embedFont(StandardFonts.Helvetica), bold: await doc.embedFont(StandardFonts.HelveticaBold) };
+}
+
+/** The voucher as a one-page A4 PDF in the standard Helvetica fonts. Pure: the same facts give the same bytes. */
+export async function renderVoucher(facts: VoucherFacts): Promise<Uint8Array> {
+  const { doc, regular, bold } = await newPdf({ title: `Comprovante de pagamento / Payment receipt ${facts.orderId}`, subject: KIND_TITLES[facts.kind], at: facts.settledAt });
   const page = doc.addPage(PageSizes.A4);
   const w = new Writer(page, regular, bold, 56);
 

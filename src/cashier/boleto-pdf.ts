@@ -3,9 +3,9 @@
  * the bottom of the page, below a cut line, the Ficha de Compensação with its Interleaved 2 of 5
  * barcode drawn as filled rectangles. Standard Helvetica fonts (WinAnsi), so the file embeds no font.
  */
-import { PageSizes, PDFDocument, fill, popGraphicsState, pushGraphicsState, rectangle, rgb, setFillingRgbColor, StandardFonts, type PDFFont, type PDFPage } from 'pdf-lib';
+import { PageSizes, fill, popGraphicsState, pushGraphicsState, rectangle, rgb, setFillingRgbColor, type PDFFont, type PDFPage } from 'pdf-lib';
 import { BRAZILIAN_BANKS } from '../banks/bank-list.js';
-import { brasiliaTime, drawableText, formatBrl, maskDocument, wrapText } from '../brazil/voucher.js';
+import { brasiliaTime, drawableText, formatBrl, maskDocument, newPdf, wrapText } from '../brazil/voucher.js';
 import { boletoBarcodeFields, dueFactor, formatLinhaDigitavel, isValidBarcode, linhaDigitavel } from '../rails/boleto/boleto.js';
 import { itfModules } from './itf-barcode.js';
 
@@ -202,18 +202,12 @@ export async function renderBoletoPdf(facts: BoletoPdfFacts): Promise<Uint8Array
   const payerDocument =
     facts.payerDocument === undefined ? '' : `${facts.payerDocument.type} ${maskDocument(facts.payerDocument.type, facts.payerDocument.number)}`;
 
-  const doc = await PDFDocument.create();
-  const when = new Date(facts.issuedAt);
-  doc.setTitle(`Boleto ${facts.documentNumber}`);
-  doc.setSubject(`Boleto bancário — ficha de compensação, vencimento ${due}, ${amount}`);
-  doc.setAuthor('Cashgate');
-  doc.setCreator('Cashgate');
-  doc.setProducer('Cashgate');
-  doc.setLanguage('pt-BR');
-  doc.setCreationDate(when);
-  doc.setModificationDate(when);
-  const regular = await doc.embedFont(StandardFonts.Helvetica);
-  const bold = await doc.embedFont(StandardFonts.HelveticaBold);
+  const { doc, regular, bold } = await newPdf({
+    title: `Boleto ${facts.documentNumber}`,
+    subject: `Boleto bancário — ficha de compensação, vencimento ${due}, ${amount}`,
+    at: facts.issuedAt,
+    language: 'pt-BR',
+  });
   const page = doc.addPage([PAGE_WIDTH, PAGE_HEIGHT]);
   const c = new Canvas(page, regular, bold);
 

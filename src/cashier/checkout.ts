@@ -14,9 +14,8 @@ import type { MerchantService } from '../merchants/service.js';
 import type { OrderRow } from '../orders/queries.js';
 import * as oq from '../orders/queries.js';
 import { paymentCallbackPayload } from '../orders/records.js';
-import { requestHash, EventNotAllowedError, type EventOptions, type OrderKindSpec, type OrderService } from '../orders/service.js';
+import { requestHash, type EventOptions, type OrderKindSpec, type OrderService } from '../orders/service.js';
 import type { SandboxInput } from '../orders/sandbox.js';
-import { COLLECTION_STATUS } from '../orders/state-machine.js';
 import { SANDBOX_RAILS } from '../rails/rails.js';
 import type { ChainRail } from '../rails/chain/rail.js';
 import { randomTradeHash } from '../rails/chain/addresses.js';
@@ -149,7 +148,10 @@ export class CheckoutService {
     return {
       area: 'cashier',
       kind: 'collection',
-      callbackPayload: (order) => paymentCallbackPayload(order, cashierDetails(order).payParam ?? cashierDetails(order).addressTo ?? ''),
+      callbackPayload: (order) => {
+        const d = cashierDetails(order);
+        return paymentCallbackPayload(order, d.payParam ?? d.addressTo ?? '');
+      },
       successDetails: (order, now) => (CASHIER_METHOD_SPECS[cashierDetails(order).method].rail === 'brazil' ? brazilSuccessDetails(order, now) : {}),
       rail: (order) => {
         const d = cashierDetails(order);
@@ -375,9 +377,6 @@ export class CheckoutService {
    * kind's `refusePayment` (dynamicAmountNotify).
    */
   async reportPayment(order: OrderRow, payment: { amount?: Minor; units?: bigint; tradeHash?: string; source: string }): Promise<OrderRow> {
-    if (order.status === COLLECTION_STATUS.pending && (order.cashier_expire_at ?? Infinity) <= this.deps.clock.now()) {
-      throw new EventNotAllowedError(order, 'paid', ['expired']);
-    }
     const d = cashierDetails(order);
     if (d.method !== 'USDT_TRC20') return this.deps.orders.applyEvent(order.id, 'paid', { source: payment.source, amount: payment.amount ?? fromDb(order.amount) });
     const expected = BigInt(d.tokenUnits ?? '0');

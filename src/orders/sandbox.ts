@@ -4,7 +4,7 @@ import { amountField, type Currency } from '../ledger/money.js';
 import type { OrderArea, OrderKind } from '../store/schema.js';
 import type { OrderRow } from './queries.js';
 import { EventNotAllowedError, type OrderService } from './service.js';
-import { allowedEvents, eventsOf } from './state-machine.js';
+import { allowedEventsAt, eventsOf } from './state-machine.js';
 
 /** What a sandbox event may carry: the amount paid or received, a transaction hash, the sender. */
 export interface SandboxInput {
@@ -40,10 +40,10 @@ export class OrderSandbox {
     return this.#drivers.get(`${order.area}.${order.kind}`) ?? this.#drivers.get(order.kind);
   }
 
-  /** The sandbox events the order's state allows now. */
+  /** The sandbox events the order's state allows now (a collection whose time is up: only `expired`). */
   allowed(order: OrderRow): string[] {
     const driver = this.#driverOf(order);
-    const own = allowedEvents(order.kind, order.status).filter((event) => !(driver?.internalEvents.includes(event) ?? false));
+    const own = allowedEventsAt(order, this.clock.now()).filter((event) => !(driver?.internalEvents.includes(event) ?? false));
     return own.length > 0 ? [...own, ...(driver?.extraEvents ?? [])] : own;
   }
 
@@ -64,10 +64,6 @@ export class OrderSandbox {
         const now = (await this.orders.find(orderId)) ?? error.order;
         throw new OperatorError({ kind: 'event_not_allowed', orderId, status: now.status, event, allowedEvents: this.allowed(now) });
       }
-    }
-    // The payer's time is up even before the expiry worker marks it: the cashier page says so too.
-    if (event === 'paid' && order.status === 1 && order.cashier_expire_at !== null && order.cashier_expire_at <= this.clock.now()) {
-      throw new OperatorError({ kind: 'event_not_allowed', orderId, status: order.status, event, allowedEvents: ['expired'] });
     }
     const amount =
       input.amount === undefined || event !== 'paid' ? undefined : amountField('amount', input.amount, order.currency as Currency);

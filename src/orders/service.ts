@@ -16,7 +16,7 @@ import type { Database, OrderArea, OrderKind } from '../store/schema.js';
 import { isUniqueViolation, type Store, type Tx } from '../store/store.js';
 import type { Rail } from '../rails/rails.js';
 import * as q from './queries.js';
-import { allowedEvents, INITIAL_STATUS, isFinal, nextStatus } from './state-machine.js';
+import { allowedEventsAt, INITIAL_STATUS, isFinal, isTimeUp, nextStatus } from './state-machine.js';
 
 /** What one order kind (e.g. Kenya collection) says about its orders beyond the shared rules. */
 export interface OrderKindSpec {
@@ -366,9 +366,10 @@ export class OrderService implements CallbackOrderSource {
     return this.store.transact(async (tx) => {
       const order = await q.lockOrder(tx, this.store.dialect, orderId);
       if (order === undefined) throw new Error(`order ${orderId} does not exist`);
-      const to = nextStatus(order.kind, order.status, event);
-      if (to === undefined) throw new EventNotAllowedError(order, event, allowedEvents(order.kind, order.status));
       const now = this.clock.now();
+      const allowed = allowedEventsAt(order, now);
+      const to = allowed.includes(event) ? nextStatus(order.kind, order.status, event) : undefined;
+      if (to === undefined) throw new EventNotAllowedError(order, event, allowed);
       const spec = this.#spec(order);
       const refusal = order.kind === 'collection' && event === 'paid' ? spec.refusePayment?.(order, options) : undefined;
       if (refusal !== undefined) {
@@ -474,7 +475,7 @@ export class OrderService implements CallbackOrderSource {
       if (locked === undefined || locked.status !== INITIAL_STATUS[locked.kind]) return undefined;
       const details = JSON.parse(locked.details) as { railRestarts?: number };
       const restarts = details.railRestarts ?? 0;
-      if (restarts >= limit || (locked.cashier_expire_at !== null && locked.cashier_expire_at <= this.clock.now())) return undefined;
+      if (restarts >= limit || isTimeUp(locked, this.clock.now())) return undefined;
       const now = this.clock.now();
       const changes = { details: JSON.stringify({ ...details, railRestarts: restarts + 1 }), updated_at: now };
       await q.updateOrder(tx, orderId, changes);

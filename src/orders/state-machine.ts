@@ -96,6 +96,16 @@ export function allowedEvents(kind: OrderKind, status: number): string[] {
     .map(([event]) => event);
 }
 
+/** Whether a collection still waits for its payer although its cashier time is up (the expiry worker has not marked it yet). */
+export function isTimeUp(order: { kind: OrderKind; status: number; cashier_expire_at: number | null }, now: number): boolean {
+  return order.kind === 'collection' && order.status === COLLECTION_STATUS.pending && order.cashier_expire_at !== null && order.cashier_expire_at <= now;
+}
+
+/** The events the order allows at `now`: a collection whose cashier time is up can only expire. */
+export function allowedEventsAt(order: { kind: OrderKind; status: number; cashier_expire_at: number | null }, now: number): string[] {
+  return isTimeUp(order, now) ? ['expired'] : allowedEvents(order.kind, order.status);
+}
+
 /** The status `event` leads to from `status`, or undefined when the event is not allowed there. */
 export function nextStatus(kind: OrderKind, status: number, event: string): number | undefined {
   const transition = (TRANSITIONS[kind] as Record<string, Transition | undefined>)[event];
