@@ -72,6 +72,8 @@ function closeOnSignal(logger: ReturnType<typeof createLogger>, close: () => Pro
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 }
 
+const DEMO_CONSOLE_EMAIL = 'demo@cashgate.local';
+
 async function printDemo(
   gateway: Awaited<ReturnType<typeof startGateway>>,
   config: Config,
@@ -85,6 +87,11 @@ async function printDemo(
     { permissions: ['all'], ipWhitelist: ['0.0.0.0'], debug: true, label: 'demo' },
     0,
   );
+  // The demo's console login gets a new password at every start, like the key.
+  const password = randomBytes(12).toString('base64url');
+  const user =
+    (await gateway.consoleAccounts.resetPassword(DEMO_CONSOLE_EMAIL, password)) ??
+    (await gateway.consoleAccounts.createUser(merchant.merchantId, { email: DEMO_CONSOLE_EMAIL, name: 'Demo User', password }));
   const lines = [
     '',
     '  Cashgate demo is running',
@@ -93,7 +100,7 @@ async function printDemo(
     `  access key   ${key.accessKey}`,
     `  secret key   ${key.secretKey}   (shown once; a new key is made at every demo start)`,
     `  admin token  ${demoToken ?? '(CASHGATE_ADMIN_TOKEN from your environment)'}`,
-    '  console      not yet: the merchant console is still to be built',
+    `  console      ${config.publicBaseUrl}/console   sign in as ${user.email} / ${password}`,
     '',
     '  Try a signed request (in another terminal, in this directory):',
     `    export CASHGATE_URL=${config.publicBaseUrl} CASHGATE_ACCESS_KEY=${key.accessKey} CASHGATE_SECRET_KEY=${key.secretKey}`,

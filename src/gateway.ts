@@ -1,3 +1,6 @@
+import { ConsoleAccounts } from './console/accounts.js';
+import { RequestLog } from './console/request-log.js';
+import { consolePruner } from './workers/console-pruner.js';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
@@ -34,6 +37,7 @@ export interface Gateway {
   ledger: LedgerService;
   orders: OrderService;
   callbacks: Callbacks;
+  consoleAccounts: ConsoleAccounts;
   /** Base URL the server listens on, once started. */
   url: string;
   close(): Promise<void>;
@@ -59,6 +63,10 @@ export interface Services {
   callbacks: Callbacks;
   /** Prometheus registry served at /metrics. */
   metrics: Registry;
+  /** Console users and sessions. */
+  consoleAccounts: ConsoleAccounts;
+  /** Requests made with debug-mode keys. */
+  requestLog: RequestLog;
   clock: Clock;
   close(): Promise<void>;
 }
@@ -122,6 +130,8 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
     pixSigner: new PixLocationSigner({ privateKeyPem: config.pix.jwsPrivateKeyPem, dataDir: config.dataDir, publicBaseUrl: config.publicBaseUrl }),
     callbacks,
     metrics,
+    consoleAccounts: new ConsoleAccounts(store, secrets, clock),
+    requestLog: new RequestLog(store, clock),
     clock,
     async close() {
       await callbacks.close();
@@ -137,6 +147,7 @@ export function startBackgroundWork(services: Services, logger: Logger): { stop(
       noncePruner({ store: services.store, clock: services.clock, logger }),
       settlementWorker({ ledger: services.ledger, logger }),
       expiryWorker({ orders: services.orders, logger }),
+      consolePruner({ accounts: services.consoleAccounts, requestLog: services.requestLog, logger }),
     ],
     logger,
   );
@@ -187,6 +198,7 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
     ledger: services.ledger,
     orders: services.orders,
     callbacks,
+    consoleAccounts: services.consoleAccounts,
     url,
     async close() {
       await app.close();

@@ -15,7 +15,9 @@ export type OperatorFailure =
   | { kind: 'sandbox_disabled' }
   | { kind: 'rate_pair_not_supported'; currency: string; token: string }
   | { kind: 'invalid_rate'; detail: string }
-  | { kind: 'invalid_cashier_settings'; detail: string };
+  | { kind: 'invalid_cashier_settings'; detail: string }
+  | { kind: 'invalid_console_user'; field: string; detail: string }
+  | { kind: 'console_user_exists'; email: string };
 
 type FailureOf<K extends OperatorFailure['kind']> = Extract<OperatorFailure, { kind: K }>;
 
@@ -45,6 +47,8 @@ const DESCRIPTIONS: { [K in OperatorFailure['kind']]: { status: 400 | 403 | 404 
   },
   invalid_rate: { status: 400, message: (f) => f.detail },
   invalid_cashier_settings: { status: 400, message: (f) => f.detail },
+  invalid_console_user: { status: 400, message: (f) => `${f.field}: ${f.detail}` },
+  console_user_exists: { status: 409, message: (f) => `a console user with e-mail ${f.email} already exists` },
   fee_channel_not_found: {
     status: 404,
     message: (f) => `there is no fee channel ${f.channel}: use one of ${Object.keys(FEE_CHANNELS).join(', ')}`,

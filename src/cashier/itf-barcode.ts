@@ -3,7 +3,8 @@
  * barcode (FEBRABAN). Each pair of digits is one group of five bars (the first digit) interleaved with
  * five spaces (the second); a digit is five elements of which two are wide.
  */
-import { escapeXml, positiveNumber } from './svg.js';
+import { escapeXml } from '../http/html.js';
+import { positiveNumber } from './svg.js';
 
 /** Narrow modules per wide element: FEBRABAN's boleto uses wide = 3 × narrow. */
 export const ITF_WIDE = 3;

@@ -3,35 +3,10 @@
  * their hashes in a strict Content-Security-Policy (nothing else may load or run, nothing from a
  * third party), mobile first, readable without JavaScript.
  */
-import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
+import { escapeXml, html, pageHeaders, strictCsp, type Html } from '../http/html.js';
 import { CASHIER_LANGUAGES, LANGUAGE_NAMES, type CashierLanguage, type Translate } from './i18n.js';
-import { escapeXml } from './svg.js';
 
-/** Markup that is already safe: the only thing `html` inserts without escaping. */
-export class Html {
-  constructor(readonly text: string) {}
-  toString(): string {
-    return this.text;
-  }
-}
-
-type Part = Html | string | number | undefined | null | false | readonly Part[];
-
-function render(part: Part): string {
-  if (part === undefined || part === null || part === false) return '';
-  if (part instanceof Html) return part.text;
-  if (Array.isArray(part)) return (part as readonly Part[]).map(render).join('');
-  return escapeXml(String(part));
-}
-
-/** A template of markup: every interpolated value is escaped unless it is Html already. */
-export function html(strings: TemplateStringsArray, ...values: Part[]): Html {
-  return new Html(strings.reduce((out, text, i) => out + text + (i < values.length ? render(values[i]) : ''), ''));
-}
-
-/** Trusted markup made elsewhere (an SVG renderer's output). */
-export const trusted = (markup: string): Html => new Html(markup);
 
 const STYLE = `
 :root{color-scheme:light;--ink:#111827;--muted:#374151;--line:#d1d5db;--accent:#0b4f9c;--ok:#065f46;--bad:#991b1b;--warn:#78350f}
@@ -87,18 +62,8 @@ var sm=d.querySelector('.summary');if(sm)sm.focus();
 d.querySelectorAll('input[name=method]').forEach(function(r){r.addEventListener('change',function(){var doc=d.getElementById('document-field');if(doc)doc.hidden=r.getAttribute('data-needs-document')!=='true'})});
 })();`;
 
-const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
-
 /** Only this page's own inline style and script, same-origin fetches and forms; no frames, no plugins, no base. */
-export const CASHIER_CSP = [
-  "default-src 'none'",
-  `style-src ${sha256(STYLE)}`,
-  `script-src ${sha256(SCRIPT)}`,
-  "connect-src 'self'",
-  "form-action 'self'",
-  "base-uri 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+export const CASHIER_CSP = strictCsp(STYLE, SCRIPT);
 
 export interface PageInput {
   lang: CashierLanguage;
@@ -129,14 +94,7 @@ export function sendPage(reply: FastifyReply, status: number, page: PageInput): 
   const languages = html`<nav aria-label="${page.t('language')}">${CASHIER_LANGUAGES.filter((l) => l !== page.lang).map(
     (l) => html`<a href="${page.path}?lang=${l}" lang="${l}" hreflang="${l}">${LANGUAGE_NAMES[l]}</a>`,
   )}</nav>`;
-  return reply
-    .code(status)
-    .header('content-security-policy', CASHIER_CSP)
-    .header('cache-control', 'no-store')
-    .header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', 'no-referrer')
-    .header('permissions-policy', 'camera=(), microphone=(), geolocation=(), payment=()')
-    .type('text/html; charset=utf-8')
+  return pageHeaders(reply.code(status), CASHIER_CSP)
     .send(
       `<!doctype html><html lang="${page.lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
         `<meta name="robots" content="noindex">${refresh}<title>${escapeXml(page.title)}</title><style>${STYLE}</style></head>` +

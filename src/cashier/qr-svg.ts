@@ -4,7 +4,8 @@
  * carries one `<path>` of horizontal runs instead of one element per module.
  */
 import QRCode from 'qrcode';
-import { escapeXml, positiveNumber } from './svg.js';
+import { escapeXml } from '../http/html.js';
+import { positiveNumber } from './svg.js';
 
 /** Light modules around the symbol on every side; ISO/IEC 18004 asks for 4. */
 export const QR_QUIET_ZONE = 4;

@@ -11,7 +11,7 @@ import { barcodeFromLinha } from '../rails/boleto/boleto.js';
 import { cashierDetails, type CheckoutProblem, type CheckoutState, type CheckoutChoice } from './checkout.js';
 import { formatAmount, formatDate, formatTime, type CashierLanguage, type Translate } from './i18n.js';
 import { itfBarcodeSvg } from './itf-barcode.js';
-import { html, trusted, type Html } from './layout.js';
+import { html, trusted, type Html } from '../http/html.js';
 import { CASHIER_CURRENCY, CASHIER_METHOD_SPECS, isCashierMethod } from './methods.js';
 import { qrSvg } from './qr-svg.js';
 

@@ -11,6 +11,9 @@ import { registerMerchantAdminRoutes } from '../merchants/admin-routes.js';
 import { registerLedgerAdminRoutes } from '../ledger/admin-routes.js';
 import { balanceRoutes } from '../ledger/balance-routes.js';
 import { registerCashierPages } from '../cashier/pages.js';
+import { registerConsoleAdminRoutes } from '../console/admin-routes.js';
+import { registerConsole } from '../console/plugin.js';
+import { sendConsoleNotFound } from '../console/router.js';
 import { checkoutRoute } from '../cashier/checkout-route.js';
 import { kenyaRoutes } from '../kenya/routes.js';
 import { registerPixLocationRoutes } from '../brazil/pix-location.js';
@@ -153,6 +156,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (path.startsWith('/admin/')) {
       return sendAdminError(reply, 404, 'not_found', `no admin route ${request.method} ${path}`);
     }
+    if (path === '/console' || path.startsWith('/console/')) return sendConsoleNotFound(request, reply, clock.now());
     return sendFailure(reply, new ApiError({ kind: 'route_not_found', method: request.method, path }), {
       language: languageFromAcceptLanguage(request.headers['accept-language']),
       debug: false,
@@ -171,6 +175,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clock,
     pix: deps.config.pix,
     boletoBankCode: deps.config.boletoBankCode,
+  });
+  await registerConsole(app, {
+    store: deps.store,
+    merchants: deps.merchants,
+    ledger: deps.ledger,
+    orders: deps.orders,
+    callbacks: deps.callbacks,
+    requestLog: deps.requestLog,
+    accounts: deps.consoleAccounts,
+    clock,
+    publicBaseUrl: config.publicBaseUrl,
   });
   registerPixLocationRoutes(app, { orders: deps.orders, signer: deps.pixSigner, pixKey: config.pix.key, clock });
   registerVoucherRoutes(app, { store: deps.store, orders: deps.orders, merchants: deps.merchants, pixMerchantName: config.pix.merchantName });
@@ -194,6 +209,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(async (admin) => {
     registerAdminAuth(admin, config.adminToken);
     registerMerchantAdminRoutes(admin, catalog, deps.merchants);
+    registerConsoleAdminRoutes(admin, catalog, deps.consoleAccounts);
     registerCallbackAdminRoutes(admin, catalog, {
       outbox: deps.callbacks.outbox,
       dispatcher: deps.callbacks.dispatcher,

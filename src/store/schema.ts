@@ -286,6 +286,59 @@ export interface PayerDocumentTable {
   created_at: number;
 }
 
+/** A person who signs in to the merchant console. */
+export interface ConsoleUserTable {
+  id: string;
+  merchant_id: string;
+  /** Lower-cased. */
+  email: string;
+  name: string;
+  /** scrypt$N$r$p$salt$hash. */
+  password_hash: string;
+  totp_secret_sealed: string | null;
+  totp_last_step: number | null;
+  language: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** `totp`: the password was right and the second factor is still to be entered. */
+export type ConsoleSessionStage = 'full' | 'totp';
+
+/** A signed-in browser: `id` is the SHA-256 (hex) of the cookie's token. */
+export interface ConsoleSessionTable {
+  id: string;
+  user_id: string;
+  merchant_id: string;
+  stage: ConsoleSessionStage;
+  csrf_token: string;
+  totp_pending_sealed: string | null;
+  created_at: number;
+  last_seen_at: number;
+  expires_at: number;
+}
+
+/** A failed sign-in: subject is `email:<address>` or `ip:<address>`. */
+export interface ConsoleSignInFailureTable {
+  id: string;
+  subject: string;
+  at: number;
+}
+
+/** A merchant API request made with a debug-mode key. */
+export interface RequestLogTable {
+  request_id: string;
+  merchant_id: string;
+  access_key: string;
+  method: string;
+  path: string;
+  http_status: number;
+  code: string;
+  msg_en: string;
+  signed_string: string | null;
+  created_at: number;
+}
+
 export interface Database {
   merchants: MerchantTable;
   checkouts: CheckoutTable;
@@ -306,4 +359,8 @@ export interface Database {
   exchange_rates: ExchangeRateTable;
   address_counters: AddressCounterTable;
   deposit_addresses: DepositAddressTable;
+  console_users: ConsoleUserTable;
+  console_sessions: ConsoleSessionTable;
+  console_sign_in_failures: ConsoleSignInFailureTable;
+  request_log: RequestLogTable;
 }

@@ -6,6 +6,7 @@ import * as orders from './0004_orders.js';
 import * as vouchers from './0005_vouchers.js';
 import * as exchange from './0006_exchange.js';
 import * as cashier from './0007_cashier.js';
+import * as console from './0008_console.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   '0005_vouchers': vouchers,
   '0006_exchange': exchange,
   '0007_cashier': cashier,
+  '0008_console': console,
 };
 
 export const migrationProvider: MigrationProvider = {

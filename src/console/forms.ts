@@ -1,0 +1,71 @@
+/** Pieces of markup the console's forms and pages share: fields tied to their errors, summaries, notices. */
+import { html, type Html } from '../http/html.js';
+
+/** A problem with one field of a form: shown in the summary (linked to the field) and beside the field. */
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+/** The list of a form's problems, focused by the page's script so a screen reader reads it first. */
+export function errorSummary(title: string, errors: readonly FieldError[]): Html {
+  if (errors.length === 0) return html``;
+  return html`<div class="summary" role="alert" tabindex="-1"><p class="error">${title}</p><ul>${errors.map(
+    (e) => html`<li><a href="#${e.field}">${e.message}</a></li>`,
+  )}</ul></div>`;
+}
+
+export interface FieldInput {
+  name: string;
+  label: string;
+  type?: 'text' | 'email' | 'password' | 'url' | 'date' | 'search' | 'datetime-local';
+  value?: string | undefined;
+  hint?: string | undefined;
+  errors?: readonly FieldError[];
+  required?: boolean;
+  autocomplete?: string;
+  inputmode?: 'numeric' | 'text';
+  maxlength?: number;
+}
+
+/** A labelled input; its error (if any) is announced with it. */
+export function textField(input: FieldInput): Html {
+  const error = input.errors?.find((e) => e.field === input.name);
+  const described = [input.hint !== undefined ? `${input.name}-hint` : '', error !== undefined ? `${input.name}-error` : ''].filter((s) => s !== '').join(' ');
+  return html`<label for="${input.name}">${input.label}</label>${input.hint !== undefined ? html`<p class="muted" id="${input.name}-hint">${input.hint}</p>` : ''}${
+    error !== undefined ? html`<p class="error" id="${input.name}-error">${error.message}</p>` : ''
+  }<input type="${input.type ?? 'text'}" id="${input.name}" name="${input.name}" value="${input.value ?? ''}"${input.required === true ? html` required` : ''}${
+    input.autocomplete !== undefined ? html` autocomplete="${input.autocomplete}"` : ''
+  }${input.inputmode !== undefined ? html` inputmode="${input.inputmode}"` : ''}${input.maxlength !== undefined ? html` maxlength="${input.maxlength}"` : ''}${
+    described !== '' ? html` aria-describedby="${described}"` : ''
+  }${error !== undefined ? html` aria-invalid="true"` : ''}>`;
+}
+
+/** A confirmation after a form did its work (shown once, after the redirect). */
+export function notice(text: string | undefined): Html {
+  return text === undefined || text === '' ? html`` : html`<p class="notice" role="status">${text}</p>`;
+}
+
+/** A short coloured label: ok (green), bad (red), wait (amber) or plain. */
+export function badge(text: string, tone: 'ok' | 'bad' | 'wait' | 'plain' = 'plain'): Html {
+  return html`<span class="badge${tone === 'plain' ? '' : ` ${tone}`}">${text}</span>`;
+}
+
+/** A copy button for the element with id `target` (shown only when script runs). */
+export function copyButton(target: string, label: string, copied: string): Html {
+  return html`<button type="button" class="secondary" data-copy="${target}" data-copied="${copied}" hidden>${label}</button>`;
+}
+
+/** A UTC calendar day (YYYY-MM-DD) as the millisecond range it covers; undefined when it is no such day. */
+export function dayStart(value: string): number | undefined {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return undefined;
+  const ms = Date.parse(`${value}T00:00:00Z`);
+  return Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== value ? undefined : ms;
+}
+
+export const DAY_MS = 86_400_000;
+
+/** The UTC day of a moment, as an <input type=date> value. */
+export function dayOf(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}

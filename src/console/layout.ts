@@ -1,0 +1,143 @@
+/**
+ * The frame of every console page: server-rendered HTML with its one style and one script inline,
+ * allowed by their hashes in a strict Content-Security-Policy; a navigation bar that wraps on a
+ * phone; every page usable without script (the script adds copy buttons, live countdowns and
+ * confirmations).
+ */
+import type { FastifyReply } from 'fastify';
+import { escapeXml, html, pageHeaders, strictCsp, type Html } from '../http/html.js';
+import type { Language } from '../http/language.js';
+import { CONSOLE_LANGUAGE_NAMES, CONSOLE_LANGUAGES, consoleTexts, translate } from './i18n.js';
+
+const STYLE = `
+:root{color-scheme:light;--ink:#111827;--muted:#4b5563;--line:#d1d5db;--accent:#0b4f9c;--ok:#065f46;--bad:#991b1b;--warn:#78350f;--soft:#f3f4f6}
+*{box-sizing:border-box}[hidden]{display:none!important}
+body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);background:var(--soft)}
+header{background:#0f2742;color:#fff}header .bar{max-width:80rem;margin:0 auto;padding:.5rem 1rem;display:flex;flex-wrap:wrap;gap:.25rem 1rem;align-items:center}
+header .brand{font-weight:700;color:#fff;text-decoration:none;margin-right:.5rem}
+header nav{display:flex;flex-wrap:wrap;gap:.15rem .25rem;flex:1}
+header nav a{color:#dbeafe;text-decoration:none;padding:.35rem .5rem;border-radius:.35rem}
+header nav a[aria-current=page]{background:#1e40af;color:#fff}
+header .who{font-size:.85rem;color:#cbd5e1;display:flex;gap:.5rem;align-items:center;flex-wrap:wrap}
+header .who button{min-height:0;padding:.25rem .6rem;margin:0;font-size:.85rem;background:transparent;border-color:#94a3b8}
+main{max-width:80rem;margin:0 auto;padding:1rem}
+.panel{background:#fff;border:1px solid var(--line);border-radius:.6rem;padding:1rem 1.25rem;margin:0 0 1rem}
+.narrow{max-width:28rem;margin:2rem auto}
+h1{font-size:1.4rem;margin:.25rem 0 1rem}h2{font-size:1.1rem;margin:0 0 .75rem}
+p{margin:.5rem 0}.muted{color:var(--muted);font-size:.9rem}
+a{color:var(--accent)}
+label{display:block;font-weight:600;margin:.6rem 0 .2rem}
+input[type=text],input[type=email],input[type=password],input[type=url],input[type=date],input[type=search],input[type=datetime-local],select,textarea{font:inherit;width:100%;max-width:40rem;padding:.5rem;border:2px solid #6b7280;border-radius:.4rem;color:var(--ink);background:#fff}
+textarea{font:13px/1.4 ui-monospace,Menlo,Consolas,monospace;min-height:8rem}
+input[aria-invalid=true],textarea[aria-invalid=true],select[aria-invalid=true]{border-color:var(--bad)}
+.check{display:flex;gap:.4rem;align-items:center;font-weight:400;margin:.25rem 0}.check input{width:1.1rem;height:1.1rem}
+.checks{display:grid;grid-template-columns:repeat(auto-fill,minmax(11rem,1fr));gap:0 1rem}
+fieldset{border:1px solid var(--line);border-radius:.5rem;padding:.5rem 1rem;margin:.75rem 0}legend{font-weight:600;padding:0 .25rem}
+button,.button{display:inline-block;font:inherit;font-weight:600;padding:.5rem 1rem;margin:.5rem .4rem .25rem 0;border-radius:.4rem;border:2px solid var(--accent);background:var(--accent);color:#fff;text-decoration:none;cursor:pointer;min-height:40px}
+button.secondary,.button.secondary{background:#fff;color:var(--accent)}
+button.danger{background:var(--bad);border-color:var(--bad)}
+button:focus-visible,a:focus-visible,input:focus-visible,textarea:focus-visible,select:focus-visible{outline:3px solid #f59e0b;outline-offset:2px}
+.filters{display:grid;grid-template-columns:repeat(auto-fill,minmax(10rem,1fr));gap:0 .75rem;align-items:end}
+.table{overflow-x:auto;-webkit-overflow-scrolling:touch}
+table{border-collapse:collapse;width:100%;font-size:.9rem}
+th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
+th{background:#f9fafb;white-space:nowrap}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+code,.mono{font:13px/1.4 ui-monospace,Menlo,Consolas,monospace;word-break:break-all}
+pre{font:13px/1.4 ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap;word-break:break-all;background:#f9fafb;border:1px solid var(--line);border-radius:.4rem;padding:.5rem;margin:.25rem 0}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:.5rem 0}dt{font-weight:600;color:var(--muted)}dd{margin:0;word-break:break-word}
+.notice{border-left:4px solid var(--ok);background:#ecfdf5;padding:.5rem .75rem;margin:0 0 1rem;border-radius:.25rem}
+.warning{border-left:4px solid var(--warn);background:#fffbeb;padding:.5rem .75rem;margin:.5rem 0;border-radius:.25rem}
+.error{color:var(--bad);font-weight:600}
+.summary{border:2px solid var(--bad);border-radius:.5rem;padding:.5rem 1rem;margin:0 0 1rem;background:#fff}
+.badge{display:inline-block;padding:.05rem .45rem;border-radius:1rem;font-size:.8rem;font-weight:600;background:#e5e7eb;white-space:nowrap}
+.badge.ok{background:#d1fae5;color:var(--ok)}.badge.bad{background:#fee2e2;color:var(--bad)}.badge.wait{background:#fef3c7;color:var(--warn)}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(15rem,1fr));gap:1rem}
+.pager{display:flex;gap:1rem;margin-top:.75rem}
+.secret{font:15px/1.4 ui-monospace,Menlo,Consolas,monospace;word-break:break-all;background:#fffbeb;border:2px solid var(--warn);padding:.5rem;border-radius:.4rem}
+footer{max-width:80rem;margin:0 auto;padding:0 1rem 2rem;font-size:.85rem}footer form{display:inline}footer button{min-height:0;padding:.2rem .5rem;font-size:.85rem}
+@media (max-width:40rem){main{padding:.5rem}.panel{padding:.75rem}dl{grid-template-columns:1fr}dt{margin-top:.35rem}h1{font-size:1.25rem}}
+`.replace(/\n/g, '');
+
+/**
+ * Progressive enhancement only: copy buttons, countdowns to a moment (`data-until`, corrected by
+ * the server's clock in `data-now`), and a confirmation on forms that change something for good.
+ */
+const SCRIPT = `(function(){
+var d=document,skew=Number(d.body.getAttribute('data-now'))-Date.now();
+d.querySelectorAll('[data-copy]').forEach(function(btn){btn.hidden=false;btn.addEventListener('click',function(){
+var el=d.getElementById(btn.getAttribute('data-copy'));if(!el)return;var text=el.value!==undefined?el.value:el.textContent;
+var done=function(){var old=btn.textContent;btn.textContent=btn.getAttribute('data-copied');setTimeout(function(){btn.textContent=old},2000)};
+if(navigator.clipboard&&window.isSecureContext){navigator.clipboard.writeText(text).then(done,function(){el.select&&el.select()})}else{el.select&&el.select();try{d.execCommand('copy');done()}catch(e){}}});});
+d.querySelectorAll('[data-until]').forEach(function(el){var end=Number(el.getAttribute('data-until')),tpl=el.getAttribute('data-template'),over=el.getAttribute('data-over');
+var tick=function(){var s=Math.ceil((end-(Date.now()+skew))/1000);if(s<=0){el.textContent=over;el.className=el.getAttribute('data-over-class')||el.className;return}el.textContent=tpl.replace('{s}',String(s));setTimeout(tick,1000-((Date.now()+skew)%1000))};tick();});
+d.querySelectorAll('form[data-confirm]').forEach(function(f){f.addEventListener('submit',function(e){if(!window.confirm(f.getAttribute('data-confirm')))e.preventDefault()})});
+var sm=d.querySelector('.summary');if(sm)sm.focus();
+})();`;
+
+export const CONSOLE_CSP = strictCsp(STYLE, SCRIPT);
+
+const TEXTS = consoleTexts('layout', {
+  console: ['Cashgate console', 'Console Cashgate', 'Consola Cashgate'],
+  mainNav: ['Main', 'Principal', 'Principal'],
+  overview: ['Overview', 'Visão geral', 'Resumen'],
+  keys: ['API keys', 'Chaves de API', 'Claves de API'],
+  callbacks: ['Callbacks', 'Callbacks', 'Callbacks'],
+  orders: ['Orders', 'Pedidos', 'Pedidos'],
+  balances: ['Balances', 'Saldos', 'Saldos'],
+  signature: ['Signature tool', 'Ferramenta de assinatura', 'Herramienta de firma'],
+  requests: ['Request log', 'Log de requisições', 'Registro de solicitudes'],
+  account: ['Account', 'Conta', 'Cuenta'],
+  signOut: ['Sign out', 'Sair', 'Cerrar sesión'],
+  language: ['Language', 'Idioma', 'Idioma'],
+  skip: ['Skip to content', 'Pular para o conteúdo', 'Saltar al contenido'],
+});
+
+export type NavSection = 'overview' | 'keys' | 'callbacks' | 'orders' | 'balances' | 'signature' | 'requests' | 'account';
+
+const NAV: readonly [NavSection, string][] = [
+  ['overview', '/console'],
+  ['keys', '/console/keys'],
+  ['callbacks', '/console/callbacks'],
+  ['orders', '/console/orders'],
+  ['balances', '/console/balances'],
+  ['signature', '/console/signature'],
+  ['requests', '/console/requests'],
+  ['account', '/console/account'],
+];
+
+export interface ConsolePageInput {
+  lang: Language;
+  title: string;
+  body: Html;
+  /** The signed-in user's frame (navigation, sign-out, language); absent on the sign-in pages. */
+  frame?: { section: NavSection | undefined; merchantName: string; userName: string; csrfToken: string; path: string };
+  /** The server's clock, for the countdowns. */
+  now: number;
+  /** Language links on a page without a session (the sign-in page): its path. */
+  languageLinksPath?: string;
+}
+
+/** The hidden field every console form carries. */
+export const csrfField = (token: string): Html => html`<input type="hidden" name="_csrf" value="${token}">`;
+
+export function sendConsolePage(reply: FastifyReply, status: number, page: ConsolePageInput): FastifyReply {
+  const t = translate(TEXTS, page.lang);
+  const frame = page.frame;
+  const header = frame === undefined
+    ? html`<header><div class="bar"><span class="brand">${t('console')}</span></div></header>`
+    : html`<header><div class="bar"><a class="brand" href="/console">${t('console')}</a>
+<nav aria-label="${t('mainNav')}">${NAV.map(([section, href]) => html`<a href="${href}"${section === frame.section ? html` aria-current="page"` : ''}>${t(section)}</a>`)}</nav>
+<div class="who"><span>${frame.userName} · ${frame.merchantName}</span><form method="post" action="/console/sign-out">${csrfField(frame.csrfToken)}<button type="submit" class="secondary">${t('signOut')}</button></form></div></div></header>`;
+  const languages = frame !== undefined
+    ? html`<footer><form method="post" action="/console/language">${csrfField(frame.csrfToken)}<input type="hidden" name="back" value="${frame.path}"><span>${t('language')}:</span> ${CONSOLE_LANGUAGES.map(
+        (l) => html`<button type="submit" name="lang" value="${l}" class="secondary" lang="${l}"${l === page.lang ? html` aria-pressed="true"` : ''}>${CONSOLE_LANGUAGE_NAMES[l]}</button> `,
+      )}</form></footer>`
+    : html`<footer><span>${t('language')}:</span> ${CONSOLE_LANGUAGES.filter((l) => l !== page.lang).map(
+        (l) => html`<a href="${page.languageLinksPath ?? '/console/sign-in'}?lang=${l}" lang="${l}" hreflang="${l}">${CONSOLE_LANGUAGE_NAMES[l]}</a> `,
+      )}</footer>`;
+  return pageHeaders(reply.code(status), CONSOLE_CSP).send(
+    `<!doctype html><html lang="${page.lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
+      `<meta name="robots" content="noindex"><title>${escapeXml(page.title)} · ${escapeXml(t('console'))}</title><style>${STYLE}</style></head>` +
+      `<body data-now="${page.now}">${header.text}<main id="main">${page.body.text}</main>${languages.text}<script>${SCRIPT}</script></body></html>`,
+  );
+}
