@@ -21,6 +21,8 @@ export interface MerchantCaller {
 export interface CallerHints {
   language: Language | undefined;
   debug: boolean;
+  /** Known once the access key is: the request is recorded in the request log when the key is in debug mode. */
+  debugKey?: { accessKey: string; merchantId: string; signedString: string | undefined };
 }
 
 declare module 'fastify' {
@@ -94,9 +96,13 @@ export function registerMerchantAuth(scope: FastifyInstance, deps: AuthDeps): vo
     const params = signedParams(request);
     const key = await deps.merchants.findKeyForAuth(headers.access_key);
     if (key === undefined) throw new ApiError({ kind: 'unknown_access_key' });
-    request.callerHints = { language: key.merchantLanguage, debug: key.debug };
-
     const signed = stringToSign(params, headers);
+    request.callerHints = {
+      language: key.merchantLanguage,
+      debug: key.debug,
+      ...(key.debug && { debugKey: { accessKey: key.accessKey, merchantId: key.merchantId, signedString: signed } }),
+    };
+
     if (!signsEqual(signString(key.secretKey, signed), headers.sign)) {
       throw withSignedString({ kind: 'signature_mismatch' }, key, signed);
     }

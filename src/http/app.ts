@@ -13,6 +13,7 @@ import { balanceRoutes } from '../ledger/balance-routes.js';
 import { registerCashierPages } from '../cashier/pages.js';
 import { registerConsoleAdminRoutes } from '../console/admin-routes.js';
 import { registerConsole } from '../console/plugin.js';
+import { RequestLog } from '../console/request-log.js';
 import { sendConsoleNotFound } from '../console/router.js';
 import { checkoutRoute } from '../cashier/checkout-route.js';
 import { kenyaRoutes } from '../kenya/routes.js';
@@ -118,6 +119,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorateRequest('merchantCaller', null);
   app.decorateRequest('callerHints', null as never);
   app.decorateRequest('apiCode', null);
+  app.decorateRequest('apiMessage', null);
   app.addHook('onRequest', async (request, reply) => {
     request.callerHints = { language: undefined, debug: false };
     void reply.header('x-request-id', request.id);
@@ -135,6 +137,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       },
       'request',
     );
+    const debugKey = request.callerHints.debugKey;
+    if (debugKey !== undefined) {
+      await deps.requestLog
+        .record({
+          request_id: request.id,
+          merchant_id: debugKey.merchantId,
+          access_key: debugKey.accessKey,
+          method: request.method,
+          path: request.url.split('?')[0] ?? request.url,
+          http_status: reply.statusCode,
+          code: request.apiCode ?? String(reply.statusCode),
+          msg_en: request.apiMessage ?? '',
+          signed_string: debugKey.signedString ?? null,
+        })
+        .catch((error: unknown) => request.log.error({ err: error }, 'recording the request log failed'));
+    }
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -145,6 +163,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       language: request.callerHints.language ?? languageFromAcceptLanguage(request.headers['accept-language']),
       debug: request.callerHints.debug,
       requestId: request.id,
+      logViewUrl: request.callerHints.debugKey === undefined ? undefined : `${config.publicBaseUrl}${RequestLog.viewPath(request.id)}`,
     };
     if (apiError !== undefined) return sendFailure(reply, apiError, context);
     request.log.error({ err: error }, 'request failed unexpectedly');

@@ -8,6 +8,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The envelope code sent, for the request log. */
     apiCode: string | null;
+    /** The envelope's msgEn sent, for the request log of debug-mode keys. */
+    apiMessage: string | null;
     /** A JSON body's text as received. */
     rawBody: string | undefined;
   }
@@ -36,6 +38,7 @@ export const FailureEnvelope = Envelope(Type.Null());
 
 export function sendSuccess(reply: FastifyReply, data: unknown, options: { desc?: boolean; exact?: boolean } = {}): FastifyReply {
   reply.request.apiCode = '200';
+  reply.request.apiMessage = 'success';
   const envelope = { code: '200', success: true, msg: 'success', msgEn: 'success', data, ...(options.desc === true && { desc: null }) };
   // A JSON string payload is sent as it is, past the schema's serializer.
   return reply.code(200).type(JSON_UTF8).send(options.exact === true ? stringifyExact(envelope) : envelope);
@@ -43,21 +46,24 @@ export function sendSuccess(reply: FastifyReply, data: unknown, options: { desc?
 
 export interface FailureContext {
   language: Language;
-  /** Adds the error's debug detail and the request id, for keys in debug mode. */
+  /** Adds the error's debug detail, the request id and the log view address, for keys in debug mode. */
   debug: boolean;
   requestId: string;
+  /** Where the merchant reads this request in the console's request log (keys in debug mode). */
+  logViewUrl?: string | undefined;
 }
 
 export function sendFailure(reply: FastifyReply, error: ApiError, context: FailureContext): FastifyReply {
   const english = describeFailure(error.failure, 'en');
   const localized = context.language === 'en' ? english : describeFailure(error.failure, context.language);
   const debugSuffix = context.debug
-    ? ` [debug: request ${context.requestId}${error.debugDetail === undefined ? '' : `; ${error.debugDetail}`}]`
+    ? ` [debug: request ${context.requestId}${context.logViewUrl === undefined ? '' : `; log: ${context.logViewUrl}`}${error.debugDetail === undefined ? '' : `; ${error.debugDetail}`}]`
     : '';
   if (error.failure.kind === 'rate_limited') {
     void reply.header('retry-after', String(error.failure.retryAfterSeconds));
   }
   reply.request.apiCode = english.code;
+  reply.request.apiMessage = english.text + debugSuffix;
   return reply
     .code(english.status)
     .type(JSON_UTF8)
