@@ -180,6 +180,20 @@ describe(`the cashgate command (${databaseLabel})`, () => {
       assert.equal(res.code, '200', res.msgEn);
       const merchants = await fetch(new URL('/admin/v1/merchants', server.url), { headers: { authorization: `Bearer ${adminToken}` } });
       assert.equal(merchants.status, 200);
+      // The console login it prints signs in.
+      const login = /sign in as (\S+) \/ (\S+)/.exec(out);
+      assert.ok(login !== null, `no console login in: ${out}`);
+      const form = await fetch(new URL('/console/sign-in', server.url));
+      const cookie = (form.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? '';
+      const signIn = await fetch(new URL('/console/sign-in', server.url), {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+        body: new URLSearchParams({ _csrf: csrf, email: login[1] ?? '', password: login[2] ?? '' }).toString(),
+      });
+      assert.equal(signIn.status, 303, 'the demo console login signs in');
+      assert.equal(signIn.headers.get('location'), '/console');
     } finally {
       await server.stop();
       rmSync(demoDir, { recursive: true, force: true });
