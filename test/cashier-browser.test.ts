@@ -1,19 +1,16 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import jsQR from 'jsqr';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { PNG } from 'pngjs';
 import { databaseLabel } from './support/database.js';
-import { launchBrowser, VIEWPORTS } from './support/browser.js';
+import { launchBrowser, seriousViolations, VIEWPORTS } from './support/browser.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 import { eventually, startReceiver, type CallbackReceiver } from './support/receiver.js';
-
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /** Every page a payer loads must fit in this many bytes on the wire (headers and bodies of all its responses). */
 const PAGE_BUDGET_BYTES = 60 * 1024;
@@ -64,17 +61,6 @@ async function loadCounted(page: Page, url: string): Promise<{ status: number | 
   page.off('response', count);
   const sizes = await Promise.all(responses);
   return { status: response?.status(), bytes: sizes.reduce((a, b) => a + b, 0) };
-}
-
-/** axe-core's serious and critical violations on the page, as "rule: target" lines. */
-async function seriousViolations(page: Page): Promise<string[]> {
-  await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string | null; nodes: { target: unknown[] }[] }[] }> } }).axe;
-    const result = await axe.run();
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => JSON.stringify(n.target)) }));
-  });
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.targets.join(', ')}`);
 }
 
 /** What every page must be: within budget, without serious accessibility problems. */
