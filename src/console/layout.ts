@@ -19,7 +19,7 @@ header nav{display:flex;flex-wrap:wrap;gap:.15rem .25rem;flex:1}
 header nav a{color:#dbeafe;text-decoration:none;padding:.35rem .5rem;border-radius:.35rem}
 header nav a[aria-current=page]{background:#1e40af;color:#fff}
 header .who{font-size:.85rem;color:#cbd5e1;display:flex;gap:.5rem;align-items:center;flex-wrap:wrap}
-header .who button{min-height:0;padding:.25rem .6rem;margin:0;font-size:.85rem;background:transparent;border-color:#94a3b8}
+header .who button{min-height:0;padding:.25rem .6rem;margin:0;font-size:.85rem;background:transparent;color:#fff;border-color:#94a3b8}
 main{max-width:80rem;margin:0 auto;padding:1rem}
 .panel{background:#fff;border:1px solid var(--line);border-radius:.6rem;padding:1rem 1.25rem;margin:0 0 1rem}
 .narrow{max-width:28rem;margin:2rem auto}
@@ -55,7 +55,7 @@ dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:.5r
 .pager{display:flex;gap:1rem;margin-top:.75rem}
 .secret{font:15px/1.4 ui-monospace,Menlo,Consolas,monospace;word-break:break-all;background:#fffbeb;border:2px solid var(--warn);padding:.5rem;border-radius:.4rem}
 footer{max-width:80rem;margin:0 auto;padding:0 1rem 2rem;font-size:.85rem}footer form{display:inline}footer button{min-height:0;padding:.2rem .5rem;font-size:.85rem}
-@media (max-width:40rem){main{padding:.5rem}.panel{padding:.75rem}dl{grid-template-columns:1fr}dt{margin-top:.35rem}h1{font-size:1.25rem}}
+@media (max-width:40rem){header nav{flex:0 0 100%;order:3;flex-wrap:nowrap;overflow-x:auto;white-space:nowrap}main{padding:.5rem}.panel{padding:.75rem}dl{grid-template-columns:1fr}dt{margin-top:.35rem}h1{font-size:1.25rem}}
 `.replace(/\n/g, '');
 
 /**
@@ -72,6 +72,7 @@ d.querySelectorAll('[data-until]').forEach(function(el){var end=Number(el.getAtt
 var tick=function(){var s=Math.ceil((end-(Date.now()+skew))/1000);if(s<=0){el.textContent=over;el.className=el.getAttribute('data-over-class')||el.className;return}el.textContent=tpl.replace('{s}',String(s));setTimeout(tick,1000-((Date.now()+skew)%1000))};tick();});
 d.querySelectorAll('form[data-confirm]').forEach(function(f){f.addEventListener('submit',function(e){if(!window.confirm(f.getAttribute('data-confirm')))e.preventDefault()})});
 var sm=d.querySelector('.summary');if(sm)sm.focus();
+var cur=d.querySelector('header nav [aria-current]');if(cur&&cur.scrollIntoView)cur.scrollIntoView({block:'nearest',inline:'nearest'});
 })();`;
 
 export const CONSOLE_CSP = strictCsp(STYLE, SCRIPT);
@@ -135,7 +136,7 @@ export function sendConsolePage(reply: FastifyReply, status: number, page: Conso
     : html`<footer><span>${t('language')}:</span> ${CONSOLE_LANGUAGES.filter((l) => l !== page.lang).map(
         (l) => html`<a href="${page.languageLinksPath ?? '/console/sign-in'}?lang=${l}" lang="${l}" hreflang="${l}">${CONSOLE_LANGUAGE_NAMES[l]}</a> `,
       )}</footer>`;
-  return pageHeaders(reply.code(status), CONSOLE_CSP).send(
+  return pageHeaders(reply.code(status), CONSOLE_CSP, 'same-origin').send(
     `<!doctype html><html lang="${page.lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
       `<meta name="robots" content="noindex"><title>${escapeXml(page.title)} · ${escapeXml(t('console'))}</title><style>${STYLE}</style></head>` +
       `<body data-now="${page.now}">${header.text}<main id="main">${page.body.text}</main>${languages.text}<script>${SCRIPT}</script></body></html>`,

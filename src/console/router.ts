@@ -138,10 +138,13 @@ export class ConsoleRouter {
     return token === undefined ? undefined : this.deps.accounts.session(token);
   }
 
-  /** A form sent from another site is refused whatever its token (the Origin header, when the browser sends one). */
+  /**
+   * A form sent from another site is refused whatever its token: the Origin header, when the browser
+   * names one ("null", sent by privacy settings, proves nothing either way: the token decides).
+   */
   crossSite(request: FastifyRequest): boolean {
     const origin = request.headers.origin;
-    if (origin === undefined || origin === 'null') return origin === 'null';
+    if (origin === undefined || origin === 'null') return false;
     try {
       return new URL(origin).host !== request.host;
     } catch {

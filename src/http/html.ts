@@ -57,14 +57,17 @@ export function strictCsp(style: string, script: string): string {
   ].join('; ');
 }
 
-/** The headers every server-rendered page carries: its CSP, never cached, never framed, no referrer. */
-export function pageHeaders(reply: FastifyReply, csp: string): FastifyReply {
+/**
+ * The headers every server-rendered page carries: its CSP, never cached, never framed, and no
+ * referrer to other sites (`same-origin` keeps the Origin header on the console's own forms).
+ */
+export function pageHeaders(reply: FastifyReply, csp: string, referrer: 'no-referrer' | 'same-origin' = 'no-referrer'): FastifyReply {
   return reply
     .header('content-security-policy', csp)
     .header('cache-control', 'no-store')
     .header('x-content-type-options', 'nosniff')
     .header('x-frame-options', 'DENY')
-    .header('referrer-policy', 'no-referrer')
+    .header('referrer-policy', referrer)
     .header('permissions-policy', 'camera=(), microphone=(), geolocation=(), payment=()')
     .type('text/html; charset=utf-8');
 }
