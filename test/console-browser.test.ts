@@ -1,12 +1,17 @@
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { signString, stringToSign, verifyCallback, type Credentials } from '@cashgate/sdk';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchBrowser, seriousViolations, VIEWPORTS } from './support/browser.js';
 import { createConsoleUser } from './support/console.js';
 import { databaseLabel } from './support/database.js';
-import { startTestGateway, type TestGateway } from './support/gateway.js';
+import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
+import { startReceiver, type CallbackReceiver } from './support/receiver.js';
+
+const PIX_COLLECT = '/api/v3/bra/createCollectingOrder';
+const BANK_LIST = { path: '/api/v3/bra/query/bank', body: { currencyType: 'BRL' } };
 
 /** Where the tests leave their screenshots for the README (`npm run screenshots` sets it). */
 const SCREENSHOT_DIR = process.env.CASHGATE_SCREENSHOT_DIR;
@@ -20,16 +25,45 @@ async function screenshot(page: Page, name: string): Promise<void> {
 /** What every console page must be: no serious accessibility problem, nothing wider than a phone's screen. */
 async function checkPage(page: Page, label: string): Promise<void> {
   assert.deepEqual(await seriousViolations(page), [], `${label}: accessibility`);
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  const overflow = Number(await page.evaluate('document.documentElement.scrollWidth - window.innerWidth'));
   assert.ok(overflow <= 0, `${label}: the page is ${overflow}px wider than the viewport`);
 }
+
+/** Sums CSV amount cells per account with exact decimal arithmetic (hundredths as BigInt). */
+function csvSums(csv: string): { header: string; sums: Record<string, bigint>; rows: number } {
+  const lines = csv.trim().split('\r\n');
+  const header = lines[0] ?? '';
+  const columns = header.split(',');
+  const account = columns.indexOf('account');
+  const amount = columns.indexOf('amount');
+  const sums: Record<string, bigint> = {};
+  for (const line of lines.slice(1)) {
+    // The test's entries have no commas inside quoted cells before the amount column.
+    const cells = line.split(',');
+    const [whole = '0', fraction = ''] = (cells[amount] ?? '0').replace('-', '').split('.');
+    const cents = (BigInt(whole) * 100n + BigInt(fraction.padEnd(2, '0') || '0')) * ((cells[amount] ?? '').startsWith('-') ? -1n : 1n);
+    const name = cells[account] ?? '';
+    sums[name] = (sums[name] ?? 0n) + cents;
+  }
+  return { header, sums, rows: lines.length - 1 };
+}
+
+const cents = (decimal: string): bigint => {
+  const negative = decimal.startsWith('-');
+  const [whole = '0', fraction = ''] = decimal.replace('-', '').split('.');
+  const value = BigInt(whole) * 100n + BigInt(fraction.padEnd(2, '0') || '0');
+  return negative ? -value : value;
+};
 
 describe(`console in a browser (${databaseLabel})`, () => {
   let gw: TestGateway;
   let browser: Browser | undefined;
   let skip: string | undefined;
-  let merchantId: string;
+  let merchant: { merchantId: string; credentials: Credentials };
   let user: { email: string; password: string };
+  let receiver: CallbackReceiver;
+  /** What earlier steps made, for the later ones and the page sweep. */
+  const made = { accessKey: '', orderId: '' };
 
   before(async () => {
     const launched = await launchBrowser();
@@ -39,16 +73,21 @@ describe(`console in a browser (${databaseLabel})`, () => {
     }
     browser = launched.browser;
     gw = await startTestGateway({ env: { CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true' } });
-    ({ merchantId } = await gw.merchantWithKey());
-    user = await createConsoleUser(gw, merchantId, { name: 'Ana Souza' });
+    merchant = await gw.merchantWithKey();
+    user = await createConsoleUser(gw, merchant.merchantId, { name: 'Ana Souza' });
+    receiver = await startReceiver();
   });
   after(async () => {
     await browser?.close();
-    if (browser !== undefined) await gw.close();
+    if (browser !== undefined) {
+      await receiver.close();
+      await gw.close();
+    }
   });
 
   async function signedInPage(viewport: (typeof VIEWPORTS)[keyof typeof VIEWPORTS]): Promise<{ context: BrowserContext; page: Page }> {
-    const context = await browser!.newContext({ viewport, locale: 'en-US' });
+    if (browser === undefined) throw new Error('no browser');
+    const context = await browser.newContext({ viewport, locale: 'en-US', acceptDownloads: true });
     const page = await context.newPage();
     await page.goto(new URL('/console', gw.url).toString());
     assert.match(page.url(), /\/console\/sign-in/, 'a visitor is sent to sign in');
@@ -60,16 +99,186 @@ describe(`console in a browser (${databaseLabel})`, () => {
     return { context, page };
   }
 
-  it('signs in and shows the overview, on a phone and a desktop', async (t) => {
+  const open = (page: Page, path: string) => page.goto(new URL(path, gw.url).toString());
+  const call = (credentials: Credentials) => signedCall(gw.url, credentials, BANK_LIST, gw.clock.now());
+
+  it('signs in; creates a key whose secret is shown once and signs a real call once active; an edited whitelist refuses it with 301', async (t) => {
     if (skip !== undefined) return t.skip(skip);
+    const { context, page } = await signedInPage(VIEWPORTS.desktop);
+    try {
+      assert.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'Test Merchant');
+      await open(page, '/console/keys');
+      await page.getByLabel('Label').fill('shop backend');
+      await page.getByRole('checkbox', { name: 'all', exact: true }).check();
+      await page.getByLabel('IP whitelist').fill('0.0.0.0');
+      await page.getByRole('button', { name: 'Create key' }).click();
+      await page.waitForLoadState('load');
+      const accessKey = await page.locator('#new-access-key').inputValue();
+      const secretKey = await page.locator('#new-secret-key').inputValue();
+      assert.match(accessKey, /^AK[0-9a-f]{32}$/);
+      assert.match(secretKey, /^[0-9a-f]{64}$/);
+      assert.match((await page.textContent('main')) ?? '', /cannot be shown again|can't be shown again|not be shown again/i, 'the once-only warning');
+      assert.match((await page.textContent('main')) ?? '', /takes effect in \d+ s/, 'the countdown');
+      await screenshot(page, 'console-key-created');
+      made.accessKey = accessKey;
+      const credentials = { accessKey, secretKey };
+
+      assert.equal((await call(credentials)).body.code, '301', 'not active yet');
+      gw.clock.advance(90_001);
+      const ok = await call(credentials);
+      assert.equal(ok.body.code, '200', ok.body.msgEn);
+
+      await open(page, '/console/keys');
+      assert.equal(await page.locator(`text=${secretKey}`).count(), 0, 'the list never shows the secret');
+      await open(page, `/console/keys/${accessKey}`);
+      await page.getByLabel('IP whitelist').fill('10.9.8.7');
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await page.waitForLoadState('load');
+      assert.match((await page.textContent('main')) ?? '', /takes effect in \d+ s/, 'the edit restarts the activation delay, and says so');
+      gw.clock.advance(90_001);
+      const refused = await call(credentials);
+      assert.equal(refused.body.code, '301', refused.body.msgEn);
+      assert.match(refused.body.msgEn, /whitelist/);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('sets the callback address and receives a signed test callback, with the response shown', async (t) => {
+    if (skip !== undefined) return t.skip(skip);
+    const { context, page } = await signedInPage(VIEWPORTS.desktop);
+    try {
+      await open(page, '/console/callbacks');
+      await page.getByLabel('Callback address (URL)').fill(`${receiver.url}/notify`);
+      await page.getByRole('button', { name: 'Save address' }).click();
+      await page.waitForLoadState('load');
+      assert.equal((await gw.admin('GET', `/admin/v1/merchants/${merchant.merchantId}`)).body.callbackUrl, `${receiver.url}/notify`);
+      const before = receiver.received.length;
+      await page.getByRole('button', { name: 'Send test callback' }).click();
+      await page.waitForLoadState('load');
+      const result = (await page.locator('#test-result').textContent()) ?? '';
+      assert.match(result, /200/, 'the receiver’s status is shown');
+      const [got] = (await receiver.waitFor(before + 1)).slice(before);
+      assert.ok(got !== undefined, 'the test callback arrived');
+      const secret = got.headers.access_key === merchant.credentials.accessKey ? merchant.credentials.secretKey : undefined;
+      if (secret !== undefined) {
+        const headers = { access_key: String(got.headers.access_key), timestamp: String(got.headers.timestamp), nonce: String(got.headers.nonce), sign: String(got.headers.sign) };
+        assert.ok(verifyCallback(secret, JSON.parse(got.body) as Record<string, unknown>, headers), 'its sign verifies');
+      }
+      await screenshot(page, 'console-callbacks');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('finds an order, re-triggers its callback and shows the new attempt', async (t) => {
+    if (skip !== undefined) return t.skip(skip);
+    const externalOrderId = `console-browser-${Date.now()}`;
+    const created = await signedCall(gw.url, merchant.credentials, {
+      path: PIX_COLLECT,
+      body: { amount: '150.00', channelType: 'PIX', externalOrderId, userInfoType: 'CPF', userInfoNo: '52998224725', userInfoName: 'Maria Silva', remark: '<img src=x onerror=alert(1)>' },
+    }, gw.clock.now());
+    assert.equal(created.body.code, '200', created.body.msgEn);
+    const orderId = created.body.data.currencyOrderVo.orderId as string;
+    made.orderId = orderId;
+    assert.equal((await gw.sandbox(orderId, 'paid')).status, 200);
+    const { context, page } = await signedInPage(VIEWPORTS.desktop);
+    try {
+      await open(page, '/console/orders');
+      await page.getByLabel('Order ID or external order ID').fill(externalOrderId);
+      await page.getByRole('button', { name: 'Search' }).click();
+      await page.waitForLoadState('load');
+      await page.getByRole('link', { name: orderId }).click();
+      await page.waitForLoadState('load');
+      assert.match(page.url(), new RegExp(`/console/orders/${orderId}$`));
+      const main = (await page.textContent('main')) ?? '';
+      assert.match(main, /<img src=x onerror=alert\(1\)>/, 'the remark shows as text');
+      const attempts = page.locator('#callbacks tbody tr');
+      await receiver.waitFor(2);
+      await page.reload();
+      const before = await attempts.count();
+      await page.getByRole('button', { name: 'Re-trigger callback now' }).click();
+      await page.waitForLoadState('load');
+      assert.match(page.url(), /done=retriggered/);
+      assert.ok((await attempts.count()) > before, 'a new attempt is listed');
+      assert.match((await page.locator('#callbacks').textContent()) ?? '', /manual/i, 'the manual attempt');
+      await screenshot(page, 'console-order');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('the signature tool gives the signing module’s string and sign', async (t) => {
+    if (skip !== undefined) return t.skip(skip);
+    const { context, page } = await signedInPage(VIEWPORTS.desktop);
+    try {
+      await open(page, '/console/signature');
+      await page.locator('#accessKey').selectOption(merchant.credentials.accessKey);
+      const body = '{"currencyType":"BRL","page":{"size":10},"note":""}';
+      await page.locator('#params').fill(body);
+      const timestamp = await page.getByLabel('timestamp').inputValue();
+      const nonce = await page.getByLabel('nonce').inputValue();
+      await page.getByRole('button', { name: 'Compute the signature' }).click();
+      await page.waitForLoadState('load');
+      const expectedString = stringToSign(JSON.parse(body) as Record<string, unknown>, { access_key: merchant.credentials.accessKey, timestamp, nonce });
+      assert.equal(await page.locator('#string-to-sign').textContent(), expectedString);
+      assert.equal(await page.locator('#computed-sign').textContent(), signString(merchant.credentials.secretKey, expectedString));
+      await screenshot(page, 'console-signature');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('downloads the CSV statement, whose sums are the closing minus the opening balances', async (t) => {
+    if (skip !== undefined) return t.skip(skip);
+    const adjust = await gw.admin('POST', `/admin/v1/merchants/${merchant.merchantId}/balance-adjustments`, { currency: 'BRL', amount: '25.50', reason: 'welcome credit' });
+    assert.equal(adjust.status, 200, JSON.stringify(adjust.body));
+    const { context, page } = await signedInPage(VIEWPORTS.desktop);
+    try {
+      await open(page, '/console/balances');
+      await page.getByLabel('Currency').selectOption('BRL');
+      await page.getByRole('button', { name: 'Show statement' }).click();
+      await page.waitForLoadState('load');
+      const totals: Record<string, { opening: string; closing: string }> = {};
+      for (const row of await page.locator('tr[data-account]').all()) {
+        const name = (await row.getAttribute('data-account')) ?? '';
+        totals[name] = {
+          opening: (await row.locator('[data-opening]').getAttribute('data-opening')) ?? '',
+          closing: (await row.locator('[data-closing]').getAttribute('data-closing')) ?? '',
+        };
+      }
+      await screenshot(page, 'console-balances');
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: /Download CSV/ }).click()]);
+      const csv = readFileSync(await download.path(), 'utf8');
+      const { header, sums, rows } = csvSums(csv);
+      assert.equal(header, 'time_utc,entry_id,journal_id,journal_kind,order_id,account,amount,currency,memo');
+      assert.ok(rows >= 2, 'the collection and the adjustment are there');
+      for (const [account, total] of Object.entries(totals)) {
+        assert.equal(sums[account] ?? 0n, cents(total.closing) - cents(total.opening), `${account}: CSV sum = closing − opening`);
+      }
+      const api = await signedCall(gw.url, merchant.credentials, { method: 'GET', path: '/api/v3/bra/query/balance' }, gw.clock.now());
+      assert.equal(api.body.code, '200', api.body.msgEn);
+      assert.equal(totals.available?.closing, api.body.data[0].accountBalance, 'closing available = the API’s balance');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('every page works on a phone and a desktop: nothing wider than the screen, no serious accessibility problem', async (t) => {
+    if (skip !== undefined) return t.skip(skip);
+    const paths = ['/console', '/console/keys', `/console/keys/${made.accessKey}`, '/console/callbacks', '/console/orders', `/console/orders/${made.orderId}`, '/console/balances', '/console/signature', '/console/requests', '/console/account'];
     for (const [name, viewport] of Object.entries(VIEWPORTS)) {
       const { context, page } = await signedInPage(viewport);
       try {
-        assert.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'Test Merchant');
-        await checkPage(page, `overview (${name})`);
-        await page.goto(new URL('/console/account', gw.url).toString());
-        await checkPage(page, `account (${name})`);
-        if (name === 'phone') await screenshot(page, 'console-account');
+        for (const path of paths) {
+          const response = await open(page, path);
+          assert.equal(response?.status(), 200, `${path} (${name})`);
+          await checkPage(page, `${path} (${name})`);
+        }
+        if (name === 'phone') {
+          await open(page, `/console/orders/${made.orderId}`);
+          await screenshot(page, 'console-order-phone');
+        }
       } finally {
         await context.close();
       }

@@ -49,7 +49,8 @@ const NONCE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9
 const SIGN = /^[A-Za-z0-9+/]{27}=$/;
 const ACCESS_KEY = /^[A-Za-z0-9]{1,64}$/;
 
-const HEADER_FORMATS = {
+/** The format of each authentication header (the signature tool checks what is pasted against them too). */
+export const HEADER_FORMATS = {
   access_key: ACCESS_KEY,
   timestamp: TIMESTAMP,
   nonce: NONCE,

@@ -328,6 +328,15 @@ async function voucherToken(store: Store, order: OrderRow, now: number): Promise
   return row.token;
 }
 
+/**
+ * The link to a successful Brazil order's voucher (endpoint 17 and the console): the token is
+ * recorded on first request and the same link is returned on every later one.
+ */
+export async function voucherLink(deps: { store: Store; publicBaseUrl: string; clock: Clock }, order: OrderRow): Promise<string> {
+  const token = await voucherToken(deps.store, order, deps.clock.now());
+  return `${deps.publicBaseUrl}/vouchers/${token}.pdf`;
+}
+
 const VoucherBody = Type.Object({ orderId: Type.String({ minLength: 1, maxLength: 64 }) });
 
 /** Endpoint 17: the link to the PDF voucher of a successful Brazil order of the caller. */
@@ -347,8 +356,7 @@ export function voucherRoute(deps: { store: Store; orders: OrderService; publicB
       const order = await deps.orders.find(body.orderId);
       if (order?.merchant_id !== caller.merchantId || !isBrazilOrder(order)) throw new ApiError({ kind: 'order_not_found' });
       if (!hasVoucher(order)) throw new ApiError({ kind: 'voucher_unavailable', orderStatus: statusText(order.kind, order.status) });
-      const token = await voucherToken(deps.store, order, deps.clock.now());
-      return `${deps.publicBaseUrl}/vouchers/${token}.pdf`;
+      return voucherLink(deps, order);
     },
   });
 }

@@ -155,3 +155,115 @@ export async function insertTest(db: Db, row: CallbackTestRow): Promise<void> {
 export function findTest(db: Db, id: string): Promise<CallbackTestRow | undefined> {
   return db.selectFrom('callback_tests').selectAll().where('id', '=', id).executeTakeFirst();
 }
+
+/** An attempt with what the merchant's log shows of its event. */
+export interface MerchantAttemptRow extends CallbackAttemptRow {
+  order_id: string;
+  order_kind: string;
+  trigger: CallbackEventRow['trigger'];
+  notify_id: string;
+}
+
+/** Filters of the merchant's callback log; times are Unix ms, `to` exclusive. */
+export interface MerchantLogFilter {
+  failedOnly?: boolean;
+  orderId?: string | undefined;
+  from?: number | undefined;
+  to?: number | undefined;
+  /** Keyset: only attempts older than this one (started_at, then id). */
+  before?: { startedAt: number; id: string } | undefined;
+}
+
+/** The merchant's callback attempts across orders, newest first. */
+export function attemptsOfMerchant(db: Db, merchantId: string, filter: MerchantLogFilter, limit: number): Promise<MerchantAttemptRow[]> {
+  const { orderId, from, to, before } = filter;
+  return db
+    .selectFrom('callback_attempts as a')
+    .innerJoin('callback_events as e', 'e.id', 'a.event_id')
+    .select([
+      'a.id',
+      'a.event_id',
+      'a.attempt_no',
+      'a.url',
+      'a.started_at',
+      'a.latency_ms',
+      'a.http_status',
+      'a.outcome',
+      'a.error',
+      'a.response_excerpt',
+      'e.order_id',
+      'e.order_kind',
+      'e.trigger',
+      'e.notify_id',
+    ])
+    .where('e.merchant_id', '=', merchantId)
+    .$if(filter.failedOnly === true, (qb) => qb.where('a.outcome', '!=', 'delivered'))
+    .$if(orderId !== undefined, (qb) => qb.where('e.order_id', '=', orderId ?? ''))
+    .$if(from !== undefined, (qb) => qb.where('a.started_at', '>=', from ?? 0))
+    .$if(to !== undefined, (qb) => qb.where('a.started_at', '<', to ?? 0))
+    .$if(before !== undefined, (qb) =>
+      qb.where((eb) =>
+        eb.or([
+          eb('a.started_at', '<', before?.startedAt ?? 0),
+          eb.and([eb('a.started_at', '=', before?.startedAt ?? 0), eb('a.id', '<', before?.id ?? '')]),
+        ]),
+      ),
+    )
+    .orderBy('a.started_at', 'desc')
+    .orderBy('a.id', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+/** The merchant's events that had nowhere to go (no notifyUrl, no unified address): how many, and the newest. */
+export async function noTargetEventsOfMerchant(
+  db: Db,
+  merchantId: string,
+  filter: Pick<MerchantLogFilter, 'orderId' | 'from' | 'to'>,
+  limit: number,
+): Promise<{ count: number; rows: CallbackEventRow[] }> {
+  const { orderId, from, to } = filter;
+  const base = db
+    .selectFrom('callback_events')
+    .where('merchant_id', '=', merchantId)
+    .where('state', '=', 'no_target')
+    .$if(orderId !== undefined, (qb) => qb.where('order_id', '=', orderId ?? ''))
+    .$if(from !== undefined, (qb) => qb.where('created_at', '>=', from ?? 0))
+    .$if(to !== undefined, (qb) => qb.where('created_at', '<', to ?? 0));
+  const counted = await base.select((eb) => eb.fn.countAll<number | string>().as('count')).executeTakeFirst();
+  const rows = await base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+  return { count: Number(counted?.count ?? 0), rows };
+}
+
+/**
+ * The orders (test callbacks included) with a failed event created in [from, to), newest first, one
+ * per order. An order whose failed event was followed by a delivered or still running one is left out.
+ */
+export async function ordersWithFailedEvents(db: Db, merchantId: string, range: { from: number; to: number }, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('callback_events as e')
+    .select('e.order_id')
+    .select((eb) => eb.fn.max('e.created_at').as('latest'))
+    .where('e.merchant_id', '=', merchantId)
+    .where('e.state', '=', 'failed')
+    .where('e.created_at', '>=', range.from)
+    .where('e.created_at', '<', range.to)
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('callback_events as later')
+            .select('later.id')
+            .whereRef('later.order_id', '=', 'e.order_id')
+            .whereRef('later.created_at', '>', 'e.created_at')
+            .where('later.state', 'in', ['delivered', 'pending', 'delivering']),
+        ),
+      ),
+    )
+    .groupBy('e.order_id')
+    .orderBy('latest', 'desc')
+    .orderBy('e.order_id')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.order_id);
+}

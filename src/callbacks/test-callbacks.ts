@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import { newId } from '../store/ids.js';
-import type { Store } from '../store/store.js';
+import type { Store, Tx } from '../store/store.js';
 import * as q from './queries.js';
 import { OperatorError } from '../admin/failures.js';
 import type { CallbackOutbox } from './service.js';
@@ -46,28 +46,34 @@ export class TestCallbacks implements CallbackOrderSource {
    * `accessKey` (one of the merchant's keys that is not deleted), else its newest active key.
    */
   send(merchantId: string, input: { url?: string | null | undefined; accessKey?: string | undefined }) {
-    return this.store.transact(async (tx) => {
-      const chosen = input.accessKey;
-      const key = await tx
-        .selectFrom('api_keys')
-        .select('access_key')
-        .where('merchant_id', '=', merchantId)
-        .$if(chosen === undefined, (qb) => qb.where('status', '=', 'active'))
-        .$if(chosen !== undefined, (qb) => qb.where('access_key', '=', chosen ?? '').where('status', '!=', 'deleted'))
-        .orderBy('created_at', 'desc')
-        .limit(1)
-        .executeTakeFirst();
-      if (key === undefined && chosen !== undefined) throw new OperatorError({ kind: 'api_key_not_found', accessKey: chosen });
-      if (key === undefined) throw new OperatorError({ kind: 'no_signing_key', merchantId });
-      const row: q.CallbackTestRow = {
-        id: newId('cbt'),
-        merchant_id: merchantId,
-        access_key: key.access_key,
-        notify_url: input.url ?? null,
-        created_at: this.clock.now(),
-      };
-      await q.insertTest(tx, row);
-      return this.outbox.enqueue(tx, testCallback(row));
-    });
+    return this.store.transact((tx) => this.create(tx, merchantId, input));
+  }
+
+  /**
+   * Writes a test callback and enqueues its event in the caller's transaction (the one code path
+   * of `send` and of the console's send-now, which passes it to the dispatcher's createAndDeliver).
+   */
+  async create(tx: Tx, merchantId: string, input: { url?: string | null | undefined; accessKey?: string | undefined }): Promise<q.CallbackEventRow> {
+    const chosen = input.accessKey;
+    const key = await tx
+      .selectFrom('api_keys')
+      .select('access_key')
+      .where('merchant_id', '=', merchantId)
+      .$if(chosen === undefined, (qb) => qb.where('status', '=', 'active'))
+      .$if(chosen !== undefined, (qb) => qb.where('access_key', '=', chosen ?? '').where('status', '!=', 'deleted'))
+      .orderBy('created_at', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    if (key === undefined && chosen !== undefined) throw new OperatorError({ kind: 'api_key_not_found', accessKey: chosen });
+    if (key === undefined) throw new OperatorError({ kind: 'no_signing_key', merchantId });
+    const row: q.CallbackTestRow = {
+      id: newId('cbt'),
+      merchant_id: merchantId,
+      access_key: key.access_key,
+      notify_url: input.url ?? null,
+      created_at: this.clock.now(),
+    };
+    await q.insertTest(tx, row);
+    return this.outbox.enqueue(tx, testCallback(row));
   }
 }

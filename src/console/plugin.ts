@@ -12,7 +12,13 @@ import type { OrderService } from '../orders/service.js';
 import type { Store } from '../store/store.js';
 import type { ConsoleAccounts } from './accounts.js';
 import { registerAccountPages, registerSignInPages } from './account-pages.js';
+import { registerBalancePages } from './balance-pages.js';
+import { registerCallbackPages } from './callback-pages.js';
+import { registerKeyPages } from './keys-pages.js';
+import { registerOrderPages } from './order-pages.js';
 import type { RequestLog } from './request-log.js';
+import { registerRequestPages } from './request-pages.js';
+import { registerSignaturePages } from './signature-pages.js';
 import { ConsoleRouter, useFormParser } from './router.js';
 
 /** What the console's pages read and change. */
@@ -36,5 +42,11 @@ export async function registerConsole(parent: FastifyInstance, deps: ConsoleServ
     const pageDeps = { accounts: deps.accounts, now: () => deps.clock.now() };
     registerSignInPages(scope, router, pageDeps);
     registerAccountPages(router, pageDeps);
+    registerKeyPages(router, deps);
+    registerCallbackPages(router, deps);
+    registerOrderPages(router, deps);
+    registerBalancePages(router, deps);
+    registerSignaturePages(router, deps);
+    registerRequestPages(router, deps);
   });
 }

@@ -19,8 +19,8 @@ export interface RequestLogFilter {
   accessKey?: string | undefined;
   /** Only failures (any code but 200). */
   failedOnly?: boolean | undefined;
-  /** Newest first, before this time (paging). */
-  before?: number | undefined;
+  /** Newest first, after this entry (paging: its time and request id). */
+  before?: { at: number; requestId: string } | undefined;
   limit: number;
 }
 
@@ -57,7 +57,10 @@ export class RequestLog {
       .where('merchant_id', '=', merchantId)
       .$if(filter.accessKey !== undefined, (q) => q.where('access_key', '=', filter.accessKey ?? ''))
       .$if(filter.failedOnly === true, (q) => q.where('code', '!=', '200'))
-      .$if(filter.before !== undefined, (q) => q.where('created_at', '<', filter.before ?? 0))
+      .$if(filter.before !== undefined, (q) => {
+        const { at, requestId } = filter.before ?? { at: 0, requestId: '' };
+        return q.where((eb) => eb.or([eb('created_at', '<', at), eb.and([eb('created_at', '=', at), eb('request_id', '<', requestId)])]));
+      })
       .orderBy('created_at', 'desc')
       .orderBy('request_id', 'desc')
       .limit(filter.limit)

@@ -36,12 +36,12 @@ export function findApiKey(db: Db, merchantId: string, accessKey: string): Promi
     .executeTakeFirst();
 }
 
-export function listApiKeys(db: Db, merchantId: string): Promise<ApiKeyRow[]> {
+export function listApiKeys(db: Db, merchantId: string, includeDeleted = false): Promise<ApiKeyRow[]> {
   return db
     .selectFrom('api_keys')
     .selectAll()
     .where('merchant_id', '=', merchantId)
-    .where('status', '!=', 'deleted')
+    .$if(!includeDeleted, (q) => q.where('status', '!=', 'deleted'))
     .orderBy('created_at')
     .orderBy('access_key')
     .execute();

@@ -222,9 +222,10 @@ export class MerchantService {
     return { accessKey, secretKey, activeAt };
   }
 
-  async listApiKeys(merchantId: string): Promise<ApiKeyView[]> {
+  /** The merchant's keys, oldest first; deleted keys too when asked (the console lists them as deleted). */
+  async listApiKeys(merchantId: string, options: { includeDeleted?: boolean } = {}): Promise<ApiKeyView[]> {
     await this.getMerchant(merchantId);
-    return (await q.listApiKeys(this.store.read, merchantId)).map(toKeyView);
+    return (await q.listApiKeys(this.store.read, merchantId, options.includeDeleted === true)).map(toKeyView);
   }
 
   /** Edits a key's settings; like creation, an edit takes effect after the activation delay. */

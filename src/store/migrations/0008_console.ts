@@ -46,6 +46,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   await db.schema.createIndex('console_sign_in_failures_subject').on('console_sign_in_failures').columns(['subject', 'at']).execute();
 
+  // The console's callback log and bulk re-trigger read a merchant's callbacks by time.
+  await db.schema.createIndex('callback_events_merchant_time').on('callback_events').columns(['merchant_id', 'created_at']).execute();
+
   // Recent merchant API requests made with debug-mode keys, for the console's request log.
   await db.schema
     .createTable('request_log')
@@ -66,6 +69,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropTable('request_log').execute();
+  await db.schema.dropIndex('callback_events_merchant_time').execute();
   await db.schema.dropTable('console_sign_in_failures').execute();
   await db.schema.dropTable('console_sessions').execute();
   await db.schema.dropTable('console_users').execute();

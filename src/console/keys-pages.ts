@@ -1,0 +1,377 @@
+/**
+ * The Developer Center's API keys: the list, creating a key (its secret shown once), viewing and
+ * editing one (an edit restarts the activation delay), disabling, enabling and deleting it. Every
+ * lookup goes through the signed-in user's merchant, so another merchant's key is simply not found.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { OperatorError } from '../admin/failures.js';
+import { PERMISSION_GRANTS } from '../auth/permissions.js';
+import { ApiError, describeFailure } from '../http/failures.js';
+import { html, type Html } from '../http/html.js';
+import type { Language } from '../http/language.js';
+import type { ApiKeyView, KeySettings } from '../merchants/service.js';
+import { badge, copyButton, errorSummary, notice, textField, type FieldError } from './forms.js';
+import { consoleTexts, dateTime, translate, type Translator } from './i18n.js';
+import type { ConsoleServices } from './plugin.js';
+import { formOf, queryParam, seeOther, type ConsoleContext, type ConsoleRouter } from './router.js';
+
+/** The admin API's limit on a key's label. */
+export const LABEL_MAX = 100;
+
+const TEXTS = consoleTexts('keys', {
+  title: ['API keys', 'Chaves de API', 'Claves de API'],
+  lead: [
+    'Your integration signs each request with an access key and its secret key. A new or edited key takes effect after a short activation delay.',
+    'A sua integração assina cada requisição com uma access key e a sua secret key. Uma chave nova ou editada passa a valer após um curto atraso de ativação.',
+    'Tu integración firma cada solicitud con una access key y su secret key. Una clave nueva o editada entra en vigor tras un breve retraso de activación.',
+  ],
+  yourKeys: ['Your keys', 'Suas chaves', 'Tus claves'],
+  noKeys: ['You have no API key yet. Create one below.', 'Você ainda não tem chave de API. Crie uma abaixo.', 'Aún no tienes claves de API. Crea una abajo.'],
+  accessKey: ['Access key', 'Access key', 'Access key'],
+  secretKey: ['Secret key', 'Secret key', 'Secret key'],
+  label: ['Label', 'Rótulo', 'Etiqueta'],
+  labelHint: ['Only for you, to tell your keys apart (at most {max} characters).', 'Só para você distinguir as suas chaves (no máximo {max} caracteres).', 'Solo para ti, para distinguir tus claves (como máximo {max} caracteres).'],
+  permissions: ['Permissions', 'Permissões', 'Permisos'],
+  permissionsHint: ['Choose at least one; "all" grants every permission.', 'Escolha pelo menos uma; "all" concede todas as permissões.', 'Elige al menos uno; "all" concede todos los permisos.'],
+  ipWhitelist: ['IP whitelist', 'Lista de IPs permitidos', 'Lista blanca de IP'],
+  ipWhitelistHint: [
+    'Addresses or CIDR ranges your servers call from, separated by commas. 0.0.0.0 means any address.',
+    'Endereços ou faixas CIDR de onde os seus servidores chamam, separados por vírgulas. 0.0.0.0 significa qualquer endereço.',
+    'Direcciones o rangos CIDR desde los que llaman tus servidores, separados por comas. 0.0.0.0 significa cualquier dirección.',
+  ],
+  debug: ['Debug mode', 'Modo de depuração', 'Modo de depuración'],
+  debugHint: [
+    'Errors carry a detailed message and the address of their entry in the request log. Turn it off in production.',
+    'Os erros trazem uma mensagem detalhada e o endereço do registro no log de requisições. Desative em produção.',
+    'Los errores llevan un mensaje detallado y la dirección de su entrada en el registro de solicitudes. Desactívalo en producción.',
+  ],
+  on: ['on', 'ativado', 'activado'],
+  off: ['off', 'desativado', 'desactivado'],
+  status: ['Status', 'Situação', 'Estado'],
+  created: ['Created', 'Criada', 'Creada'],
+  updated: ['Last changed', 'Última alteração', 'Último cambio'],
+  activeAt: ['Takes effect', 'Passa a valer', 'Entra en vigor'],
+  actions: ['Actions', 'Ações', 'Acciones'],
+  view: ['View or edit', 'Ver ou editar', 'Ver o editar'],
+  active: ['active', 'ativa', 'activa'],
+  disabled: ['disabled', 'desativada', 'desactivada'],
+  deleted: ['deleted', 'excluída', 'eliminada'],
+  takesEffectIn: ['takes effect in {s} s', 'passa a valer em {s} s', 'entra en vigor en {s} s'],
+  copy: ['Copy', 'Copiar', 'Copiar'],
+  copied: ['Copied', 'Copiado', 'Copiado'],
+  createTitle: ['Create a key', 'Criar uma chave', 'Crear una clave'],
+  create: ['Create key', 'Criar chave', 'Crear clave'],
+  problem: ['There is a problem', 'Há um problema', 'Hay un problema'],
+  labelTooLong: ['Label: at most {max} characters.', 'Rótulo: no máximo {max} caracteres.', 'Etiqueta: como máximo {max} caracteres.'],
+  createdTitle: ['Your new API key', 'Sua nova chave de API', 'Tu nueva clave de API'],
+  secretWarning: [
+    'Copy the secret key now and keep it somewhere safe: it is shown only this once and cannot be shown again. If you lose it, delete this key and create a new one.',
+    'Copie a secret key agora e guarde-a em local seguro: ela é mostrada só desta vez e não pode ser exibida de novo. Se a perder, exclua esta chave e crie outra.',
+    'Copia la secret key ahora y guárdala en un lugar seguro: se muestra solo esta vez y no se puede volver a mostrar. Si la pierdes, elimina esta clave y crea otra.',
+  ],
+  effectLine: ['The key takes effect {time}:', 'A chave passa a valer em {time}:', 'La clave entra en vigor el {time}:'],
+  backToKeys: ['Back to your keys', 'Voltar às suas chaves', 'Volver a tus claves'],
+  keyTitle: ['API key {label}', 'Chave de API {label}', 'Clave de API {label}'],
+  edit: ['Edit', 'Editar', 'Editar'],
+  editRestarts: [
+    'Saving restarts the activation delay: until it ends, requests signed with this key are refused (code 301).',
+    'Salvar reinicia o atraso de ativação: até ele terminar, as requisições assinadas com esta chave são recusadas (código 301).',
+    'Guardar reinicia el retraso de activación: hasta que termine, las solicitudes firmadas con esta clave se rechazan (código 301).',
+  ],
+  save: ['Save', 'Salvar', 'Guardar'],
+  saved: [
+    'Saved. The activation delay restarted: the changes take effect in {s} s.',
+    'Salvo. O atraso de ativação recomeçou: as alterações passam a valer em {s} s.',
+    'Guardado. El retraso de activación se reinició: los cambios entran en vigor en {s} s.',
+  ],
+  savedActive: ['Saved. The changes are in effect.', 'Salvo. As alterações já valem.', 'Guardado. Los cambios ya están en vigor.'],
+  enabledNotice: ['The key is enabled again.', 'A chave foi reativada.', 'La clave se activó de nuevo.'],
+  disabledNotice: ['The key is disabled: requests signed with it are refused.', 'A chave foi desativada: as requisições assinadas com ela são recusadas.', 'La clave se desactivó: las solicitudes firmadas con ella se rechazan.'],
+  deletedNotice: ['The key {key} was deleted. It will never work again.', 'A chave {key} foi excluída. Ela nunca mais funcionará.', 'La clave {key} se eliminó. No volverá a funcionar.'],
+  stateTitle: ['Disable or enable', 'Desativar ou ativar', 'Desactivar o activar'],
+  disableText: ['Disabling takes effect at once; enabling again waits the activation delay.', 'Desativar vale na hora; reativar aguarda o atraso de ativação.', 'Desactivar surte efecto al instante; activar de nuevo espera el retraso de activación.'],
+  disable: ['Disable key', 'Desativar chave', 'Desactivar clave'],
+  enable: ['Enable key', 'Ativar chave', 'Activar clave'],
+  deleteTitle: ['Delete', 'Excluir', 'Eliminar'],
+  deleteText: [
+    'Deleting is final: requests signed with this key are refused from now on, and it cannot be restored.',
+    'A exclusão é definitiva: as requisições assinadas com esta chave passam a ser recusadas e ela não pode ser restaurada.',
+    'Eliminar es definitivo: las solicitudes firmadas con esta clave se rechazan desde ahora y no se puede restaurar.',
+  ],
+  deleteConfirm: ['Delete this API key for good?', 'Excluir esta chave de API definitivamente?', '¿Eliminar esta clave de API para siempre?'],
+  delete: ['Delete key', 'Excluir chave', 'Eliminar clave'],
+  deletedText: ['This key was deleted and cannot change any more.', 'Esta chave foi excluída e não pode mais ser alterada.', 'Esta clave se eliminó y ya no puede cambiar.'],
+  noLabel: ['(no label)', '(sem rótulo)', '(sin etiqueta)'],
+});
+
+type T = Translator<keyof typeof TEXTS>;
+
+/** Whole seconds until a moment (at least 1 while it is in the future). */
+export function secondsUntil(at: number, now: number): number {
+  return Math.max(1, Math.ceil((at - now) / 1000));
+}
+
+/** A badge that counts down to `activeAt` (updated by the layout's script; correct without it). */
+export function activationCountdown(lang: Language, activeAt: number, now: number): Html {
+  const t = translate(TEXTS, lang);
+  return html`<span class="badge wait" data-until="${activeAt}" data-template="${t('takesEffectIn', { s: '{s}' })}" data-over="${t('active')}" data-over-class="badge ok">${t('takesEffectIn', { s: secondsUntil(activeAt, now) })}</span>`;
+}
+
+/** The status of a key as a badge: a countdown while its activation delay runs. */
+export function keyStatus(lang: Language, key: Pick<ApiKeyView, 'status' | 'activeAt'>, now: number): Html {
+  const t = translate(TEXTS, lang);
+  if (key.status === 'deleted') return badge(t('deleted'));
+  if (key.status === 'disabled') return badge(t('disabled'), 'bad');
+  return key.activeAt > now ? activationCountdown(lang, key.activeAt, now) : badge(t('active'), 'ok');
+}
+
+interface KeyFormValues {
+  label: string;
+  permissions: string[];
+  ipWhitelist: string;
+  debug: boolean;
+}
+
+const EMPTY_FORM: KeyFormValues = { label: '', permissions: [], ipWhitelist: '', debug: false };
+
+function valuesOf(key: ApiKeyView): KeyFormValues {
+  return { label: key.label, permissions: key.permissions, ipWhitelist: key.ipWhitelist.join(', '), debug: key.debug };
+}
+
+function readForm(request: FastifyRequest): KeyFormValues {
+  const form = formOf(request);
+  return {
+    label: (form.get('label') ?? '').trim(),
+    permissions: form.getAll('permissions'),
+    ipWhitelist: form.get('ipWhitelist') ?? '',
+    debug: form.get('debug') === '1',
+  };
+}
+
+/** The settings the service checks (the admin API's rules); the label's limit is checked here, like the admin API's schema. */
+function settingsOf(values: KeyFormValues, lang: Language): { settings: KeySettings & { permissions: string[]; ipWhitelist: string } } | { error: FieldError } {
+  if (values.label.length > LABEL_MAX) {
+    return { error: { field: 'label', message: describeFailure({ kind: 'invalid_field', field: 'label', rule: { rule: 'maxLength', max: LABEL_MAX } }, lang).text } };
+  }
+  return { settings: { label: values.label, permissions: values.permissions, ipWhitelist: values.ipWhitelist, debug: values.debug } };
+}
+
+/** A field error from the service's refusal of a field; anything else is not the form's business. */
+function fieldErrorOf(error: unknown, lang: Language): FieldError {
+  if (error instanceof ApiError && error.failure.kind === 'invalid_field') {
+    return { field: error.failure.field, message: describeFailure(error.failure, lang).text };
+  }
+  throw error;
+}
+
+function keyFields(t: T, values: KeyFormValues, errors: readonly FieldError[]): Html {
+  const permissionError = errors.find((e) => e.field === 'permissions');
+  return html`${textField({ name: 'label', label: t('label'), value: values.label, hint: t('labelHint', { max: LABEL_MAX }), maxlength: LABEL_MAX, errors })}
+<fieldset id="permissions" aria-describedby="permissions-hint${permissionError !== undefined ? ' permissions-error' : ''}"><legend>${t('permissions')}</legend>
+<p class="muted" id="permissions-hint">${t('permissionsHint')}</p>${permissionError !== undefined ? html`<p class="error" id="permissions-error">${permissionError.message}</p>` : ''}
+<div class="checks">${PERMISSION_GRANTS.map(
+    (p) => html`<label class="check"><input type="checkbox" name="permissions" value="${p}"${values.permissions.includes(p) ? html` checked` : ''}${
+      permissionError !== undefined ? html` aria-invalid="true"` : ''
+    }> <span class="mono">${p}</span></label>`,
+  )}</div></fieldset>
+${textField({ name: 'ipWhitelist', label: t('ipWhitelist'), value: values.ipWhitelist, hint: t('ipWhitelistHint'), errors })}
+<label class="check"><input type="checkbox" id="debug" name="debug" value="1" aria-describedby="debug-hint"${values.debug ? html` checked` : ''}> ${t('debug')}</label>
+<p class="muted" id="debug-hint">${t('debugHint')}</p>`;
+}
+
+function createForm(ctx: ConsoleContext, t: T, values: KeyFormValues, errors: readonly FieldError[]): Html {
+  return html`<div class="panel" id="create"><h2>${t('createTitle')}</h2>${errorSummary(t('problem'), errors)}
+<form method="post" action="/console/keys" novalidate>${ctx.csrf}${keyFields(t, values, errors)}<button type="submit">${t('create')}</button></form></div>`;
+}
+
+function keyPath(accessKey: string): string {
+  return `/console/keys/${encodeURIComponent(accessKey)}`;
+}
+
+async function listPage(ctx: ConsoleContext, reply: FastifyReply, deps: ConsoleServices, input: { status?: number; values?: KeyFormValues; errors?: FieldError[]; info?: string }): Promise<FastifyReply> {
+  const t = translate(TEXTS, ctx.lang);
+  const keys = await allApiKeys(deps, ctx.merchantId);
+  const now = deps.clock.now();
+  const rows = keys.map((k, i) => {
+    const copyId = `key-${i}`;
+    const live = k.status !== 'deleted';
+    return html`<tr><td><code id="${copyId}">${k.accessKey}</code>${live ? copyButton(copyId, t('copy'), t('copied')) : ''}</td>
+<td>${k.label === '' ? html`<span class="muted">${t('noLabel')}</span>` : k.label}</td>
+<td class="mono">${k.permissions.join(', ')}</td><td class="mono">${k.ipWhitelist.join(', ')}</td>
+<td>${k.debug ? badge(t('on'), 'wait') : t('off')}</td><td>${keyStatus(ctx.lang, k, now)}</td>
+<td>${live ? html`<a href="${keyPath(k.accessKey)}">${t('view')}</a>` : '—'}</td></tr>`;
+  });
+  return ctx.page(reply, {
+    status: input.status ?? 200,
+    title: t('title'),
+    section: 'keys',
+    body: html`<h1>${t('title')}</h1>${notice(input.info)}<p>${t('lead')}</p>
+<div class="panel"><h2>${t('yourKeys')}</h2>${
+      keys.length === 0
+        ? html`<p>${t('noKeys')}</p>`
+        : html`<div class="table" tabindex="0"><table><thead><tr><th scope="col">${t('accessKey')}</th><th scope="col">${t('label')}</th><th scope="col">${t('permissions')}</th><th scope="col">${t('ipWhitelist')}</th><th scope="col">${t('debug')}</th><th scope="col">${t('status')}</th><th scope="col">${t('actions')}</th></tr></thead><tbody>${rows}</tbody></table></div>`
+    }</div>
+${createForm(ctx, t, input.values ?? { ...EMPTY_FORM }, input.errors ?? [])}`,
+  });
+}
+
+/**
+ * Every key of the merchant, deleted ones too (the service's list leaves them out; they stay on
+ * record and are shown as deleted). Read without the sealed secret.
+ */
+/** Every key of the merchant, deleted ones included (listed as deleted, without actions). */
+export function allApiKeys(deps: Pick<ConsoleServices, 'merchants'>, merchantId: string): Promise<ApiKeyView[]> {
+  return deps.merchants.listApiKeys(merchantId, { includeDeleted: true });
+}
+
+async function findKey(deps: ConsoleServices, merchantId: string, accessKey: string): Promise<ApiKeyView | undefined> {
+  return (await allApiKeys(deps, merchantId)).find((k) => k.accessKey === accessKey);
+}
+
+const NOTICES = ['saved', 'enabled', 'disabled'] as const;
+
+function keyPage(
+  ctx: ConsoleContext,
+  reply: FastifyReply,
+  deps: ConsoleServices,
+  key: ApiKeyView,
+  input: { status?: number; values?: KeyFormValues; errors?: FieldError[]; done?: string },
+): FastifyReply {
+  const t = translate(TEXTS, ctx.lang);
+  const now = deps.clock.now();
+  const errors = input.errors ?? [];
+  const done = (NOTICES as readonly string[]).includes(input.done ?? '') ? input.done : undefined;
+  const info =
+    done === 'saved'
+      ? key.activeAt > now
+        ? t('saved', { s: secondsUntil(key.activeAt, now) })
+        : t('savedActive')
+      : done === 'enabled'
+        ? t('enabledNotice')
+        : done === 'disabled'
+          ? t('disabledNotice')
+          : undefined;
+  const path = keyPath(key.accessKey);
+  const title = t('keyTitle', { label: key.label === '' ? key.accessKey : key.label });
+  const details = html`<div class="panel"><dl>
+<dt>${t('accessKey')}</dt><dd><code id="access-key">${key.accessKey}</code> ${copyButton('access-key', t('copy'), t('copied'))}</dd>
+<dt>${t('label')}</dt><dd>${key.label === '' ? t('noLabel') : key.label}</dd>
+<dt>${t('permissions')}</dt><dd class="mono">${key.permissions.join(', ')}</dd>
+<dt>${t('ipWhitelist')}</dt><dd class="mono">${key.ipWhitelist.join(', ')}</dd>
+<dt>${t('debug')}</dt><dd>${key.debug ? t('on') : t('off')}</dd>
+<dt>${t('status')}</dt><dd>${keyStatus(ctx.lang, key, now)}</dd>
+<dt>${t('activeAt')}</dt><dd>${dateTime(ctx.lang, key.activeAt)}</dd>
+<dt>${t('created')}</dt><dd>${dateTime(ctx.lang, key.createdAt)}</dd>
+<dt>${t('updated')}</dt><dd>${dateTime(ctx.lang, key.updatedAt)}</dd></dl></div>`;
+  const forms =
+    key.status === 'deleted'
+      ? html`<p class="warning">${t('deletedText')}</p>`
+      : html`<div class="panel" id="edit"><h2>${t('edit')}</h2>${errorSummary(t('problem'), errors)}<p class="warning">${t('editRestarts')}</p>
+<form method="post" action="${path}" novalidate>${ctx.csrf}${keyFields(t, input.values ?? valuesOf(key), errors)}<button type="submit">${t('save')}</button></form></div>
+<div class="panel"><h2>${t('stateTitle')}</h2><p>${t('disableText')}</p><form method="post" action="${path}/enabled">${ctx.csrf}${
+          key.status === 'disabled'
+            ? html`<input type="hidden" name="enabled" value="1"><button type="submit">${t('enable')}</button>`
+            : html`<input type="hidden" name="enabled" value="0"><button type="submit" class="secondary">${t('disable')}</button>`
+        }</form></div>
+<div class="panel"><h2>${t('deleteTitle')}</h2><p>${t('deleteText')}</p><form method="post" action="${path}/delete" data-confirm="${t('deleteConfirm')}">${ctx.csrf}<button type="submit" class="danger">${t('delete')}</button></form></div>`;
+  return ctx.page(reply, {
+    status: input.status ?? 200,
+    title,
+    section: 'keys',
+    body: html`<p><a href="/console/keys">${t('backToKeys')}</a></p><h1>${title}</h1>${notice(info)}${details}${forms}`,
+  });
+}
+
+/** A key the service says is not the merchant's → 404; deleted → the key page saying it cannot change (409). */
+async function whenChangeRefused(ctx: ConsoleContext, reply: FastifyReply, deps: ConsoleServices, accessKey: string, error: unknown): Promise<FastifyReply> {
+  if (error instanceof OperatorError && error.failure.kind === 'api_key_not_found') return ctx.notFound(reply);
+  if (error instanceof OperatorError && error.failure.kind === 'api_key_deleted') {
+    const key = await findKey(deps, ctx.merchantId, accessKey);
+    return key === undefined ? ctx.notFound(reply) : keyPage(ctx, reply, deps, key, { status: 409 });
+  }
+  throw error;
+}
+
+/** The console's pages for API keys (Developer Center). */
+export function registerKeyPages(router: ConsoleRouter, deps: ConsoleServices): void {
+  router.get('/console/keys', async (ctx, request, reply) => {
+    const t = translate(TEXTS, ctx.lang);
+    const deleted = queryParam(request, 'deleted');
+    return listPage(ctx, reply, deps, { info: /^[A-Za-z0-9]{1,64}$/.test(deleted) ? t('deletedNotice', { key: deleted }) : undefined });
+  });
+
+  router.post('/console/keys', async (ctx, request, reply) => {
+    const t = translate(TEXTS, ctx.lang);
+    const values = readForm(request);
+    const parsed = settingsOf(values, ctx.lang);
+    if ('error' in parsed) return listPage(ctx, reply, deps, { status: 400, values, errors: [parsed.error] });
+    let created;
+    try {
+      created = await deps.merchants.createApiKey(ctx.merchantId, parsed.settings);
+    } catch (error) {
+      return listPage(ctx, reply, deps, { status: 400, values, errors: [fieldErrorOf(error, ctx.lang)] });
+    }
+    const now = deps.clock.now();
+    void reply.header('cache-control', 'no-store');
+    return ctx.page(reply, {
+      title: t('createdTitle'),
+      section: 'keys',
+      body: html`<h1>${t('createdTitle')}</h1><div class="panel">
+<p class="warning" role="alert">${t('secretWarning')}</p>
+<label for="new-access-key">${t('accessKey')}</label><input type="text" readonly class="secret" id="new-access-key" value="${created.accessKey}"> ${copyButton('new-access-key', t('copy'), t('copied'))}
+<label for="new-secret-key">${t('secretKey')}</label><input type="text" readonly class="secret" id="new-secret-key" value="${created.secretKey}" autocomplete="off"> ${copyButton('new-secret-key', t('copy'), t('copied'))}
+<p>${t('effectLine', { time: dateTime(ctx.lang, created.activeAt) })} ${created.activeAt > now ? activationCountdown(ctx.lang, created.activeAt, now) : badge(t('active'), 'ok')}</p>
+<p><a class="button secondary" href="${keyPath(created.accessKey)}">${t('view')}</a> <a href="/console/keys">${t('backToKeys')}</a></p></div>`,
+    });
+  });
+
+  router.get('/console/keys/:accessKey', async (ctx, request, reply) => {
+    const { accessKey = '' } = request.params as { accessKey?: string };
+    const key = await findKey(deps, ctx.merchantId, accessKey);
+    if (key === undefined) return ctx.notFound(reply);
+    return keyPage(ctx, reply, deps, key, { done: queryParam(request, 'done') });
+  });
+
+  router.post('/console/keys/:accessKey', async (ctx, request, reply) => {
+    const { accessKey = '' } = request.params as { accessKey?: string };
+    const key = await findKey(deps, ctx.merchantId, accessKey);
+    if (key === undefined) return ctx.notFound(reply);
+    const values = readForm(request);
+    const parsed = settingsOf(values, ctx.lang);
+    if ('error' in parsed) return keyPage(ctx, reply, deps, key, { status: 400, values, errors: [parsed.error] });
+    try {
+      await deps.merchants.editApiKey(ctx.merchantId, accessKey, parsed.settings);
+    } catch (error) {
+      if (error instanceof OperatorError) return whenChangeRefused(ctx, reply, deps, accessKey, error);
+      return keyPage(ctx, reply, deps, key, { status: 400, values, errors: [fieldErrorOf(error, ctx.lang)] });
+    }
+    return seeOther(reply, `${keyPath(accessKey)}?done=saved`);
+  });
+
+  router.post('/console/keys/:accessKey/delete', async (ctx, request, reply) => {
+    const { accessKey = '' } = request.params as { accessKey?: string };
+    try {
+      await deps.merchants.deleteApiKey(ctx.merchantId, accessKey);
+    } catch (error) {
+      return whenChangeRefused(ctx, reply, deps, accessKey, error);
+    }
+    return seeOther(reply, `/console/keys?deleted=${encodeURIComponent(accessKey)}`);
+  });
+
+  router.post('/console/keys/:accessKey/enabled', async (ctx, request, reply) => {
+    const { accessKey = '' } = request.params as { accessKey?: string };
+    const value = formOf(request).get('enabled');
+    const key = await findKey(deps, ctx.merchantId, accessKey);
+    if (key === undefined) return ctx.notFound(reply);
+    if (value !== '1' && value !== '0') {
+      const message = describeFailure({ kind: 'invalid_field', field: 'enabled', rule: { rule: 'oneOf', allowed: ['1', '0'] } }, ctx.lang).text;
+      return keyPage(ctx, reply, deps, key, { status: 400, errors: [{ field: 'enabled', message }] });
+    }
+    try {
+      await deps.merchants.setApiKeyEnabled(ctx.merchantId, accessKey, value === '1');
+    } catch (error) {
+      return whenChangeRefused(ctx, reply, deps, accessKey, error);
+    }
+    return seeOther(reply, `${keyPath(accessKey)}?done=${value === '1' ? 'enabled' : 'disabled'}`);
+  });
+}

@@ -1,0 +1,248 @@
+/**
+ * The signature tool: the merchant pastes a request's body (or query string), picks a key whose
+ * whitelist is 0.0.0.0, and sees the exact string to sign, the resulting `sign` and the headers to
+ * send, all computed by the one signing module the server itself uses. Nothing is stored.
+ */
+import { HEADER_FORMATS } from '../auth/plugin.js';
+import { randomUUID } from 'node:crypto';
+import { signString, signsEqual, stringToSign } from '@cashgate/sdk';
+import type { FastifyReply } from 'fastify';
+import { describeFailure } from '../http/failures.js';
+import { html, type Html } from '../http/html.js';
+import type { ApiKeyView } from '../merchants/service.js';
+import { badge, copyButton, errorSummary, textField, type FieldError } from './forms.js';
+import { consoleTexts, translate, type Translator } from './i18n.js';
+import type { ConsoleServices } from './plugin.js';
+import { formOf, type ConsoleContext, type ConsoleRouter } from './router.js';
+
+const TEXTS = consoleTexts('signature', {
+  title: ['Signature tool', 'Ferramenta de assinatura', 'Herramienta de firma'],
+  lead: [
+    'Paste the body (or query string) of a request and see the exact string to sign, the sign it gives and the headers to send. Compare them with what your code builds.',
+    'Cole o corpo (ou a query string) de uma requisição e veja a string exata a assinar, o sign resultante e os cabeçalhos a enviar. Compare com o que o seu código monta.',
+    'Pega el cuerpo (o la query string) de una solicitud y mira la cadena exacta a firmar, el sign que produce y los encabezados a enviar. Compáralos con lo que construye tu código.',
+  ],
+  keyRule: [
+    'The tool needs a valid (active) access key whose IP whitelist is exactly 0.0.0.0. Use a key made for debugging only, and delete it once you are done.',
+    'A ferramenta precisa de uma access key válida (ativa) cuja lista de IPs seja exatamente 0.0.0.0. Use uma chave só para depuração e exclua-a quando terminar.',
+    'La herramienta necesita una access key válida (activa) cuya lista blanca de IP sea exactamente 0.0.0.0. Usa una clave solo para depurar y elimínala cuando termines.',
+  ],
+  nothingStored: ['Nothing you enter here is stored.', 'Nada do que você digita aqui é armazenado.', 'Nada de lo que introduces aquí se guarda.'],
+  noKey: [
+    'You have no active key whose IP whitelist is exactly 0.0.0.0. Create one for debugging (and delete it afterwards):',
+    'Você não tem chave ativa cuja lista de IPs seja exatamente 0.0.0.0. Crie uma para depuração (e exclua-a depois):',
+    'No tienes ninguna clave activa cuya lista blanca de IP sea exactamente 0.0.0.0. Crea una para depurar (y elimínala después):',
+  ],
+  goToKeys: ['API keys', 'Chaves de API', 'Claves de API'],
+  method: ['Request', 'Requisição', 'Solicitud'],
+  post: ['POST: JSON body', 'POST: corpo JSON', 'POST: cuerpo JSON'],
+  get: ['GET: query string', 'GET: query string', 'GET: query string'],
+  params: ['Body or query string', 'Corpo ou query string', 'Cuerpo o query string'],
+  paramsHint: [
+    'POST: the JSON object you send as the body. GET: the query string, e.g. orderId=123&currencyType=BRL.',
+    'POST: o objeto JSON enviado como corpo. GET: a query string, por exemplo orderId=123&currencyType=BRL.',
+    'POST: el objeto JSON que envías como cuerpo. GET: la query string, por ejemplo orderId=123&currencyType=BRL.',
+  ],
+  accessKey: ['Access key', 'Access key', 'Access key'],
+  timestamp: ['timestamp', 'timestamp', 'timestamp'],
+  timestampHint: ['Unix time in milliseconds (13 digits).', 'Horário Unix em milissegundos (13 dígitos).', 'Hora Unix en milisegundos (13 dígitos).'],
+  nonce: ['nonce', 'nonce', 'nonce'],
+  nonceHint: ['A fresh UUID for each request.', 'Um UUID novo a cada requisição.', 'Un UUID nuevo en cada solicitud.'],
+  sign: ['Your sign (optional)', 'Seu sign (opcional)', 'Tu sign (opcional)'],
+  signHint: ['Paste the sign your code computed to compare it.', 'Cole o sign calculado pelo seu código para comparar.', 'Pega el sign que calculó tu código para compararlo.'],
+  compute: ['Compute the signature', 'Calcular a assinatura', 'Calcular la firma'],
+  problem: ['There is a problem', 'Há um problema', 'Hay un problema'],
+  result: ['Result', 'Resultado', 'Resultado'],
+  stringToSign: ['String to sign', 'String a assinar', 'Cadena a firmar'],
+  signResult: ['sign (Base64 HMAC-SHA1 of the string with the secret key)', 'sign (HMAC-SHA1 em Base64 da string com a secret key)', 'sign (HMAC-SHA1 en Base64 de la cadena con la secret key)'],
+  headers: ['Headers to send', 'Cabeçalhos a enviar', 'Encabezados a enviar'],
+  matches: ['Your sign matches.', 'O seu sign confere.', 'Tu sign coincide.'],
+  differs: [
+    'Your sign differs: compare your string to sign with the one above, character by character.',
+    'O seu sign é diferente: compare a sua string a assinar com a de cima, caractere por caractere.',
+    'Tu sign es distinto: compara tu cadena a firmar con la de arriba, carácter por carácter.',
+  ],
+  copy: ['Copy', 'Copiar', 'Copiar'],
+  copied: ['Copied', 'Copiado', 'Copiado'],
+  jsonInvalid: ['Body: not valid JSON ({detail}).', 'Corpo: não é um JSON válido ({detail}).', 'Cuerpo: no es un JSON válido ({detail}).'],
+  jsonNotObject: ['Body: must be a JSON object ({…}), not an array or a single value.', 'Corpo: deve ser um objeto JSON ({…}), não uma lista nem um valor isolado.', 'Cuerpo: debe ser un objeto JSON ({…}), no una lista ni un valor suelto.'],
+  queryBad: [
+    'Query string: {detail}. Write it as name=value pairs joined by &, each name once, with valid %-escapes.',
+    'Query string: {detail}. Escreva pares nome=valor unidos por &, cada nome uma vez, com escapes % válidos.',
+    'Query string: {detail}. Escríbela como pares nombre=valor unidos por &, cada nombre una vez, con escapes % válidos.',
+  ],
+  queryDuplicate: ['the parameter {name} appears more than once', 'o parâmetro {name} aparece mais de uma vez', 'el parámetro {name} aparece más de una vez'],
+  queryEscape: ['a %-escape is broken', 'um escape % está quebrado', 'un escape % está roto'],
+  keyRefused: [
+    'Access key: choose one of your active keys whose IP whitelist is exactly 0.0.0.0.',
+    'Access key: escolha uma das suas chaves ativas cuja lista de IPs seja exatamente 0.0.0.0.',
+    'Access key: elige una de tus claves activas cuya lista blanca de IP sea exactamente 0.0.0.0.',
+  ],
+  methodBad: ['Request: choose POST or GET.', 'Requisição: escolha POST ou GET.', 'Solicitud: elige POST o GET.'],
+});
+
+type T = Translator<keyof typeof TEXTS>;
+
+const WHITELIST_ANY = '0.0.0.0';
+
+interface ToolValues {
+  method: 'POST' | 'GET';
+  params: string;
+  accessKey: string;
+  timestamp: string;
+  nonce: string;
+  sign: string;
+}
+
+interface ToolResult {
+  signed: string;
+  sign: string;
+  headers: [string, string][];
+  matches: boolean | undefined;
+}
+
+/** The merchant's keys the tool may use: active, in effect, whitelist exactly 0.0.0.0. */
+async function usableKeys(ctx: ConsoleContext, deps: ConsoleServices): Promise<ApiKeyView[]> {
+  const now = deps.clock.now();
+  return (await deps.merchants.listApiKeys(ctx.merchantId)).filter(
+    (k) => k.status === 'active' && k.activeAt <= now && k.ipWhitelist.length === 1 && k.ipWhitelist[0] === WHITELIST_ANY,
+  );
+}
+
+/** The top-level members of a POST body, or the parameters of a GET query string. */
+function parseParams(t: T, method: 'POST' | 'GET', text: string): { params: Record<string, unknown> | null } | { error: string } {
+  if (method === 'POST') {
+    if (text.trim() === '') return { params: null };
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      return { error: t('jsonInvalid', { detail: error instanceof Error ? error.message : String(error) }) };
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return { error: t('jsonNotObject') };
+    return { params: value as Record<string, unknown> };
+  }
+  const query = text.trim().replace(/^\?/, '');
+  const params: Record<string, string> = {};
+  if (query === '') return { params };
+  for (const pair of query.split('&')) {
+    if (pair === '') continue;
+    const eq = pair.indexOf('=');
+    const [rawName, rawValue] = eq < 0 ? [pair, ''] : [pair.slice(0, eq), pair.slice(eq + 1)];
+    let name: string;
+    let value: string;
+    try {
+      name = decodeURIComponent(rawName.replace(/\+/g, ' '));
+      value = decodeURIComponent(rawValue.replace(/\+/g, ' '));
+    } catch {
+      return { error: t('queryBad', { detail: t('queryEscape') }) };
+    }
+    if (Object.hasOwn(params, name)) return { error: t('queryBad', { detail: t('queryDuplicate', { name }) }) };
+    params[name] = value;
+  }
+  return { params };
+}
+
+function toolForm(ctx: ConsoleContext, t: T, keys: ApiKeyView[], values: ToolValues, errors: readonly FieldError[]): Html {
+  const errorOf = (field: string): FieldError | undefined => errors.find((e) => e.field === field);
+  const paramsError = errorOf('params');
+  const keyError = errorOf('accessKey');
+  const methodError = errorOf('method');
+  const keyOptions = keys.some((k) => k.accessKey === values.accessKey) || values.accessKey === '' ? keys.map((k) => k.accessKey) : [values.accessKey, ...keys.map((k) => k.accessKey)];
+  const labelOf = (accessKey: string): string => {
+    const key = keys.find((k) => k.accessKey === accessKey);
+    return key === undefined || key.label === '' ? accessKey : `${key.label} · ${accessKey}`;
+  };
+  return html`<div class="panel">${errorSummary(t('problem'), errors)}
+${keys.length === 0 ? html`<p class="warning">${t('noKey')} <a href="/console/keys">${t('goToKeys')}</a></p>` : ''}
+<form method="post" action="/console/signature" novalidate>${ctx.csrf}
+<label for="method">${t('method')}</label>${methodError !== undefined ? html`<p class="error" id="method-error">${methodError.message}</p>` : ''}
+<select id="method" name="method"${methodError !== undefined ? html` aria-invalid="true" aria-describedby="method-error"` : ''}><option value="POST"${values.method === 'POST' ? html` selected` : ''}>${t('post')}</option><option value="GET"${values.method === 'GET' ? html` selected` : ''}>${t('get')}</option></select>
+<label for="params">${t('params')}</label><p class="muted" id="params-hint">${t('paramsHint')}</p>${paramsError !== undefined ? html`<p class="error" id="params-error">${paramsError.message}</p>` : ''}
+<textarea id="params" name="params" spellcheck="false" aria-describedby="params-hint${paramsError !== undefined ? ' params-error' : ''}"${paramsError !== undefined ? html` aria-invalid="true"` : ''}>${values.params}</textarea>
+<label for="accessKey">${t('accessKey')}</label>${keyError !== undefined ? html`<p class="error" id="accessKey-error">${keyError.message}</p>` : ''}
+<select id="accessKey" name="accessKey"${keyError !== undefined ? html` aria-invalid="true" aria-describedby="accessKey-error"` : ''}>${keyOptions.map(
+    (k) => html`<option value="${k}"${k === values.accessKey ? html` selected` : ''}>${labelOf(k)}</option>`,
+  )}</select>
+${textField({ name: 'timestamp', label: t('timestamp'), value: values.timestamp, hint: t('timestampHint'), inputmode: 'numeric', maxlength: 13, errors })}
+${textField({ name: 'nonce', label: t('nonce'), value: values.nonce, hint: t('nonceHint'), maxlength: 36, errors })}
+${textField({ name: 'sign', label: t('sign'), value: values.sign, hint: t('signHint'), maxlength: 28, errors })}
+<button type="submit">${t('compute')}</button></form></div>`;
+}
+
+function resultPanel(t: T, result: ToolResult): Html {
+  return html`<div class="panel" id="result"><h2>${t('result')}</h2>
+<h3>${t('stringToSign')}</h3><pre id="string-to-sign">${result.signed}</pre>${copyButton('string-to-sign', t('copy'), t('copied'))}
+<h3>${t('signResult')}</h3><p><code id="computed-sign">${result.sign}</code> ${copyButton('computed-sign', t('copy'), t('copied'))}</p>
+${result.matches === undefined ? '' : result.matches ? html`<p>${badge(t('matches'), 'ok')}</p>` : html`<p class="warning">${badge(t('differs'), 'bad')}</p>`}
+<h3>${t('headers')}</h3><pre id="signed-headers">${result.headers.map(([name, value]) => `${name}: ${value}`).join('\n')}</pre>${copyButton('signed-headers', t('copy'), t('copied'))}</div>`;
+}
+
+function toolPage(ctx: ConsoleContext, reply: FastifyReply, input: { status?: number; keys: ApiKeyView[]; values: ToolValues; errors?: FieldError[]; result?: ToolResult }): FastifyReply {
+  const t = translate(TEXTS, ctx.lang);
+  void reply.header('cache-control', 'no-store');
+  return ctx.page(reply, {
+    status: input.status ?? 200,
+    title: t('title'),
+    section: 'signature',
+    body: html`<h1>${t('title')}</h1><p>${t('lead')}</p><p class="warning">${t('keyRule')}</p><p class="muted">${t('nothingStored')}</p>
+${input.result !== undefined ? resultPanel(t, input.result) : ''}${toolForm(ctx, t, input.keys, input.values, input.errors ?? [])}`,
+  });
+}
+
+/** The console's pages for the signature tool. */
+export function registerSignaturePages(router: ConsoleRouter, deps: ConsoleServices): void {
+  router.get('/console/signature', async (ctx, _request, reply) => {
+    const keys = await usableKeys(ctx, deps);
+    return toolPage(ctx, reply, {
+      keys,
+      values: { method: 'POST', params: '', accessKey: keys[0]?.accessKey ?? '', timestamp: String(deps.clock.now()), nonce: randomUUID(), sign: '' },
+    });
+  });
+
+  router.post('/console/signature', async (ctx, request, reply) => {
+    const t = translate(TEXTS, ctx.lang);
+    const form = formOf(request);
+    const rawMethod = form.get('method') ?? 'POST';
+    const values: ToolValues = {
+      method: rawMethod === 'GET' ? 'GET' : 'POST',
+      params: form.get('params') ?? '',
+      accessKey: (form.get('accessKey') ?? '').trim(),
+      timestamp: (form.get('timestamp') ?? '').trim(),
+      nonce: (form.get('nonce') ?? '').trim(),
+      sign: (form.get('sign') ?? '').trim(),
+    };
+    const keys = await usableKeys(ctx, deps);
+    const errors: FieldError[] = [];
+    if (rawMethod !== 'POST' && rawMethod !== 'GET') errors.push({ field: 'method', message: t('methodBad') });
+    const parsed = parseParams(t, values.method, values.params);
+    if ('error' in parsed) errors.push({ field: 'params', message: parsed.error });
+    // The key must be one of the merchant's usable keys, and the secret must be the merchant's own.
+    const authKey = keys.some((k) => k.accessKey === values.accessKey) ? await deps.merchants.findKeyForAuth(values.accessKey) : undefined;
+    if (authKey === undefined || authKey.merchantId !== ctx.merchantId) errors.push({ field: 'accessKey', message: t('keyRefused') });
+    const headerRule = (field: 'timestamp' | 'nonce' | 'sign'): FieldError => ({
+      field,
+      message: describeFailure({ kind: 'header_malformed', header: field, expected: field }, ctx.lang).text,
+    });
+    if (!HEADER_FORMATS.timestamp.test(values.timestamp)) errors.push(headerRule('timestamp'));
+    if (!HEADER_FORMATS.nonce.test(values.nonce)) errors.push(headerRule('nonce'));
+    if (values.sign !== '' && !HEADER_FORMATS.sign.test(values.sign)) errors.push(headerRule('sign'));
+    if (errors.length > 0 || 'error' in parsed || authKey === undefined) return toolPage(ctx, reply, { status: 400, keys, values, errors });
+
+    const headers = { access_key: authKey.accessKey, timestamp: values.timestamp, nonce: values.nonce };
+    const signed = stringToSign(parsed.params, headers);
+    const sign = signString(authKey.secretKey, signed);
+    const result: ToolResult = {
+      signed,
+      sign,
+      headers: [
+        ['access_key', headers.access_key],
+        ['timestamp', headers.timestamp],
+        ['nonce', headers.nonce],
+        ['sign', sign],
+      ],
+      matches: values.sign === '' ? undefined : signsEqual(sign, values.sign),
+    };
+    return toolPage(ctx, reply, { keys, values, result });
+  });
+}
