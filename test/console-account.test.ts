@@ -133,6 +133,15 @@ describe('console: sign-in and sessions', () => {
     assert.equal((await signInForm(gw, user.email, user.password)).status, 303, 'open again once the window moved on');
   });
 
+  it('counts sign-in attempts that race each other: at most the limit get a password check', async () => {
+    const user = await createConsoleUser(gw, merchantId);
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => signInForm(gw, user.email, `racing wrong password ${i}`)));
+    const checked = results.filter((r) => r.status === 401).length;
+    assert.ok(checked <= SIGN_IN_FAILURES_PER_EMAIL, `${checked} attempts were checked`);
+    assert.equal(results.filter((r) => r.status === 429).length, 12 - checked, 'the rest were refused');
+    gw.clock.advance(SIGN_IN_WINDOW_MS + 1000);
+  });
+
   it('ends a session after 30 minutes idle, and after its lifetime even when active', async () => {
     const client = await consoleSignIn(gw, merchantId);
     gw.clock.advance(SESSION_IDLE_MS - 60_000);

@@ -77,6 +77,34 @@ describe(`console: one merchant cannot reach another's data (${databaseLabel})`,
     assert.doesNotMatch(page.text, new RegExp(b.memo));
   });
 
+  it('logs a debug key’s body refused before authentication, and caps entries whose signature did not verify', async () => {
+    const response = await fetch(new URL(PIX_COLLECT, gw.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', access_key: b.accessKey, timestamp: String(gw.clock.now()), nonce: '11111111-2222-4333-8444-555555555555', sign: 'A'.repeat(27) + '=' },
+      body: '{"amount": ',
+    });
+    const envelope = (await response.json()) as { code: string; msgEn: string };
+    const requestId = response.headers.get('x-request-id') ?? '';
+    assert.equal(envelope.code, '300');
+    assert.match(envelope.msgEn, new RegExp(`log: http://[^;]+/console/requests/${requestId}`), 'the error links to its log entry');
+    const logged = () => gw.gateway.store.read.selectFrom('request_log').select(['request_id', 'code']).where('access_key', '=', b.accessKey).execute();
+    assert.ok((await logged()).some((r) => r.request_id === requestId && r.code === '300'), 'the refused body is in the log');
+
+    // Start at the top of a minute, so the whole burst falls in one minute of the cap.
+    gw.clock.advance(60_000 - (gw.clock.now() % 60_000) + 100);
+    const before = (await logged()).length;
+    const forged = (i: number) =>
+      fetch(new URL('/api/v3/bra/query/bank', gw.url), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', access_key: b.accessKey, timestamp: String(gw.clock.now()), nonce: `11111111-2222-4333-8444-${String(i).padStart(12, '0')}`, sign: 'B'.repeat(27) + '=' },
+        body: '{"currencyType":"BRL"}',
+      }).then((r) => r.arrayBuffer());
+    for (let i = 0; i < 80; i += 8) await Promise.all(Array.from({ length: 8 }, (_, j) => forged(i + j)));
+    const added = (await logged()).length - before;
+    assert.ok(added <= 60, `at most 60 unverified entries a minute per key (got ${added})`);
+    assert.ok(added >= 50, `but they are recorded (got ${added})`);
+  });
+
   it('shows merchant and user names as text', async () => {
     const merchant = await gw.admin('POST', '/admin/v1/merchants', { name: `Shop ${XSS}` });
     const user = await createConsoleUser(gw, merchant.body.merchantId, { name: `Ana ${XSS}` });

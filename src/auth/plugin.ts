@@ -22,7 +22,7 @@ export interface CallerHints {
   language: Language | undefined;
   debug: boolean;
   /** Known once the access key is: the request is recorded in the request log when the key is in debug mode. */
-  debugKey?: { accessKey: string; merchantId: string; signedString: string | undefined };
+  debugKey?: { accessKey: string; merchantId: string; signedString: string | undefined; verified: boolean };
 }
 
 declare module 'fastify' {
@@ -101,12 +101,13 @@ export function registerMerchantAuth(scope: FastifyInstance, deps: AuthDeps): vo
     request.callerHints = {
       language: key.merchantLanguage,
       debug: key.debug,
-      ...(key.debug && { debugKey: { accessKey: key.accessKey, merchantId: key.merchantId, signedString: signed } }),
+      ...(key.debug && { debugKey: { accessKey: key.accessKey, merchantId: key.merchantId, signedString: signed, verified: false } }),
     };
 
     if (!signsEqual(signString(key.secretKey, signed), headers.sign)) {
       throw withSignedString({ kind: 'signature_mismatch' }, key, signed);
     }
+    if (request.callerHints.debugKey !== undefined) request.callerHints.debugKey.verified = true;
     const now = deps.clock.now();
     const timestamp = Number(headers.timestamp);
     if (Math.abs(now - timestamp) > deps.signatureWindowMs) {

@@ -108,7 +108,7 @@ export class ConsoleAccounts {
         id: newId('usr'),
         merchant_id: merchantId,
         email,
-        name: (input.name ?? '').trim() || email,
+        name: ((input.name ?? '').trim() || email).slice(0, 100),
         password_hash: passwordHash,
         totp_secret_sealed: null,
         totp_last_step: null,
@@ -129,43 +129,57 @@ export class ConsoleAccounts {
   }
 
   /**
-   * Checks the password. Refused before any check once the address or the client has too many
-   * recent failures; every wrong password counts against both.
+   * Checks the password. Every attempt is written down as a failure before anything is checked
+   * (so attempts racing each other all count), and refused when the address or the client already
+   * has too many recent failures; a right password withdraws its own entry. The address's earlier
+   * failures are forgiven only once the user is fully signed in (after the second factor, if on).
    */
   async signIn(emailInput: string, password: string, clientIp: string): Promise<SignInResult> {
     const email = emailInput.trim().toLowerCase();
     const now = this.clock.now();
     const subjects = { email: `email:${email.slice(0, 254)}`, ip: `ip:${clientIp}` };
-    const retryAfterMs = await this.#lockedFor(subjects, now);
-    if (retryAfterMs > 0) return { outcome: 'rate_limited', retryAfterMs };
+    const attempt = await this.#admit(subjects, now);
+    if (attempt.retryAfterMs > 0) return { outcome: 'rate_limited', retryAfterMs: attempt.retryAfterMs };
     const row = await this.store.read.selectFrom('console_users').selectAll().where('email', '=', email).executeTakeFirst();
-    if (!(await verifyPassword(password, row?.password_hash)) || row === undefined) {
-      await this.store.transact((tx) => this.#recordFailure(tx, subjects, now));
-      return { outcome: 'wrong_credentials' };
-    }
+    if (!(await verifyPassword(password, row?.password_hash)) || row === undefined) return { outcome: 'wrong_credentials' };
     const stage: ConsoleSessionStage = row.totp_secret_sealed === null ? 'full' : 'totp';
     return this.store.transact(async (tx) => {
-      await tx.deleteFrom('console_sign_in_failures').where('subject', '=', subjects.email).execute();
+      await tx.deleteFrom('console_sign_in_failures').where('id', 'in', attempt.ids).execute();
+      if (stage === 'full') await tx.deleteFrom('console_sign_in_failures').where('subject', '=', subjects.email).execute();
       return { outcome: 'signed_in' as const, ...(await this.#openSession(tx, row, stage, now)) };
     });
   }
 
-  /** Milliseconds until the address or the client may try again; 0 when it may now. */
-  async #lockedFor(subjects: { email: string; ip: string }, now: number): Promise<number> {
-    const since = now - SIGN_IN_WINDOW_MS;
+  /**
+   * Writes the attempt down as a failure of the address and of the client, then counts the other
+   * recent failures: the attempt may go on (retryAfterMs 0) unless either has reached its limit,
+   * in which case its entries are withdrawn and the wait is returned.
+   */
+  async #admit(subjects: { email: string; ip: string }, now: number): Promise<{ ids: string[]; retryAfterMs: number }> {
+    const ids = [newId('sif'), newId('sif')];
+    await this.store.transact(async (tx) => {
+      await tx.insertInto('console_sign_in_failures').values([
+        { id: ids[0] ?? '', subject: subjects.email, at: now },
+        { id: ids[1] ?? '', subject: subjects.ip, at: now },
+      ]).execute();
+      await tx.deleteFrom('console_sign_in_failures').where('at', '<', now - SIGN_IN_WINDOW_MS).execute();
+    });
     const rows = await this.store.read
       .selectFrom('console_sign_in_failures')
-      .select(['subject', 'at'])
+      .select(['id', 'subject', 'at'])
       .where('subject', 'in', [subjects.email, subjects.ip])
-      .where('at', '>=', since)
+      .where('at', '>=', now - SIGN_IN_WINDOW_MS)
       .orderBy('at', 'desc')
       .execute();
+    const others = rows.filter((r) => !ids.includes(r.id));
     const waitFor = (subject: string, limit: number): number => {
-      const times = rows.filter((r) => r.subject === subject).map((r) => r.at);
+      const times = others.filter((r) => r.subject === subject).map((r) => r.at);
       const nth = times[limit - 1];
-      return times.length >= limit && nth !== undefined ? nth + SIGN_IN_WINDOW_MS - now : 0;
+      return times.length >= limit && nth !== undefined ? Math.max(1, nth + SIGN_IN_WINDOW_MS - now) : 0;
     };
-    return Math.max(waitFor(subjects.email, SIGN_IN_FAILURES_PER_EMAIL), waitFor(subjects.ip, SIGN_IN_FAILURES_PER_IP));
+    const retryAfterMs = Math.max(waitFor(subjects.email, SIGN_IN_FAILURES_PER_EMAIL), waitFor(subjects.ip, SIGN_IN_FAILURES_PER_IP));
+    if (retryAfterMs > 0) await this.store.transact((tx) => tx.deleteFrom('console_sign_in_failures').where('id', 'in', ids).execute());
+    return { ids, retryAfterMs };
   }
 
   async #openSession(tx: Tx, row: UserRow, stage: ConsoleSessionStage, now: number): Promise<{ token: string; session: ConsoleSession }> {
@@ -235,33 +249,27 @@ export class ConsoleAccounts {
     if (session.stage !== 'totp') return { outcome: 'wrong_credentials' };
     const now = this.clock.now();
     const subjects = { email: `email:${session.user.email}`, ip: `ip:${clientIp}` };
-    const retryAfterMs = await this.#lockedFor(subjects, now);
-    if (retryAfterMs > 0) {
+    const attempt = await this.#admit(subjects, now);
+    if (attempt.retryAfterMs > 0) {
       await this.signOut(session.sessionId);
-      return { outcome: 'rate_limited', retryAfterMs };
+      return { outcome: 'rate_limited', retryAfterMs: attempt.retryAfterMs };
     }
     return this.store.transact(async (tx): Promise<SignInResult> => {
       const row = await tx.selectFrom('console_users').selectAll().where('id', '=', session.user.userId).executeTakeFirstOrThrow();
-      const step = row.totp_secret_sealed === null
-        ? undefined
-        : matchTotp(this.secrets.open(row.totp_secret_sealed, row.id), code, now, row.totp_last_step);
-      if (step === undefined) {
-        await this.#recordFailure(tx, subjects, now);
-        return { outcome: 'wrong_credentials' };
-      }
-      await tx.updateTable('console_users').set({ totp_last_step: step }).where('id', '=', row.id).execute();
+      const step = row.totp_secret_sealed === null ? undefined : matchTotp(this.secrets.open(row.totp_secret_sealed, row.id), code, now, row.totp_last_step);
+      if (step === undefined) return { outcome: 'wrong_credentials' };
+      // One request per time step: the update only happens while the step is still unused.
+      const taken = await tx
+        .updateTable('console_users')
+        .set({ totp_last_step: step })
+        .where('id', '=', row.id)
+        .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', step)]))
+        .executeTakeFirst();
+      if (Number(taken.numUpdatedRows) !== 1) return { outcome: 'wrong_credentials' };
       await tx.deleteFrom('console_sessions').where('id', '=', session.sessionId).execute();
-      await tx.deleteFrom('console_sign_in_failures').where('subject', '=', subjects.email).execute();
+      await tx.deleteFrom('console_sign_in_failures').where((eb) => eb.or([eb('id', 'in', attempt.ids), eb('subject', '=', subjects.email)])).execute();
       return { outcome: 'signed_in', ...(await this.#openSession(tx, row, 'full', now)) };
     });
-  }
-
-  async #recordFailure(tx: Tx, subjects: { email: string; ip: string }, now: number): Promise<void> {
-    await tx.insertInto('console_sign_in_failures').values([
-      { id: newId('sif'), subject: subjects.email, at: now },
-      { id: newId('sif'), subject: subjects.ip, at: now },
-    ]).execute();
-    await tx.deleteFrom('console_sign_in_failures').where('at', '<', now - SIGN_IN_WINDOW_MS).execute();
   }
 
   /** Changes the password after checking the current one, and ends every other session of the user. */
@@ -318,6 +326,8 @@ export class ConsoleAccounts {
         .where('id', '=', session.user.userId)
         .execute();
       await tx.updateTable('console_sessions').set({ totp_pending_sealed: null }).where('id', '=', session.sessionId).execute();
+      // Sessions opened without the second factor end with it turned on.
+      await tx.deleteFrom('console_sessions').where('user_id', '=', session.user.userId).where('id', '!=', session.sessionId).execute();
     });
   }
 

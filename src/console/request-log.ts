@@ -24,11 +24,33 @@ export interface RequestLogFilter {
   limit: number;
 }
 
+/** Entries per key and minute (per node) for requests whose signature did not verify. */
+export const UNVERIFIED_PER_KEY_PER_MINUTE = 60;
+
 export class RequestLog {
+  /** Per access key: the minute counted and how many unverified entries it has had. */
+  readonly #unverified = new Map<string, { minute: number; count: number }>();
+
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
   ) {}
+
+  /**
+   * Whether a request whose signature did not verify may be recorded: anyone who knows an access
+   * key can send those, so each key gets at most UNVERIFIED_PER_KEY_PER_MINUTE of them a minute.
+   */
+  admitUnverified(accessKey: string, now: number): boolean {
+    const minute = Math.floor(now / 60_000);
+    const seen = this.#unverified.get(accessKey);
+    if (seen === undefined || seen.minute !== minute) {
+      if (this.#unverified.size > 10_000) this.#unverified.clear();
+      this.#unverified.set(accessKey, { minute, count: 1 });
+      return true;
+    }
+    seen.count += 1;
+    return seen.count <= UNVERIFIED_PER_KEY_PER_MINUTE;
+  }
 
   /** The address of one request's entry in the console, carried by debug-mode errors. */
   static viewPath(requestId: string): string {

@@ -98,8 +98,10 @@ function toArray(value: unknown): string[] {
 }
 
 export function sameToken(a: string | undefined, b: string | undefined): boolean {
-  if (a === undefined || b === undefined || a === '' || a.length !== b.length) return false;
-  return timingSafeEqual(Buffer.from(a), Buffer.from(b));
+  if (a === undefined || b === undefined || a === '') return false;
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
 }
 
 /** Only a path of the console itself may be a redirect target after sign-in or a language change. */

@@ -138,7 +138,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       'request',
     );
     const debugKey = request.callerHints.debugKey;
-    if (debugKey !== undefined) {
+    // Requests whose signature was not verified could come from anyone who knows the access key:
+    // they are recorded up to a cap per key, so they cannot flood the merchant's log.
+    if (debugKey !== undefined && (debugKey.verified || deps.requestLog.admitUnverified(debugKey.accessKey, clock.now()))) {
       await deps.requestLog
         .record({
           request_id: request.id,
@@ -155,10 +157,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
   });
 
-  app.setErrorHandler((error: FastifyError, request, reply) => {
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
     const failure =
       error instanceof ApiError ? error.failure : failureOfFastifyError(error, request);
     const apiError = error instanceof ApiError ? error : failure !== undefined ? new ApiError(failure) : undefined;
+    // A body refused before authentication (not JSON, too large, not an object) still belongs in a
+    // debug-mode key's request log: those are the commonest integration mistakes.
+    if (apiError !== undefined && request.callerHints.debugKey === undefined && request.url.startsWith('/api/')) {
+      const key = await deps.merchants.findKeyForAuth(headerValue(request, 'access_key') ?? '').catch(() => undefined);
+      if (key?.debug === true) {
+        request.callerHints = {
+          language: key.merchantLanguage,
+          debug: true,
+          debugKey: { accessKey: key.accessKey, merchantId: key.merchantId, signedString: undefined, verified: false },
+        };
+      }
+    }
     const context = {
       language: request.callerHints.language ?? languageFromAcceptLanguage(request.headers['accept-language']),
       debug: request.callerHints.debug,
