@@ -3,7 +3,7 @@ import { createHmac } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { databaseLabel } from './support/database.js';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
-import { eventually, sleep, startReceiver, type CallbackReceiver, type ReceivedCallback } from './support/receiver.js';
+import { eventually, receiverPool, sleep, startReceiver, type CallbackReceiver, type ReceivedCallback } from './support/receiver.js';
 
 /**
  * The spec's callback verification, written here from the spec's words rather than taken from the
@@ -53,19 +53,15 @@ function settled(gw: TestGateway, orderId: string, state: string) {
 
 describe(`callbacks (${databaseLabel})`, () => {
   let gw: TestGateway;
-  const receivers: CallbackReceiver[] = [];
-  const receiver = async (answer?: Parameters<typeof startReceiver>[0]) => {
-    const r = await startReceiver(answer);
-    receivers.push(r);
-    return r;
-  };
+  const receivers = receiverPool();
+  const receiver = receivers.start;
 
   before(async () => {
     gw = await startTestGateway({ env: FAST });
   });
   after(async () => {
     await gw.close();
-    await Promise.all(receivers.map((r) => r.close()));
+    await receivers.closeAll();
   });
 
   it('POSTs the exact payload with verifiable headers to the unified address', async () => {

@@ -5,7 +5,7 @@ import { dayOf } from '../src/console/forms.js';
 import { consoleSignIn, type ConsoleClient } from './support/console.js';
 import { databaseLabel } from './support/database.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
-import { eventually, startReceiver, type CallbackReceiver } from './support/receiver.js';
+import { eventually, receiverPool } from './support/receiver.js';
 
 const FAST = {
   CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
@@ -20,19 +20,15 @@ let seq = 0;
 
 describe(`console callback pages (${databaseLabel})`, () => {
   let gw: TestGateway;
-  const receivers: CallbackReceiver[] = [];
-  const receiver = async (answer?: Parameters<typeof startReceiver>[0]) => {
-    const r = await startReceiver(answer);
-    receivers.push(r);
-    return r;
-  };
+  const receivers = receiverPool();
+  const receiver = receivers.start;
 
   before(async () => {
     gw = await startTestGateway({ env: FAST });
   });
   after(async () => {
     await gw.close();
-    await Promise.all(receivers.map((r) => r.close()));
+    await receivers.closeAll();
   });
 
   async function signedInMerchant() {

@@ -7,7 +7,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { html, type Html } from '../http/html.js';
 import { CURRENCIES, isCurrency, type Currency } from '../ledger/money.js';
-import { DAY_MS, dayOf, dayStart, errorSummary, textField, type FieldError } from './forms.js';
+import { DAY_MS, dayOf, dayRange, dayRangeLabels, errorSummary, textField, type FieldError } from './forms.js';
+import type { Language } from '../http/language.js';
 import { consoleTexts, dateTime, decimalText, money, translate, type Translator } from './i18n.js';
 import { signed } from './order-pages.js';
 import type { ConsoleServices } from './plugin.js';
@@ -35,14 +36,10 @@ const TEXTS = consoleTexts('balances', {
     'Todos los asientos de tus cuentas disponible, congelada y pendiente de liquidación en una moneda, entre dos días UTC (ambos incluidos).',
   ],
   currency: ['Currency', 'Moeda', 'Moneda'],
-  from: ['From (UTC day)', 'De (dia UTC)', 'Desde (día UTC)'],
-  to: ['To (UTC day, included)', 'Até (dia UTC, incluído)', 'Hasta (día UTC, incluido)'],
   show: ['Show statement', 'Mostrar extrato', 'Mostrar extracto'],
   download: ['Download CSV (every entry)', 'Baixar CSV (todos os lançamentos)', 'Descargar CSV (todos los asientos)'],
   problem: ['There is a problem', 'Há um problema', 'Hay un problema'],
   badCurrency: ['Currency: choose one of the listed currencies.', 'Moeda: escolha uma das moedas da lista.', 'Moneda: elige una de las monedas de la lista.'],
-  badFrom: ['From: enter a date as YYYY-MM-DD.', 'De: informe uma data no formato AAAA-MM-DD.', 'Desde: introduce una fecha como AAAA-MM-DD.'],
-  badTo: ['To: enter a date as YYYY-MM-DD, not before From.', 'Até: informe uma data no formato AAAA-MM-DD, não anterior a De.', 'Hasta: introduce una fecha como AAAA-MM-DD, no anterior a Desde.'],
   tooMany: [
     'To: the range holds {count} entries, more than the {max} one CSV file carries. Choose a shorter range.',
     'Até: o período tem {count} lançamentos, mais que os {max} que um arquivo CSV comporta. Escolha um período menor.',
@@ -81,15 +78,15 @@ interface StatementForm {
 
 type Parsed = { range: StatementRange; errors: [] } | { range: undefined; errors: FieldError[] };
 
-function parseStatement(t: T, merchantId: string, form: StatementForm): Parsed {
+function parseStatement(t: T, lang: Language, merchantId: string, form: StatementForm): Parsed {
   const errors: FieldError[] = [];
   if (!isCurrency(form.currency)) errors.push({ field: 'currency', message: t('badCurrency') });
-  const from = dayStart(form.from);
-  if (from === undefined) errors.push({ field: 'from', message: t('badFrom') });
-  const to = dayStart(form.to);
-  if (to === undefined || (from !== undefined && to < from)) errors.push({ field: 'to', message: t('badTo') });
-  if (errors.length > 0 || from === undefined || to === undefined) return { range: undefined, errors };
-  return { range: { merchantId, currency: form.currency as Currency, from, until: to + DAY_MS }, errors: [] };
+  const days = dayRange(lang, { from: form.from, to: form.to, required: true });
+  errors.push(...days.errors);
+  const from = days.range?.from;
+  const until = days.range?.until;
+  if (errors.length > 0 || from === undefined || until === undefined) return { range: undefined, errors };
+  return { range: { merchantId, currency: form.currency as Currency, from, until }, errors: [] };
 }
 
 /** The statement's form as sent, with defaults: the merchant's first currency, the last 30 days. */
@@ -112,7 +109,7 @@ function balanceCards(ctx: ConsoleContext, t: T, balances: Awaited<ReturnType<Co
   )}</div>`;
 }
 
-function statementFormHtml(t: T, form: StatementForm, currencies: readonly Currency[], errors: readonly FieldError[]): Html {
+function statementFormHtml(t: T, lang: Language, form: StatementForm, currencies: readonly Currency[], errors: readonly FieldError[]): Html {
   const error = errors.find((e) => e.field === 'currency');
   const offered = currencies.length > 0 ? currencies : (Object.keys(CURRENCIES) as Currency[]);
   const query = new URLSearchParams({ currency: form.currency, from: form.from, to: form.to }).toString();
@@ -120,8 +117,8 @@ function statementFormHtml(t: T, form: StatementForm, currencies: readonly Curre
 <div><label for="currency">${t('currency')}</label>${error !== undefined ? html`<p class="error" id="currency-error">${error.message}</p>` : ''}<select id="currency" name="currency"${
     error !== undefined ? html` aria-invalid="true" aria-describedby="currency-error"` : ''
   }>${offered.map((c) => html`<option value="${c}"${c === form.currency ? html` selected` : ''}>${c}</option>`)}</select></div>
-<div>${textField({ name: 'from', label: t('from'), type: 'date', value: form.from, errors })}</div>
-<div>${textField({ name: 'to', label: t('to'), type: 'date', value: form.to, errors })}</div></div>
+<div>${textField({ name: 'from', label: dayRangeLabels(lang).from, type: 'date', value: form.from, errors })}</div>
+<div>${textField({ name: 'to', label: dayRangeLabels(lang).to, type: 'date', value: form.to, errors })}</div></div>
 <button type="submit">${t('show')}</button>${errors.length === 0 ? html` <a class="button secondary" href="/console/balances/statement.csv?${query}" download>${t('download')}</a>` : ''}</form>`;
 }
 
@@ -138,7 +135,7 @@ async function balancesPage(
   const currencies = await deps.ledger.currenciesOf(ctx.merchantId);
   const balances = await deps.ledger.balances(db, ctx.merchantId, currencies);
   const form = input.form ?? statementForm(request, currencies, ctx.now);
-  const parsed = parseStatement(t, ctx.merchantId, form);
+  const parsed = parseStatement(t, ctx.lang, ctx.merchantId, form);
   const errors = [...parsed.errors, ...extraErrors];
   let statement: Html = html``;
   if (parsed.range !== undefined && extraErrors.length === 0) {
@@ -163,7 +160,7 @@ async function balancesPage(
     title: t('title'),
     section: 'balances',
     body: html`<h1>${t('title')}</h1>${balanceCards(ctx, t, balances)}
-<div class="panel"><h2>${t('statement')}</h2>${errorSummary(t('problem'), errors)}<p class="muted">${t('statementLead')}</p>${statementFormHtml(t, form, currencies, errors)}${statement}</div>`,
+<div class="panel"><h2>${t('statement')}</h2>${errorSummary(t('problem'), errors)}<p class="muted">${t('statementLead')}</p>${statementFormHtml(t, ctx.lang, form, currencies, errors)}${statement}</div>`,
   });
 }
 
@@ -205,7 +202,7 @@ async function statementCsv(ctx: ConsoleContext, deps: ConsoleServices, request:
   const t = translate(TEXTS, ctx.lang);
   const db = deps.store.read;
   const form: StatementForm = { currency: queryParam(request, 'currency'), from: queryParam(request, 'from'), to: queryParam(request, 'to') };
-  const parsed = parseStatement(t, ctx.merchantId, form);
+  const parsed = parseStatement(t, ctx.lang, ctx.merchantId, form);
   if (parsed.range === undefined) return balancesPage(ctx, deps, request, reply, { form });
   const range = parsed.range;
   const count = await statementCount(db, range);

@@ -11,7 +11,7 @@ import { redactUrl, toAttemptView, toEventView, type CallbackAttemptView, type C
 import { TEST_CALLBACK_KIND } from '../callbacks/test-callbacks.js';
 import { html, type Html } from '../http/html.js';
 import { CallbackUrl } from '../merchants/schemas.js';
-import { badge, DAY_MS, dayStart, errorSummary, notice, textField, type FieldError } from './forms.js';
+import { badge, dayRange, dayRangeLabels, errorSummary, notice, textField, type FieldError } from './forms.js';
 import { consoleTexts, dateTime, translate, type Translator } from './i18n.js';
 import type { ConsoleServices } from './plugin.js';
 import { formOf, queryParam, seeOther, type ConsoleContext, type ConsoleRouter } from './router.js';
@@ -127,13 +127,8 @@ const TEXTS = consoleTexts('callbacks', {
   ],
   failedOnly: ['Failed only', 'Só as falhas', 'Solo fallidos'],
   orderId: ['Order ID', 'ID do pedido', 'ID de pedido'],
-  from: ['From (UTC day)', 'De (dia UTC)', 'Desde (día UTC)'],
-  to: ['To (UTC day, included)', 'Até (dia UTC, incluído)', 'Hasta (día UTC, incluido)'],
   filter: ['Filter', 'Filtrar', 'Filtrar'],
   clear: ['Clear filters', 'Limpar filtros', 'Quitar filtros'],
-  dateBad: ['{field}: enter a date as YYYY-MM-DD.', '{field}: informe uma data no formato AAAA-MM-DD.', '{field}: introduce una fecha con el formato AAAA-MM-DD.'],
-  dateRequired: ['{field}: a date is required (YYYY-MM-DD).', '{field}: a data é obrigatória (AAAA-MM-DD).', '{field}: la fecha es obligatoria (AAAA-MM-DD).'],
-  dateOrder: ['{field}: the day must not be before “{from}”.', '{field}: o dia não pode ser anterior a “{from}”.', '{field}: el día no puede ser anterior a “{from}”.'],
   time: ['Time', 'Horário', 'Hora'],
   trigger: ['Trigger', 'Disparo', 'Disparo'],
   attemptNo: ['Attempt', 'Tentativa', 'Intento'],
@@ -221,28 +216,6 @@ function isCallbackUrl(value: string): boolean {
   return Value.Check(CallbackUrl, value);
 }
 
-/** A UTC day range from two date fields: [from, to + 1 day). */
-function dayRange(
-  t: T,
-  input: { from: string; to: string; required: boolean; fromField: string; toField: string },
-): { range?: { from?: number; to?: number }; errors: FieldError[] } {
-  const errors: FieldError[] = [];
-  const read = (value: string, field: string, label: string): number | undefined => {
-    if (value === '') {
-      if (input.required) errors.push({ field, message: t('dateRequired', { field: label }) });
-      return undefined;
-    }
-    const ms = dayStart(value);
-    if (ms === undefined) errors.push({ field, message: t('dateBad', { field: label }) });
-    return ms;
-  };
-  const from = read(input.from, input.fromField, t('from'));
-  const to = read(input.to, input.toField, t('to'));
-  if (from !== undefined && to !== undefined && to < from) errors.push({ field: input.toField, message: t('dateOrder', { field: t('to'), from: t('from') }) });
-  if (errors.length > 0) return { errors };
-  return { range: { ...(from !== undefined && { from }), ...(to !== undefined && { to: to + DAY_MS }) }, errors };
-}
-
 interface LogQuery {
   failedOnly: boolean;
   orderId: string;
@@ -296,13 +269,13 @@ async function callbacksPage(ctx: ConsoleContext, deps: ConsoleServices, request
   const errors = [...(input.errors ?? [])];
   const merchant = await deps.merchants.getMerchant(ctx.merchantId);
   const query = logQueryOf(request);
-  const filterRange = dayRange(t, { from: query.from, to: query.to, required: false, fromField: 'from', toField: 'to' });
+  const filterRange = dayRange(ctx.lang, { from: query.from, to: query.to, required: false });
   errors.push(...filterRange.errors);
   const filter: q.MerchantLogFilter = {
     failedOnly: query.failedOnly,
     orderId: query.orderId === '' ? undefined : query.orderId,
     from: filterRange.range?.from,
-    to: filterRange.range?.to,
+    to: filterRange.range?.until,
     before: parseBefore(query.before),
   };
   const rows = await q.attemptsOfMerchant(deps.store.read, ctx.merchantId, filter, LOG_PAGE_SIZE + 1);
@@ -340,8 +313,8 @@ ${textField({ name: 'test-url', label: t('testUrl'), type: 'url', value: input.t
 <form method="get" action="/console/callbacks" class="filters">
 <label class="check"><input type="checkbox" name="failed" value="1"${query.failedOnly ? html` checked` : ''}> ${t('failedOnly')}</label>
 <div>${textField({ name: 'order', label: t('orderId'), type: 'search', value: query.orderId, maxlength: 64 })}</div>
-<div>${textField({ name: 'from', label: t('from'), type: 'date', value: query.from, errors: fieldErrors })}</div>
-<div>${textField({ name: 'to', label: t('to'), type: 'date', value: query.to, errors: fieldErrors })}</div>
+<div>${textField({ name: 'from', label: dayRangeLabels(ctx.lang).from, type: 'date', value: query.from, errors: fieldErrors })}</div>
+<div>${textField({ name: 'to', label: dayRangeLabels(ctx.lang).to, type: 'date', value: query.to, errors: fieldErrors })}</div>
 <div><button type="submit">${t('filter')}</button><a class="button secondary" href="/console/callbacks#log">${t('clear')}</a></div></form>
 ${
   noTarget.count > 0
@@ -364,8 +337,8 @@ ${
   }</p></section>
 <section class="panel" id="retrigger"><h2>${t('bulkTitle')}</h2><p>${t('bulkLead', { cap: RETRIGGER_CAP })}</p>
 <form method="post" action="/console/callbacks/retrigger-failed" data-confirm="${t('bulkConfirm')}" novalidate>${ctx.csrf}<div class="filters">
-<div>${textField({ name: 'retrigger-from', label: t('from'), type: 'date', value: input.bulkFrom ?? '', required: true, errors: fieldErrors })}</div>
-<div>${textField({ name: 'retrigger-to', label: t('to'), type: 'date', value: input.bulkTo ?? '', required: true, errors: fieldErrors })}</div></div>
+<div>${textField({ name: 'retrigger-from', label: dayRangeLabels(ctx.lang).from, type: 'date', value: input.bulkFrom ?? '', required: true, errors: fieldErrors })}</div>
+<div>${textField({ name: 'retrigger-to', label: dayRangeLabels(ctx.lang).to, type: 'date', value: input.bulkTo ?? '', required: true, errors: fieldErrors })}</div></div>
 <button type="submit">${t('bulkSend')}</button></form></section>`;
   return ctx.page(reply, { status, title: t('title'), section: 'callbacks', body });
 }
@@ -440,15 +413,14 @@ export function registerCallbackPages(router: ConsoleRouter, deps: ConsoleServic
   });
 
   router.post('/console/callbacks/retrigger-failed', async (ctx, request, reply) => {
-    const t = translate(TEXTS, ctx.lang);
     const form = formOf(request);
     const from = (form.get('retrigger-from') ?? '').trim().slice(0, 10);
     const to = (form.get('retrigger-to') ?? '').trim().slice(0, 10);
-    const { range, errors } = dayRange(t, { from, to, required: true, fromField: 'retrigger-from', toField: 'retrigger-to' });
-    if (range?.from === undefined || range.to === undefined) {
+    const { range, errors } = dayRange(ctx.lang, { from, to, required: true, fromField: 'retrigger-from', toField: 'retrigger-to' });
+    if (range?.from === undefined || range.until === undefined) {
       return callbacksPage(ctx, deps, request, reply, { status: 400, errors, bulkFrom: from, bulkTo: to });
     }
-    const window = { from: range.from, to: range.to };
+    const window = { from: range.from, to: range.until };
     const orderIds = await deps.store.transact(async (tx) => {
       const ids = await q.ordersWithFailedEvents(tx, ctx.merchantId, window, RETRIGGER_CAP + 1);
       const chosen = ids.slice(0, RETRIGGER_CAP);

@@ -1,5 +1,15 @@
 /** Pieces of markup the console's forms and pages share: fields tied to their errors, summaries, notices. */
 import { html, type Html } from '../http/html.js';
+import type { Language } from '../http/language.js';
+import { consoleTexts, translate } from './i18n.js';
+
+const DATE_TEXTS = consoleTexts('dates', {
+  from: ['From (UTC day)', 'De (dia UTC)', 'Desde (día UTC)'],
+  to: ['To (UTC day, included)', 'Até (dia UTC, incluído)', 'Hasta (día UTC, incluido)'],
+  dateBad: ['{field}: enter a date as YYYY-MM-DD.', '{field}: informe uma data no formato AAAA-MM-DD.', '{field}: introduce una fecha con el formato AAAA-MM-DD.'],
+  dateRequired: ['{field}: a date is required (YYYY-MM-DD).', '{field}: a data é obrigatória (AAAA-MM-DD).', '{field}: la fecha es obligatoria (AAAA-MM-DD).'],
+  dateOrder: ['{field}: the day must not be before “{from}”.', '{field}: o dia não pode ser anterior a “{from}”.', '{field}: el día no puede ser anterior a «{from}».'],
+});
 
 /** A problem with one field of a form: shown in the summary (linked to the field) and beside the field. */
 export interface FieldError {
@@ -64,6 +74,39 @@ export function dayStart(value: string): number | undefined {
 }
 
 export const DAY_MS = 86_400_000;
+
+/** The labels of a pair of date fields. */
+export function dayRangeLabels(lang: Language): { from: string; to: string } {
+  const t = translate(DATE_TEXTS, lang);
+  return { from: t('from'), to: t('to') };
+}
+
+/**
+ * Two date fields (UTC days, `to` included) as the range [from, until) in milliseconds. An empty
+ * field leaves its end open unless the range is required; every problem names its field.
+ */
+export function dayRange(
+  lang: Language,
+  input: { from: string; to: string; required: boolean; fromField?: string; toField?: string },
+): { range?: { from?: number; until?: number }; errors: FieldError[] } {
+  const t = translate(DATE_TEXTS, lang);
+  const errors: FieldError[] = [];
+  const read = (value: string, field: string, label: string): number | undefined => {
+    if (value === '') {
+      if (input.required) errors.push({ field, message: t('dateRequired', { field: label }) });
+      return undefined;
+    }
+    const ms = dayStart(value);
+    if (ms === undefined) errors.push({ field, message: t('dateBad', { field: label }) });
+    return ms;
+  };
+  const toField = input.toField ?? 'to';
+  const from = read(input.from, input.fromField ?? 'from', t('from'));
+  const to = read(input.to, toField, t('to'));
+  if (from !== undefined && to !== undefined && to < from) errors.push({ field: toField, message: t('dateOrder', { field: t('to'), from: t('from') }) });
+  if (errors.length > 0) return { errors };
+  return { range: { ...(from !== undefined && { from }), ...(to !== undefined && { until: to + DAY_MS }) }, errors };
+}
 
 /** The UTC day of a moment, as an <input type=date> value. */
 export function dayOf(ms: number): string {

@@ -13,7 +13,7 @@ import { payTypeText } from '../orders/records.js';
 import { COLLECTION_STATUS, EXCHANGE_STATUS, isFinal, statusText, TRANSFER_STATUS } from '../orders/state-machine.js';
 import type { OrderArea, OrderKind } from '../store/schema.js';
 import { orderCallbacksPanel } from './callback-pages.js';
-import { badge, DAY_MS, dayStart, errorSummary, notice, textField, type FieldError } from './forms.js';
+import { badge, dayRange, dayRangeLabels, errorSummary, notice, textField, type FieldError } from './forms.js';
 import { consoleTexts, dateTime, money, translate, type Translator } from './i18n.js';
 import type { ConsoleServices } from './plugin.js';
 import { merchantOrder, orderEntries, searchOrders, type OrderCursor } from './queries.js';
@@ -48,16 +48,12 @@ const TEXTS = consoleTexts('orders', {
   kind: ['Kind', 'Tipo', 'Tipo'],
   status: ['Status', 'Status', 'Estado'],
   any: ['Any', 'Qualquer', 'Cualquiera'],
-  from: ['From (UTC day)', 'De (dia UTC)', 'Desde (día UTC)'],
-  to: ['To (UTC day, included)', 'Até (dia UTC, incluído)', 'Hasta (día UTC, incluido)'],
   apply: ['Search', 'Buscar', 'Buscar'],
   reset: ['Clear filters', 'Limpar filtros', 'Borrar filtros'],
   problem: ['There is a problem', 'Há um problema', 'Hay un problema'],
   badArea: ['Area: choose one of the listed areas.', 'Área: escolha uma das áreas da lista.', 'Área: elige una de las áreas de la lista.'],
   badKind: ['Kind: choose one of the listed kinds.', 'Tipo: escolha um dos tipos da lista.', 'Tipo: elige uno de los tipos de la lista.'],
   badStatus: ['Status: choose one of the listed statuses.', 'Status: escolha um dos status da lista.', 'Estado: elige uno de los estados de la lista.'],
-  badFrom: ['From: enter a date as YYYY-MM-DD.', 'De: informe uma data no formato AAAA-MM-DD.', 'Desde: introduce una fecha como AAAA-MM-DD.'],
-  badTo: ['To: enter a date as YYYY-MM-DD, not before From.', 'Até: informe uma data no formato AAAA-MM-DD, não anterior a De.', 'Hasta: introduce una fecha como AAAA-MM-DD, no anterior a Desde.'],
   badPage: ['Page: the paging link is damaged. Start the search again.', 'Página: o link de paginação está danificado. Refaça a busca.', 'Página: el enlace de paginación está dañado. Vuelve a buscar.'],
   badQuery: ['Order ID: at most 128 characters.', 'ID do pedido: no máximo 128 caracteres.', 'ID del pedido: como máximo 128 caracteres.'],
   empty: ['No orders match these filters.', 'Nenhum pedido corresponde a estes filtros.', 'Ningún pedido coincide con estos filtros.'],
@@ -173,10 +169,8 @@ function parseFilters(ctx: ConsoleContext, t: T, f: Filters, beforeAt: string, b
     if (/^\d{1,3}$/.test(f.status) && known.has(Number(f.status))) status = Number(f.status);
     else errors.push({ field: 'status', message: t('badStatus') });
   }
-  const from = f.from === '' ? undefined : dayStart(f.from);
-  if (f.from !== '' && from === undefined) errors.push({ field: 'from', message: t('badFrom') });
-  const toStart = f.to === '' ? undefined : dayStart(f.to);
-  if ((f.to !== '' && toStart === undefined) || (toStart !== undefined && from !== undefined && toStart < from)) errors.push({ field: 'to', message: t('badTo') });
+  const days = dayRange(ctx.lang, { from: f.from, to: f.to, required: false });
+  errors.push(...days.errors);
   if (f.q.length > 128) errors.push({ field: 'q', message: t('badQuery') });
   let before: OrderCursor | undefined;
   if (beforeAt !== '' || beforeId !== '') {
@@ -191,8 +185,8 @@ function parseFilters(ctx: ConsoleContext, t: T, f: Filters, beforeAt: string, b
       area,
       kind,
       status,
-      from,
-      until: toStart === undefined ? undefined : toStart + DAY_MS,
+      from: days.range?.from,
+      until: days.range?.until,
       before,
       limit: PAGE_SIZE + 1,
     },
@@ -207,7 +201,7 @@ function select(name: string, label: string, options: Html[], error: FieldError 
 
 const option = (value: string, label: string, selected: boolean): Html => html`<option value="${value}"${selected ? html` selected` : ''}>${label}</option>`;
 
-function filterForm(t: T, f: Filters, errors: readonly FieldError[]): Html {
+function filterForm(t: T, lang: Language, f: Filters, errors: readonly FieldError[]): Html {
   const errorOf = (field: string) => errors.find((e) => e.field === field);
   let statusSelected = false;
   const statusGroups = KINDS.filter((k) => k !== 'token_to_fiat').map((k) => {
@@ -224,8 +218,8 @@ ${textField({ name: 'q', label: t('search'), type: 'search', value: f.q, hint: t
 ${select('area', t('area'), [option('', t('any'), f.area === ''), ...AREAS.map((a) => option(a, areaName(t, a), f.area === a))], errorOf('area'))}
 ${select('kind', t('kind'), [option('', t('any'), f.kind === ''), ...KINDS.map((k) => option(k, kindName(t, k), f.kind === k))], errorOf('kind'))}
 ${select('status', t('status'), [option('', t('any'), f.status === ''), ...statusGroups], errorOf('status'))}
-<div>${textField({ name: 'from', label: t('from'), type: 'date', value: f.from, errors })}</div>
-<div>${textField({ name: 'to', label: t('to'), type: 'date', value: f.to, errors })}</div>
+<div>${textField({ name: 'from', label: dayRangeLabels(lang).from, type: 'date', value: f.from, errors })}</div>
+<div>${textField({ name: 'to', label: dayRangeLabels(lang).to, type: 'date', value: f.to, errors })}</div>
 </div>
 <button type="submit">${t('apply')}</button> <a class="button secondary" href="/console/orders">${t('reset')}</a></form>`;
 }
@@ -255,7 +249,7 @@ function listPage(ctx: ConsoleContext, reply: FastifyReply, input: { filters: Fi
     status: input.errors.length > 0 ? 400 : 200,
     title: t('title'),
     section: 'orders',
-    body: html`<h1>${t('title')}</h1>${errorSummary(t('problem'), input.errors)}${filterForm(t, f, input.errors)}<div class="panel">${table}${pager}</div>`,
+    body: html`<h1>${t('title')}</h1>${errorSummary(t('problem'), input.errors)}${filterForm(t, ctx.lang, f, input.errors)}<div class="panel">${table}${pager}</div>`,
   });
 }
 

@@ -101,3 +101,18 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     await sleep(50);
   }
 }
+
+/** Receivers a suite starts as it goes, all closed together at its end. */
+export function receiverPool(): { start: (answer?: CallbackReceiver['answer']) => Promise<CallbackReceiver>; closeAll: () => Promise<void> } {
+  const started: CallbackReceiver[] = [];
+  return {
+    start: async (answer) => {
+      const receiver = await startReceiver(answer);
+      started.push(receiver);
+      return receiver;
+    },
+    closeAll: async () => {
+      await Promise.all(started.map((r) => r.close()));
+    },
+  };
+}
