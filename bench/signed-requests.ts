@@ -1,4 +1,4 @@
-// Throughput and latency of signed merchant requests (PIX collection and token → fiat creates among them) and of a payer's cashier page and its status poll, against /ping on the same server, in one run, as ratios.
+// Throughput and latency of signed merchant requests (PIX collection and token → fiat creates among them), of a payer's cashier page and its status poll, and of the merchant console's order list, against /ping on the same server, in one run, as ratios.
 //   npm run bench                      (SQLite in a temporary directory)
 //   BENCH_DATABASE_URL=postgres://… npm run bench   (also PostgreSQL; the database must be empty or disposable)
 // Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32).
@@ -59,6 +59,29 @@ async function createKey(env: Record<string, string>, merchantId: string, permis
   return JSON.parse(key.stdout) as Credentials;
 }
 
+/** A console session of a new user of the merchant, signed in through the real form: its cookie. */
+async function consoleCookie(baseUrl: string, merchantId: string): Promise<string> {
+  const user = { email: `bench-${process.pid}-${Date.now()}@example.com`, password: 'bench console password' };
+  const created = await fetch(new URL(`/admin/v1/merchants/${merchantId}/users`, baseUrl), {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(user),
+  });
+  if (created.status !== 200) throw new Error(`creating the console user failed: ${await created.text()}`);
+  const form = await fetch(new URL('/console/sign-in', baseUrl));
+  const formCookie = (form.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? '';
+  const signedIn = await fetch(new URL('/console/sign-in', baseUrl), {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: formCookie },
+    body: new URLSearchParams({ _csrf: csrf, ...user }).toString(),
+  });
+  const session = signedIn.headers.getSetCookie().find((c) => c.startsWith('cashgate_session='));
+  if (session === undefined) throw new Error(`console sign-in failed: ${signedIn.status}`);
+  return session.split(';')[0] ?? '';
+}
+
 async function benchDatabase(label: string, databaseUrl: string | undefined): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'cashgate-bench-'));
   const env: Record<string, string> = {
@@ -100,6 +123,12 @@ async function benchDatabase(label: string, databaseUrl: string | undefined): Pr
         await measure('signed PIX collection create (BR Code, order row)', server.url, signedPost('/api/v3/bra/createCollectingOrder', full, pixCollection)),
         await measure('signed token → fiat create (quote, derived address)', server.url, signedPost('/api/v3/exchange/wallet/to/fiat', full, tokenToFiat)),
       ];
+      // The console, signed in, over the thousands of orders the create cases just made.
+      const cookie = await consoleCookie(server.url, merchantId);
+      rows.push(
+        await measure('GET /console/orders (session, 50 newest of all)', server.url, { method: 'GET', path: '/console/orders', headers: { cookie } }),
+        await measure('GET /console/orders?area=bra&status=1 (filtered)', server.url, { method: 'GET', path: '/console/orders?area=bra&kind=collection&status=1', headers: { cookie } }),
+      );
       const base = rows[0];
       if (base === undefined) return;
       console.log(`\n${label}: ${connections} connections, ${seconds} s each`);
