@@ -212,6 +212,18 @@ describe('console: sign-in and sessions', () => {
     assert.equal((await signInForm(gw, user.email, 'a brand new passphrase')).status, 303, 'new password works');
   });
 
+  it('counts wrong current passwords inside a session against the sign-in limit', async () => {
+    const user = await createConsoleUser(gw, merchantId);
+    const client = await consoleSignIn(gw, merchantId, user);
+    for (let i = 0; i < SIGN_IN_FAILURES_PER_EMAIL; i += 1) {
+      assert.equal((await client.post('/console/account/password', { currentPassword: `guess number ${i}`, newPassword: 'another long passphrase' })).status, 400);
+    }
+    const locked = await client.post('/console/account/password', { currentPassword: user.password, newPassword: 'another long passphrase' });
+    assert.equal(locked.status, 429, 'locked even with the right password');
+    assert.match(locked.text, /Too many wrong passwords/);
+    gw.clock.advance(SIGN_IN_WINDOW_MS + 1000);
+  });
+
   it('turns on TOTP and then asks for a code at sign-in; a code is good once', async () => {
     const user = await createConsoleUser(gw, merchantId);
     const client = await consoleSignIn(gw, merchantId, user);

@@ -90,6 +90,11 @@ const TEXTS = consoleTexts('account', {
   totpEnabled: ['Two-step verification is on.', 'A verificação em duas etapas está ativada.', 'La verificación en dos pasos está activada.'],
   totpDisable: ['Turn off two-step verification', 'Desativar a verificação em duas etapas', 'Desactivar la verificación en dos pasos'],
   totpDisabled: ['Two-step verification is off.', 'A verificação em duas etapas está desativada.', 'La verificación en dos pasos está desactivada.'],
+  tooManyTries: [
+    'Too many wrong passwords in the last 15 minutes. Try again later.',
+    'Senhas erradas demais nos últimos 15 minutos. Tente de novo mais tarde.',
+    'Demasiadas contraseñas incorrectas en los últimos 15 minutos. Inténtalo más tarde.',
+  ],
   wrongPasswordShort: ['The password is wrong.', 'A senha está errada.', 'La contraseña es incorrecta.'],
   sessionInfo: ['This session ends after 30 minutes without activity, and at the latest {time}.', 'Esta sessão termina após 30 minutos sem atividade e, no máximo, {time}.', 'Esta sesión termina tras 30 minutos sin actividad y, como muy tarde, {time}.'],
 });
@@ -233,10 +238,10 @@ export function registerAccountPages(router: ConsoleRouter, deps: AccountPageDep
   router.post('/console/account/password', async (ctx, request, reply) => {
     const form = formOf(request);
     try {
-      await deps.accounts.changePassword(ctx.session, form.get('currentPassword') ?? '', form.get('newPassword') ?? '');
+      await deps.accounts.changePassword(ctx.session, form.get('currentPassword') ?? '', form.get('newPassword') ?? '', request.ip);
     } catch (error) {
       if (!(error instanceof ConsoleInputError)) throw error;
-      return accountPage(ctx, reply, { status: 400, errors: [inputError(translate(TEXTS, ctx.lang), error)] });
+      return accountPage(ctx, reply, { status: error.problem === 'rateLimited' ? 429 : 400, errors: [inputError(translate(TEXTS, ctx.lang), error)] });
     }
     return seeOther(reply, '/console/account?done=password');
   });
@@ -258,10 +263,12 @@ export function registerAccountPages(router: ConsoleRouter, deps: AccountPageDep
 
   router.post('/console/account/totp/disable', async (ctx, request, reply) => {
     try {
-      await deps.accounts.disableTotp(ctx.session, formOf(request).get('password') ?? '');
+      await deps.accounts.disableTotp(ctx.session, formOf(request).get('password') ?? '', request.ip);
     } catch (error) {
       if (!(error instanceof ConsoleInputError)) throw error;
-      return accountPage(ctx, reply, { status: 400, errors: [{ field: 'totp-password', message: translate(TEXTS, ctx.lang)('wrongPasswordShort') }] });
+      const t = translate(TEXTS, ctx.lang);
+      const message = error.problem === 'rateLimited' ? t('tooManyTries') : t('wrongPasswordShort');
+      return accountPage(ctx, reply, { status: error.problem === 'rateLimited' ? 429 : 400, errors: [{ field: 'totp-password', message }] });
     }
     return seeOther(reply, '/console/account?done=totp-off');
   });
@@ -272,6 +279,8 @@ function inputError(t: T, error: ConsoleInputError): FieldError {
   switch (`${error.field}:${error.problem}`) {
     case 'currentPassword:wrong':
       return { field: 'currentPassword', message: t('wrongPassword') };
+    case 'currentPassword:rateLimited':
+      return { field: 'currentPassword', message: t('tooManyTries') };
     case 'newPassword:tooShort':
       return { field: 'newPassword', message: t('tooShort', min) };
     case 'newPassword:tooLong':

@@ -273,9 +273,8 @@ export class ConsoleAccounts {
   }
 
   /** Changes the password after checking the current one, and ends every other session of the user. */
-  async changePassword(session: ConsoleSession, current: string, next: string): Promise<void> {
-    const row = await this.store.read.selectFrom('console_users').select('password_hash').where('id', '=', session.user.userId).executeTakeFirstOrThrow();
-    if (!(await verifyPassword(current, row.password_hash))) throw new ConsoleInputError('currentPassword', 'wrong');
+  async changePassword(session: ConsoleSession, current: string, next: string, clientIp: string): Promise<void> {
+    await this.#checkPasswordAgain(session, current, clientIp, 'currentPassword');
     const problem = passwordProblem(next);
     if (problem !== undefined) throw new ConsoleInputError('newPassword', problem);
     const hash = await hashPassword(next);
@@ -332,12 +331,23 @@ export class ConsoleAccounts {
   }
 
   /** Turns TOTP off; the password is asked again. */
-  async disableTotp(session: ConsoleSession, password: string): Promise<void> {
-    const row = await this.store.read.selectFrom('console_users').select('password_hash').where('id', '=', session.user.userId).executeTakeFirstOrThrow();
-    if (!(await verifyPassword(password, row.password_hash))) throw new ConsoleInputError('password', 'wrong');
+  async disableTotp(session: ConsoleSession, password: string, clientIp: string): Promise<void> {
+    await this.#checkPasswordAgain(session, password, clientIp, 'password');
     await this.store.transact((tx) =>
       tx.updateTable('console_users').set({ totp_secret_sealed: null, totp_last_step: null, updated_at: this.clock.now() }).where('id', '=', session.user.userId).execute(),
     );
+  }
+
+  /**
+   * The password asked again inside a session (to change it, to turn TOTP off): counted by the
+   * sign-in rate limit like a sign-in, so a stolen session cannot be used to guess it.
+   */
+  async #checkPasswordAgain(session: ConsoleSession, password: string, clientIp: string, field: string): Promise<void> {
+    const attempt = await this.#admit({ email: `email:${session.user.email}`, ip: `ip:${clientIp}` }, this.clock.now());
+    if (attempt.retryAfterMs > 0) throw new ConsoleInputError(field, 'rateLimited');
+    const row = await this.store.read.selectFrom('console_users').select('password_hash').where('id', '=', session.user.userId).executeTakeFirstOrThrow();
+    if (!(await verifyPassword(password, row.password_hash))) throw new ConsoleInputError(field, 'wrong');
+    await this.store.transact((tx) => tx.deleteFrom('console_sign_in_failures').where('id', 'in', attempt.ids).execute());
   }
 
   /** Drops sessions and sign-in failures that can no longer matter. */
