@@ -35,7 +35,6 @@ const TEXTS = consoleTexts('account', {
   password: ['Password', 'Senha', 'Contraseña'],
   signIn: ['Sign in', 'Entrar', 'Iniciar sesión'],
   wrongCredentials: ['The e-mail or the password is wrong.', 'O e-mail ou a senha está errado.', 'El correo o la contraseña es incorrecto.'],
-  problem: ['There is a problem', 'Há um problema', 'Hay un problema'],
   rateLimited: [
     'Too many failed sign-ins. Try again in {minutes} min.',
     'Muitas tentativas de entrada falharam. Tente de novo em {minutes} min.',
@@ -109,7 +108,7 @@ function signInPage(reply: FastifyReply, input: { lang: Language; now: number; s
     now: input.now,
     title: t('signInTitle'),
     languageLinksPath: '/console/sign-in',
-    body: html`<div class="panel narrow"><h1>${t('signInTitle')}</h1>${notice(input.info)}${errorSummary(t('problem'), errors)}<p class="muted">${t('signInLead')}</p>
+    body: html`<div class="panel narrow"><h1>${t('signInTitle')}</h1>${notice(input.info)}${errorSummary(input.lang, errors)}<p class="muted">${t('signInLead')}</p>
 <form method="post" action="/console/sign-in" novalidate>${csrfField(input.csrf)}<input type="hidden" name="next" value="${input.next}">
 ${textField({ name: 'email', label: t('email'), type: 'email', value: input.email, autocomplete: 'username', required: true, errors })}
 ${textField({ name: 'password', label: t('password'), type: 'password', autocomplete: 'current-password', required: true, errors })}
@@ -124,7 +123,7 @@ function totpPage(reply: FastifyReply, input: { lang: Language; now: number; sta
     lang: input.lang,
     now: input.now,
     title: t('totpTitle'),
-    body: html`<div class="panel narrow"><h1>${t('totpTitle')}</h1>${errorSummary(t('problem'), errors)}<p>${t('totpLead')}</p>
+    body: html`<div class="panel narrow"><h1>${t('totpTitle')}</h1>${errorSummary(input.lang, errors)}<p>${t('totpLead')}</p>
 <form method="post" action="/console/sign-in/totp" novalidate>${csrfField(input.csrf)}
 ${textField({ name: 'code', label: t('code'), inputmode: 'numeric', autocomplete: 'one-time-code', maxlength: 7, required: true, errors })}
 <button type="submit">${t('verify')}</button></form></div>`,
@@ -311,7 +310,7 @@ ${textField({ name: 'code', label: t('code'), inputmode: 'numeric', autocomplete
     status: input.status ?? 200,
     title: t('accountTitle'),
     section: 'account',
-    body: html`<h1>${t('accountTitle')}</h1>${notice(done)}${errorSummary(t('problem'), errors)}
+    body: html`<h1>${t('accountTitle')}</h1>${notice(done)}${errorSummary(ctx.lang, errors)}
 <div class="panel"><dl><dt>${t('name')}</dt><dd>${user.name}</dd><dt>${t('email')}</dt><dd>${user.email}</dd><dt>${t('merchantId')}</dt><dd><code>${ctx.merchantId}</code></dd></dl>
 <p class="muted">${t('sessionInfo', { time: dateTime(ctx.lang, Math.min(ctx.session.expiresAt, ctx.now + SESSION_LIFETIME_MS)) })}</p></div>
 <div class="panel"><h2>${t('changePassword')}</h2><form method="post" action="/console/account/password" novalidate>${ctx.csrf}

@@ -38,7 +38,6 @@ const TEXTS = consoleTexts('balances', {
   currency: ['Currency', 'Moeda', 'Moneda'],
   show: ['Show statement', 'Mostrar extrato', 'Mostrar extracto'],
   download: ['Download CSV (every entry)', 'Baixar CSV (todos os lançamentos)', 'Descargar CSV (todos los asientos)'],
-  problem: ['There is a problem', 'Há um problema', 'Hay un problema'],
   badCurrency: ['Currency: choose one of the listed currencies.', 'Moeda: escolha uma das moedas da lista.', 'Moneda: elige una de las monedas de la lista.'],
   tooMany: [
     'To: the range holds {count} entries, more than the {max} one CSV file carries. Choose a shorter range.',
@@ -160,7 +159,7 @@ async function balancesPage(
     title: t('title'),
     section: 'balances',
     body: html`<h1>${t('title')}</h1>${balanceCards(ctx, t, balances)}
-<div class="panel"><h2>${t('statement')}</h2>${errorSummary(t('problem'), errors)}<p class="muted">${t('statementLead')}</p>${statementFormHtml(t, ctx.lang, form, currencies, errors)}${statement}</div>`,
+<div class="panel"><h2>${t('statement')}</h2>${errorSummary(ctx.lang, errors)}<p class="muted">${t('statementLead')}</p>${statementFormHtml(t, ctx.lang, form, currencies, errors)}${statement}</div>`,
   });
 }
 

@@ -27,7 +27,6 @@ const NO_TARGET_SHOWN = 10;
 
 const TEXTS = consoleTexts('callbacks', {
   title: ['Callbacks', 'Callbacks', 'Callbacks'],
-  problem: ['There is a problem', 'Há um problema', 'Hay un problema'],
   // Unified address
   addressTitle: ['Unified callback address', 'Endereço unificado de callback', 'Dirección unificada de callback'],
   addressLead: [
@@ -299,7 +298,7 @@ async function callbacksPage(ctx: ConsoleContext, deps: ConsoleServices, request
     )}</td></tr>`,
   );
 
-  const body = html`<h1>${t('title')}</h1>${input.done ?? ''}${errorSummary(t('problem'), fieldErrors)}
+  const body = html`<h1>${t('title')}</h1>${input.done ?? ''}${errorSummary(ctx.lang, fieldErrors)}
 <section class="panel" id="address"><h2>${t('addressTitle')}</h2><p>${t('addressLead')}</p>
 <dl><dt>${t('current')}</dt><dd>${merchant.callbackUrl === null ? t('notSet') : html`<code>${redactUrl(merchant.callbackUrl)}</code>`}</dd></dl>
 <form method="post" action="/console/callbacks/address" novalidate>${ctx.csrf}

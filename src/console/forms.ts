@@ -11,6 +11,12 @@ const DATE_TEXTS = consoleTexts('dates', {
   dateOrder: ['{field}: the day must not be before “{from}”.', '{field}: o dia não pode ser anterior a “{from}”.', '{field}: el día no puede ser anterior a «{from}».'],
 });
 
+const FORM_TEXTS = consoleTexts('forms', {
+  problem: ['There is a problem', 'Há um problema', 'Hay un problema'],
+  copy: ['Copy', 'Copiar', 'Copiar'],
+  copied: ['Copied', 'Copiado', 'Copiado'],
+});
+
 /** A problem with one field of a form: shown in the summary (linked to the field) and beside the field. */
 export interface FieldError {
   field: string;
@@ -18,9 +24,9 @@ export interface FieldError {
 }
 
 /** The list of a form's problems, focused by the page's script so a screen reader reads it first. */
-export function errorSummary(title: string, errors: readonly FieldError[]): Html {
+export function errorSummary(lang: Language, errors: readonly FieldError[]): Html {
   if (errors.length === 0) return html``;
-  return html`<div class="summary" role="alert" tabindex="-1"><p class="error">${title}</p><ul>${errors.map(
+  return html`<div class="summary" role="alert" tabindex="-1"><p class="error">${translate(FORM_TEXTS, lang)('problem')}</p><ul>${errors.map(
     (e) => html`<li><a href="#${e.field}">${e.message}</a></li>`,
   )}</ul></div>`;
 }
@@ -62,8 +68,9 @@ export function badge(text: string, tone: 'ok' | 'bad' | 'wait' | 'plain' = 'pla
 }
 
 /** A copy button for the element with id `target` (shown only when script runs). */
-export function copyButton(target: string, label: string, copied: string): Html {
-  return html`<button type="button" class="secondary" data-copy="${target}" data-copied="${copied}" hidden>${label}</button>`;
+export function copyButton(target: string, lang: Language): Html {
+  const t = translate(FORM_TEXTS, lang);
+  return html`<button type="button" class="secondary" data-copy="${target}" data-copied="${t('copied')}" hidden>${t('copy')}</button>`;
 }
 
 /** A UTC calendar day (YYYY-MM-DD) as the millisecond range it covers; undefined when it is no such day. */

@@ -57,11 +57,8 @@ const TEXTS = consoleTexts('keys', {
   disabled: ['disabled', 'desativada', 'desactivada'],
   deleted: ['deleted', 'excluída', 'eliminada'],
   takesEffectIn: ['takes effect in {s} s', 'passa a valer em {s} s', 'entra en vigor en {s} s'],
-  copy: ['Copy', 'Copiar', 'Copiar'],
-  copied: ['Copied', 'Copiado', 'Copiado'],
   createTitle: ['Create a key', 'Criar uma chave', 'Crear una clave'],
   create: ['Create key', 'Criar chave', 'Crear clave'],
-  problem: ['There is a problem', 'Há um problema', 'Hay un problema'],
   labelTooLong: ['Label: at most {max} characters.', 'Rótulo: no máximo {max} caracteres.', 'Etiqueta: como máximo {max} caracteres.'],
   createdTitle: ['Your new API key', 'Sua nova chave de API', 'Tu nueva clave de API'],
   secretWarning: [
@@ -180,7 +177,7 @@ ${textField({ name: 'ipWhitelist', label: t('ipWhitelist'), value: values.ipWhit
 }
 
 function createForm(ctx: ConsoleContext, t: T, values: KeyFormValues, errors: readonly FieldError[]): Html {
-  return html`<div class="panel" id="create"><h2>${t('createTitle')}</h2>${errorSummary(t('problem'), errors)}
+  return html`<div class="panel" id="create"><h2>${t('createTitle')}</h2>${errorSummary(ctx.lang, errors)}
 <form method="post" action="/console/keys" novalidate>${ctx.csrf}${keyFields(t, values, errors)}<button type="submit">${t('create')}</button></form></div>`;
 }
 
@@ -195,7 +192,7 @@ async function listPage(ctx: ConsoleContext, reply: FastifyReply, deps: ConsoleS
   const rows = keys.map((k, i) => {
     const copyId = `key-${i}`;
     const live = k.status !== 'deleted';
-    return html`<tr><td><code id="${copyId}">${k.accessKey}</code>${live ? copyButton(copyId, t('copy'), t('copied')) : ''}</td>
+    return html`<tr><td><code id="${copyId}">${k.accessKey}</code>${live ? copyButton(copyId, ctx.lang) : ''}</td>
 <td>${k.label === '' ? html`<span class="muted">${t('noLabel')}</span>` : k.label}</td>
 <td class="mono">${k.permissions.join(', ')}</td><td class="mono">${k.ipWhitelist.join(', ')}</td>
 <td>${k.debug ? badge(t('on'), 'wait') : t('off')}</td><td>${keyStatus(ctx.lang, k, now)}</td>
@@ -254,7 +251,7 @@ function keyPage(
   const path = keyPath(key.accessKey);
   const title = t('keyTitle', { label: key.label === '' ? key.accessKey : key.label });
   const details = html`<div class="panel"><dl>
-<dt>${t('accessKey')}</dt><dd><code id="access-key">${key.accessKey}</code> ${copyButton('access-key', t('copy'), t('copied'))}</dd>
+<dt>${t('accessKey')}</dt><dd><code id="access-key">${key.accessKey}</code> ${copyButton('access-key', ctx.lang)}</dd>
 <dt>${t('label')}</dt><dd>${key.label === '' ? t('noLabel') : key.label}</dd>
 <dt>${t('permissions')}</dt><dd class="mono">${key.permissions.join(', ')}</dd>
 <dt>${t('ipWhitelist')}</dt><dd class="mono">${key.ipWhitelist.join(', ')}</dd>
@@ -266,7 +263,7 @@ function keyPage(
   const forms =
     key.status === 'deleted'
       ? html`<p class="warning">${t('deletedText')}</p>`
-      : html`<div class="panel" id="edit"><h2>${t('edit')}</h2>${errorSummary(t('problem'), errors)}<p class="warning">${t('editRestarts')}</p>
+      : html`<div class="panel" id="edit"><h2>${t('edit')}</h2>${errorSummary(ctx.lang, errors)}<p class="warning">${t('editRestarts')}</p>
 <form method="post" action="${path}" novalidate>${ctx.csrf}${keyFields(t, input.values ?? valuesOf(key), errors)}<button type="submit">${t('save')}</button></form></div>
 <div class="panel"><h2>${t('stateTitle')}</h2><p>${t('disableText')}</p><form method="post" action="${path}/enabled">${ctx.csrf}${
           key.status === 'disabled'
@@ -318,8 +315,8 @@ export function registerKeyPages(router: ConsoleRouter, deps: ConsoleServices): 
       section: 'keys',
       body: html`<h1>${t('createdTitle')}</h1><div class="panel">
 <p class="warning" role="alert">${t('secretWarning')}</p>
-<label for="new-access-key">${t('accessKey')}</label><input type="text" readonly class="secret" id="new-access-key" value="${created.accessKey}"> ${copyButton('new-access-key', t('copy'), t('copied'))}
-<label for="new-secret-key">${t('secretKey')}</label><input type="text" readonly class="secret" id="new-secret-key" value="${created.secretKey}" autocomplete="off"> ${copyButton('new-secret-key', t('copy'), t('copied'))}
+<label for="new-access-key">${t('accessKey')}</label><input type="text" readonly class="secret" id="new-access-key" value="${created.accessKey}"> ${copyButton('new-access-key', ctx.lang)}
+<label for="new-secret-key">${t('secretKey')}</label><input type="text" readonly class="secret" id="new-secret-key" value="${created.secretKey}" autocomplete="off"> ${copyButton('new-secret-key', ctx.lang)}
 <p>${t('effectLine', { time: dateTime(ctx.lang, created.activeAt) })} ${created.activeAt > now ? activationCountdown(ctx.lang, created.activeAt, now) : badge(t('active'), 'ok')}</p>
 <p><a class="button secondary" href="${keyPath(created.accessKey)}">${t('view')}</a> <a href="/console/keys">${t('backToKeys')}</a></p></div>`,
     });

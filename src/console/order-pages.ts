@@ -50,7 +50,6 @@ const TEXTS = consoleTexts('orders', {
   any: ['Any', 'Qualquer', 'Cualquiera'],
   apply: ['Search', 'Buscar', 'Buscar'],
   reset: ['Clear filters', 'Limpar filtros', 'Borrar filtros'],
-  problem: ['There is a problem', 'Há um problema', 'Hay un problema'],
   badArea: ['Area: choose one of the listed areas.', 'Área: escolha uma das áreas da lista.', 'Área: elige una de las áreas de la lista.'],
   badKind: ['Kind: choose one of the listed kinds.', 'Tipo: escolha um dos tipos da lista.', 'Tipo: elige uno de los tipos de la lista.'],
   badStatus: ['Status: choose one of the listed statuses.', 'Status: escolha um dos status da lista.', 'Estado: elige uno de los estados de la lista.'],
@@ -249,7 +248,7 @@ function listPage(ctx: ConsoleContext, reply: FastifyReply, input: { filters: Fi
     status: input.errors.length > 0 ? 400 : 200,
     title: t('title'),
     section: 'orders',
-    body: html`<h1>${t('title')}</h1>${errorSummary(t('problem'), input.errors)}${filterForm(t, ctx.lang, f, input.errors)}<div class="panel">${table}${pager}</div>`,
+    body: html`<h1>${t('title')}</h1>${errorSummary(ctx.lang, input.errors)}${filterForm(t, ctx.lang, f, input.errors)}<div class="panel">${table}${pager}</div>`,
   });
 }
 

@@ -3,6 +3,7 @@
  * newest first, with their outcome and the string the server signed, to debug an integration.
  * Recording happens in the HTTP layer; these pages only read, scoped to the signed-in merchant.
  */
+import type { Language } from '../http/language.js';
 import type { FastifyReply } from 'fastify';
 import { describeFailure } from '../http/failures.js';
 import { html, type Html } from '../http/html.js';
@@ -27,7 +28,6 @@ const TEXTS = consoleTexts('requests', {
   anyKey: ['Any key', 'Qualquer chave', 'Cualquier clave'],
   failedOnly: ['Failed only', 'Só as que falharam', 'Solo las fallidas'],
   apply: ['Apply', 'Aplicar', 'Aplicar'],
-  problem: ['There is a problem', 'Há um problema', 'Hay un problema'],
   none: [
     'No request matches. Turn on debug mode on a key (API keys) and make a request with it.',
     'Nenhuma requisição corresponde. Ative o modo de depuração de uma chave (Chaves de API) e faça uma requisição com ela.',
@@ -57,8 +57,6 @@ const TEXTS = consoleTexts('requests', {
   ],
   signatureTool: ['Signature tool', 'Ferramenta de assinatura', 'Herramienta de firma'],
   back: ['Back to the request log', 'Voltar ao log de requisições', 'Volver al registro de solicitudes'],
-  copy: ['Copy', 'Copiar', 'Copiar'],
-  copied: ['Copied', 'Copiado', 'Copiado'],
 });
 
 type T = Translator<keyof typeof TEXTS>;
@@ -78,9 +76,9 @@ interface Filters {
   before: { at: number; requestId: string } | undefined;
 }
 
-function filterForm(t: T, keys: readonly string[], filters: Filters, errors: readonly FieldError[]): Html {
+function filterForm(t: T, lang: Language, keys: readonly string[], filters: Filters, errors: readonly FieldError[]): Html {
   const keyError = errors.find((e) => e.field === 'key');
-  return html`<form method="get" action="/console/requests" class="panel" aria-label="${t('filter')}">${errorSummary(t('problem'), errors)}<div class="filters">
+  return html`<form method="get" action="/console/requests" class="panel" aria-label="${t('filter')}">${errorSummary(lang, errors)}<div class="filters">
 <div><label for="key">${t('key')}</label>${keyError !== undefined ? html`<p class="error" id="key-error">${keyError.message}</p>` : ''}<select id="key" name="key"${
     keyError !== undefined ? html` aria-invalid="true" aria-describedby="key-error"` : ''
   }><option value="">${t('anyKey')}</option>${keys.map((k) => html`<option value="${k}"${k === filters.accessKey ? html` selected` : ''}>${k}</option>`)}</select></div>
@@ -124,7 +122,7 @@ async function listPage(ctx: ConsoleContext, reply: FastifyReply, deps: ConsoleS
     status: errors.length > 0 ? 400 : 200,
     title: t('title'),
     section: 'requests',
-    body: html`<h1>${t('title')}</h1><p>${t('lead')}</p>${filterForm(t, keys, filters, errors)}
+    body: html`<h1>${t('title')}</h1><p>${t('lead')}</p>${filterForm(t, ctx.lang, keys, filters, errors)}
 <div class="panel">${rows.length === 0 ? html`<p>${t('none')}</p>` : rowsTable(ctx, t, rows)}${pager}</div>`,
   });
 }
@@ -159,7 +157,7 @@ export function registerRequestPages(router: ConsoleRouter, deps: ConsoleService
       title,
       section: 'requests',
       body: html`<p><a href="/console/requests">${t('back')}</a></p><h1>${title}</h1><div class="panel"><dl>
-<dt>${t('requestId')}</dt><dd><code id="request-id">${entry.request_id}</code> ${copyButton('request-id', t('copy'), t('copied'))}</dd>
+<dt>${t('requestId')}</dt><dd><code id="request-id">${entry.request_id}</code> ${copyButton('request-id', ctx.lang)}</dd>
 <dt>${t('time')}</dt><dd>${dateTime(ctx.lang, entry.created_at)}</dd>
 <dt>${t('key')}</dt><dd><a class="mono" href="/console/keys/${encodeURIComponent(entry.access_key)}">${entry.access_key}</a></dd>
 <dt>${t('method')}</dt><dd class="mono">${entry.method}</dd>
@@ -170,7 +168,7 @@ export function registerRequestPages(router: ConsoleRouter, deps: ConsoleService
 <div class="panel"><h2>${t('signedString')}</h2>${
         entry.signed_string === null
           ? html`<p class="muted">${t('noSignedString')}</p>`
-          : html`<pre id="signed-string">${entry.signed_string}</pre>${copyButton('signed-string', t('copy'), t('copied'))}`
+          : html`<pre id="signed-string">${entry.signed_string}</pre>${copyButton('signed-string', ctx.lang)}`
       }
 <p>${t('compareHint')} <a href="/console/signature">${t('signatureTool')}</a></p></div>`,
     });

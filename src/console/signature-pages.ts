@@ -3,6 +3,7 @@
  * whitelist is 0.0.0.0, and sees the exact string to sign, the resulting `sign` and the headers to
  * send, all computed by the one signing module the server itself uses. Nothing is stored.
  */
+import type { Language } from '../http/language.js';
 import { HEADER_FORMATS } from '../auth/plugin.js';
 import { randomUUID } from 'node:crypto';
 import { signString, signsEqual, stringToSign } from '@cashgate/sdk';
@@ -51,7 +52,6 @@ const TEXTS = consoleTexts('signature', {
   sign: ['Your sign (optional)', 'Seu sign (opcional)', 'Tu sign (opcional)'],
   signHint: ['Paste the sign your code computed to compare it.', 'Cole o sign calculado pelo seu código para comparar.', 'Pega el sign que calculó tu código para compararlo.'],
   compute: ['Compute the signature', 'Calcular a assinatura', 'Calcular la firma'],
-  problem: ['There is a problem', 'Há um problema', 'Hay un problema'],
   result: ['Result', 'Resultado', 'Resultado'],
   stringToSign: ['String to sign', 'String a assinar', 'Cadena a firmar'],
   signResult: ['sign (Base64 HMAC-SHA1 of the string with the secret key)', 'sign (HMAC-SHA1 em Base64 da string com a secret key)', 'sign (HMAC-SHA1 en Base64 de la cadena con la secret key)'],
@@ -62,8 +62,6 @@ const TEXTS = consoleTexts('signature', {
     'O seu sign é diferente: compare a sua string a assinar com a de cima, caractere por caractere.',
     'Tu sign es distinto: compara tu cadena a firmar con la de arriba, carácter por carácter.',
   ],
-  copy: ['Copy', 'Copiar', 'Copiar'],
-  copied: ['Copied', 'Copiado', 'Copiado'],
   jsonInvalid: ['Body: not valid JSON ({detail}).', 'Corpo: não é um JSON válido ({detail}).', 'Cuerpo: no es un JSON válido ({detail}).'],
   jsonNotObject: ['Body: must be a JSON object ({…}), not an array or a single value.', 'Corpo: deve ser um objeto JSON ({…}), não uma lista nem um valor isolado.', 'Cuerpo: debe ser un objeto JSON ({…}), no una lista ni un valor suelto.'],
   queryBad: [
@@ -153,7 +151,7 @@ function toolForm(ctx: ConsoleContext, t: T, keys: ApiKeyView[], values: ToolVal
     const key = keys.find((k) => k.accessKey === accessKey);
     return key === undefined || key.label === '' ? accessKey : `${key.label} · ${accessKey}`;
   };
-  return html`<div class="panel">${errorSummary(t('problem'), errors)}
+  return html`<div class="panel">${errorSummary(ctx.lang, errors)}
 ${keys.length === 0 ? html`<p class="warning">${t('noKey')} <a href="/console/keys">${t('goToKeys')}</a></p>` : ''}
 <form method="post" action="/console/signature" novalidate>${ctx.csrf}
 <label for="method">${t('method')}</label>${methodError !== undefined ? html`<p class="error" id="method-error">${methodError.message}</p>` : ''}
@@ -170,12 +168,12 @@ ${textField({ name: 'sign', label: t('sign'), value: values.sign, hint: t('signH
 <button type="submit">${t('compute')}</button></form></div>`;
 }
 
-function resultPanel(t: T, result: ToolResult): Html {
+function resultPanel(t: T, lang: Language, result: ToolResult): Html {
   return html`<div class="panel" id="result"><h2>${t('result')}</h2>
-<h3>${t('stringToSign')}</h3><pre id="string-to-sign">${result.signed}</pre>${copyButton('string-to-sign', t('copy'), t('copied'))}
-<h3>${t('signResult')}</h3><p><code id="computed-sign">${result.sign}</code> ${copyButton('computed-sign', t('copy'), t('copied'))}</p>
+<h3>${t('stringToSign')}</h3><pre id="string-to-sign">${result.signed}</pre>${copyButton('string-to-sign', lang)}
+<h3>${t('signResult')}</h3><p><code id="computed-sign">${result.sign}</code> ${copyButton('computed-sign', lang)}</p>
 ${result.matches === undefined ? '' : result.matches ? html`<p>${badge(t('matches'), 'ok')}</p>` : html`<p class="warning">${badge(t('differs'), 'bad')}</p>`}
-<h3>${t('headers')}</h3><pre id="signed-headers">${result.headers.map(([name, value]) => `${name}: ${value}`).join('\n')}</pre>${copyButton('signed-headers', t('copy'), t('copied'))}</div>`;
+<h3>${t('headers')}</h3><pre id="signed-headers">${result.headers.map(([name, value]) => `${name}: ${value}`).join('\n')}</pre>${copyButton('signed-headers', lang)}</div>`;
 }
 
 function toolPage(ctx: ConsoleContext, reply: FastifyReply, input: { status?: number; keys: ApiKeyView[]; values: ToolValues; errors?: FieldError[]; result?: ToolResult }): FastifyReply {
@@ -186,7 +184,7 @@ function toolPage(ctx: ConsoleContext, reply: FastifyReply, input: { status?: nu
     title: t('title'),
     section: 'signature',
     body: html`<h1>${t('title')}</h1><p>${t('lead')}</p><p class="warning">${t('keyRule')}</p><p class="muted">${t('nothingStored')}</p>
-${input.result !== undefined ? resultPanel(t, input.result) : ''}${toolForm(ctx, t, input.keys, input.values, input.errors ?? [])}`,
+${input.result !== undefined ? resultPanel(t, ctx.lang, input.result) : ''}${toolForm(ctx, t, input.keys, input.values, input.errors ?? [])}`,
   });
 }
 

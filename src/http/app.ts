@@ -31,6 +31,9 @@ import { RouteCatalog } from './route-catalog.js';
 import { registerSignedRoute, type SignedRouteDef } from './signed-route.js';
 import type { Services } from '../gateway.js';
 
+/** Failures found while reading the body, before the access key is looked up. */
+const REFUSED_BEFORE_AUTH: ReadonlySet<ApiFailure['kind']> = new Set(['body_not_json', 'body_too_large', 'unsupported_media_type', 'body_not_object']);
+
 /** Request bodies above this size are refused with code 300. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
@@ -163,7 +166,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const apiError = error instanceof ApiError ? error : failure !== undefined ? new ApiError(failure) : undefined;
     // A body refused before authentication (not JSON, too large, not an object) still belongs in a
     // debug-mode key's request log: those are the commonest integration mistakes.
-    if (apiError !== undefined && request.callerHints.debugKey === undefined && request.url.startsWith('/api/')) {
+    if (apiError !== undefined && REFUSED_BEFORE_AUTH.has(apiError.failure.kind) && request.url.startsWith('/api/')) {
       const key = await deps.merchants.findKeyForAuth(headerValue(request, 'access_key') ?? '').catch(() => undefined);
       if (key?.debug === true) {
         request.callerHints = {
