@@ -110,6 +110,9 @@ describe(`the cashgate command (${databaseLabel})`, () => {
       const ok = banksOp.responses['200'].content['application/json;charset=utf-8'].schema;
       assert.deepEqual(Object.keys(ok.properties), ['code', 'success', 'msg', 'msgEn', 'data']);
       assert.ok(doc.paths['/admin/v1/merchants/{merchantId}/api-keys'].post.requestBody);
+      const usersOp = doc.paths['/admin/v1/merchants/{merchantId}/users'];
+      assert.deepEqual(Object.keys(usersOp.post.requestBody.content['application/json'].schema.properties).sort(), ['email', 'language', 'name', 'password'], 'console users are documented');
+      assert.ok(usersOp.get, 'and listed');
       assert.ok(doc.paths['/ping'].get);
       for (const path of ['/api/v3/ken/createCollectingOrder', '/api/v3/ken/createTransferOrder', '/api/v3/bra/createCollectingOrder', '/api/v3/bra/pix/createTransferOrder', '/api/v3/bra/bank/createTransferOrder']) {
         assert.ok(doc.paths[path].post.requestBody, `${path} is documented with its request schema`);

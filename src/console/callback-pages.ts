@@ -14,6 +14,7 @@ import { CallbackUrl } from '../merchants/schemas.js';
 import { badge, dayRange, dayRangeLabels, errorSummary, notice, textField, type FieldError } from './forms.js';
 import { consoleTexts, dateTime, translate, type Translator } from './i18n.js';
 import type { ConsoleServices } from './plugin.js';
+import { merchantOrder } from './queries.js';
 import { formOf, queryParam, seeOther, type ConsoleContext, type ConsoleRouter } from './router.js';
 
 /** Attempts per page of the log. */
@@ -432,8 +433,7 @@ export function registerCallbackPages(router: ConsoleRouter, deps: ConsoleServic
 
   router.post('/console/orders/:orderId/callbacks', async (ctx, request, reply) => {
     const orderId = (request.params as { orderId?: string }).orderId ?? '';
-    const order = await deps.orders.find(orderId);
-    if (order?.merchant_id !== ctx.merchantId) return ctx.notFound(reply);
+    if ((await merchantOrder(deps.store.read, ctx.merchantId, orderId)) === undefined) return ctx.notFound(reply);
     await deps.callbacks.dispatcher.createAndDeliver((tx) => deps.callbacks.outbox.retrigger(tx, orderId));
     return seeOther(reply, `/console/orders/${encodeURIComponent(orderId)}?done=retriggered#callbacks`);
   });
