@@ -90,7 +90,7 @@ async function printDemo(
   // The demo's console login gets a new password at every start, like the key.
   const password = randomBytes(12).toString('base64url');
   const user =
-    (await gateway.consoleAccounts.resetPassword(DEMO_CONSOLE_EMAIL, password)) ??
+    (await gateway.consoleAccounts.resetPassword({ email: DEMO_CONSOLE_EMAIL }, password)) ??
     (await gateway.consoleAccounts.createUser(merchant.merchantId, { email: DEMO_CONSOLE_EMAIL, name: 'Demo User', password }));
   const lines = [
     '',

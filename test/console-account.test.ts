@@ -84,6 +84,26 @@ describe('console: sign-in and sessions', () => {
     assert.ok(list.body.users.some((u: { email: string }) => u.email === 'owner@example.com'), 'listed');
   });
 
+  it('lets the operator set a forgotten password and remove a user; both end the user’s sessions', async () => {
+    const user = await createConsoleUser(gw, merchantId);
+    const session = await consoleSignIn(gw, merchantId, user);
+    const { merchantId: otherMerchant } = await gw.merchantWithKey();
+    const path = `/admin/v1/merchants/${merchantId}/users/${user.userId}`;
+    assert.equal((await gw.admin('PUT', `/admin/v1/merchants/${otherMerchant}/users/${user.userId}/password`, { password: 'a fresh long password' })).status, 404, 'not through another merchant');
+    assert.equal((await gw.admin('PUT', `${path}/password`, { password: 'short' })).status, 400);
+    const reset = await gw.admin('PUT', `${path}/password`, { password: 'a fresh long password' });
+    assert.equal(reset.status, 200, JSON.stringify(reset.body));
+    assert.equal((await session.get('/console')).status, 303, 'the old session ended');
+    assert.equal((await signInForm(gw, user.email, user.password)).status, 401, 'the old password is refused');
+    const again = await consoleSignIn(gw, merchantId, { ...user, password: 'a fresh long password' });
+    assert.equal((await gw.admin('DELETE', `/admin/v1/merchants/${otherMerchant}/users/${user.userId}`)).status, 404, 'not through another merchant');
+    const removed = await gw.admin('DELETE', path);
+    assert.equal(removed.status, 200, JSON.stringify(removed.body));
+    assert.equal((await again.get('/console')).status, 303, 'the session ended with the user');
+    assert.equal((await signInForm(gw, user.email, 'a fresh long password')).status, 401, 'the user is gone');
+    assert.equal((await gw.admin('DELETE', path)).status, 404, 'gone for good');
+  });
+
   it('signs in with a cookie that is HttpOnly, SameSite=Lax and scoped to /console', async () => {
     const user = await createConsoleUser(gw, merchantId);
     const result = await signInForm(gw, user.email, user.password);

@@ -17,7 +17,8 @@ export type OperatorFailure =
   | { kind: 'invalid_rate'; detail: string }
   | { kind: 'invalid_cashier_settings'; detail: string }
   | { kind: 'invalid_console_user'; field: string; detail: string }
-  | { kind: 'console_user_exists'; email: string };
+  | { kind: 'console_user_exists'; email: string }
+  | { kind: 'console_user_not_found'; userId: string };
 
 type FailureOf<K extends OperatorFailure['kind']> = Extract<OperatorFailure, { kind: K }>;
 
@@ -49,6 +50,7 @@ const DESCRIPTIONS: { [K in OperatorFailure['kind']]: { status: 400 | 403 | 404 
   invalid_cashier_settings: { status: 400, message: (f) => f.detail },
   invalid_console_user: { status: 400, message: (f) => `${f.field}: ${f.detail}` },
   console_user_exists: { status: 409, message: (f) => `a console user with e-mail ${f.email} already exists` },
+  console_user_not_found: { status: 404, message: (f) => `console user ${f.userId} does not exist for this merchant` },
   fee_channel_not_found: {
     status: 404,
     message: (f) => `there is no fee channel ${f.channel}: use one of ${Object.keys(FEE_CHANNELS).join(', ')}`,

@@ -284,18 +284,40 @@ export class ConsoleAccounts {
     });
   }
 
-  /** Operator action (and the demo's restart): a new password for the user of `email`, ending all their sessions. */
-  async resetPassword(emailInput: string, password: string): Promise<ConsoleUser | undefined> {
+  /**
+   * Operator action (and the demo's restart): a new password for a user, found by e-mail address or
+   * by merchant and user id, ending all their sessions. Undefined when there is no such user.
+   */
+  async resetPassword(who: { email: string } | { merchantId: string; userId: string }, password: string): Promise<ConsoleUser | undefined> {
     const problem = passwordProblem(password);
     if (problem !== undefined) throw new ConsoleInputError('password', problem);
     const hash = await hashPassword(password);
     return this.store.transact(async (tx) => {
-      const row = await tx.selectFrom('console_users').selectAll().where('email', '=', emailInput.trim().toLowerCase()).executeTakeFirst();
+      const row = await this.#findUser(tx, who);
       if (row === undefined) return undefined;
       await tx.updateTable('console_users').set({ password_hash: hash, updated_at: this.clock.now() }).where('id', '=', row.id).execute();
       await tx.deleteFrom('console_sessions').where('user_id', '=', row.id).execute();
       return toUser(row);
     });
+  }
+
+  /** Operator action: removes a user and ends their sessions. Undefined when there is no such user. */
+  async deleteUser(merchantId: string, userId: string): Promise<ConsoleUser | undefined> {
+    return this.store.transact(async (tx) => {
+      const row = await this.#findUser(tx, { merchantId, userId });
+      if (row === undefined) return undefined;
+      await tx.deleteFrom('console_sessions').where('user_id', '=', row.id).execute();
+      await tx.deleteFrom('console_users').where('id', '=', row.id).execute();
+      return toUser(row);
+    });
+  }
+
+  #findUser(tx: Tx, who: { email: string } | { merchantId: string; userId: string }): Promise<UserRow | undefined> {
+    const query = tx.selectFrom('console_users').selectAll();
+    return ('email' in who
+      ? query.where('email', '=', who.email.trim().toLowerCase())
+      : query.where('id', '=', who.userId).where('merchant_id', '=', who.merchantId)
+    ).executeTakeFirst();
   }
 
   async setLanguage(session: ConsoleSession, language: Language): Promise<void> {

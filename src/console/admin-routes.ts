@@ -29,6 +29,11 @@ const CreateConsoleUserBody = Type.Object(
   { additionalProperties: false },
 );
 
+const PasswordBody = Type.Object(
+  { password: Type.String({ minLength: PASSWORD_MIN_LENGTH, maxLength: PASSWORD_MAX_LENGTH, description: 'the new password; every session of the user ends' }) },
+  { additionalProperties: false },
+);
+
 const PROBLEMS: Record<string, string> = {
   format: 'not an e-mail address',
   tooShort: `at least ${PASSWORD_MIN_LENGTH} characters`,
@@ -53,6 +58,35 @@ export function registerConsoleAdminRoutes(scope: FastifyInstance, catalog: Rout
         if (error.problem === 'taken') throw new OperatorError({ kind: 'console_user_exists', email: body.email.trim().toLowerCase() });
         throw new OperatorError({ kind: 'invalid_console_user', field: error.field, detail: PROBLEMS[error.problem] ?? error.problem });
       }
+    },
+  });
+
+  registerAdminRoute(scope, catalog, {
+    method: 'PUT',
+    path: '/admin/v1/merchants/:merchantId/users/:userId/password',
+    tag: TAG,
+    summary: "Set a console user's password (a user who forgot it); every session of the user ends",
+    body: PasswordBody,
+    response: ConsoleUserView,
+    handle: async ({ params, body }) => {
+      const userId = params.userId ?? '';
+      const user = await accounts.resetPassword({ merchantId: params.merchantId ?? '', userId }, body.password);
+      if (user === undefined) throw new OperatorError({ kind: 'console_user_not_found', userId });
+      return user;
+    },
+  });
+
+  registerAdminRoute(scope, catalog, {
+    method: 'DELETE',
+    path: '/admin/v1/merchants/:merchantId/users/:userId',
+    tag: TAG,
+    summary: 'Remove a console user (someone who left); their sessions end at once',
+    response: ConsoleUserView,
+    handle: async ({ params }) => {
+      const userId = params.userId ?? '';
+      const user = await accounts.deleteUser(params.merchantId ?? '', userId);
+      if (user === undefined) throw new OperatorError({ kind: 'console_user_not_found', userId });
+      return user;
     },
   });
 
