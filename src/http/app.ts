@@ -140,6 +140,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       },
       'request',
     );
+  });
+  // The request log of debug-mode keys is written before the answer leaves, so the log address an
+  // error carries already leads to its entry when the merchant follows it.
+  app.addHook('onSend', async (request, reply, payload) => {
     const debugKey = request.callerHints.debugKey;
     // Requests whose signature was not verified could come from anyone who knows the access key:
     // they are recorded up to a cap per key, so they cannot flood the merchant's log.
@@ -158,6 +162,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         })
         .catch((error: unknown) => request.log.error({ err: error }, 'recording the request log failed'));
     }
+    return payload;
   });
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
