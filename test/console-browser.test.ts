@@ -63,7 +63,7 @@ describe(`console in a browser (${databaseLabel})`, () => {
   let user: { email: string; password: string };
   let receiver: CallbackReceiver;
   /** What earlier steps made, for the later ones and the page sweep. */
-  const made = { accessKey: '', orderId: '' };
+  const made = { accessKey: '', secretKey: '', orderId: '' };
 
   before(async () => {
     const launched = await launchBrowser();
@@ -121,6 +121,7 @@ describe(`console in a browser (${databaseLabel})`, () => {
       assert.match((await page.textContent('main')) ?? '', /takes effect in \d+ s/, 'the countdown');
       await screenshot(page, 'console-key-created');
       made.accessKey = accessKey;
+      made.secretKey = secretKey;
       const credentials = { accessKey, secretKey };
 
       assert.equal((await call(credentials)).body.code, '301', 'not active yet');
@@ -160,11 +161,12 @@ describe(`console in a browser (${databaseLabel})`, () => {
       assert.match(result, /200/, 'the receiver’s status is shown');
       const [got] = (await receiver.waitFor(before + 1)).slice(before);
       assert.ok(got !== undefined, 'the test callback arrived');
-      const secret = got.headers.access_key === merchant.credentials.accessKey ? merchant.credentials.secretKey : undefined;
-      if (secret !== undefined) {
-        const headers = { access_key: String(got.headers.access_key), timestamp: String(got.headers.timestamp), nonce: String(got.headers.nonce), sign: String(got.headers.sign) };
-        assert.ok(verifyCallback(secret, JSON.parse(got.body) as Record<string, unknown>, headers), 'its sign verifies');
-      }
+      // Signed with the merchant's newest active key: one of the two this test knows the secret of.
+      const secrets: Record<string, string> = { [merchant.credentials.accessKey]: merchant.credentials.secretKey, [made.accessKey]: made.secretKey };
+      const secret = secrets[String(got.headers.access_key)];
+      assert.ok(secret !== undefined, `signed with a known key: ${String(got.headers.access_key)}`);
+      const headers = { access_key: String(got.headers.access_key), timestamp: String(got.headers.timestamp), nonce: String(got.headers.nonce), sign: String(got.headers.sign) };
+      assert.ok(verifyCallback(secret, JSON.parse(got.body) as Record<string, unknown>, headers), 'its sign verifies');
       await screenshot(page, 'console-callbacks');
     } finally {
       await context.close();

@@ -17,7 +17,6 @@ import {
   formOf,
   queryParam,
   readCookie,
-  sameToken,
   seeOther,
   sendCsrfRefusal,
   setCookie,
@@ -161,7 +160,7 @@ export function registerSignInPages(scope: FastifyInstance, router: ConsoleRoute
     const lang = languageOfRequest(form.get('lang') ?? queryParam(request, 'lang'), request.headers['accept-language']);
     const t = translate(TEXTS, lang);
     const cookie = readCookie(request, SIGN_IN_CSRF_COOKIE);
-    if (router.crossSite(request) || !sameToken(form.get('_csrf') ?? undefined, cookie)) return sendCsrfRefusal(reply, lang, deps.now());
+    if (router.formRefused(request, cookie)) return sendCsrfRefusal(reply, lang, deps.now());
     const email = (form.get('email') ?? '').slice(0, 254);
     const next = consolePath(form.get('next') ?? '');
     const result = await deps.accounts.signIn(email, form.get('password') ?? '', request.ip);
@@ -189,7 +188,7 @@ export function registerSignInPages(scope: FastifyInstance, router: ConsoleRoute
     const lang = session.user.language;
     const t = translate(TEXTS, lang);
     const form = formOf(request);
-    if (router.crossSite(request) || !sameToken(form.get('_csrf') ?? undefined, session.csrfToken)) return sendCsrfRefusal(reply, lang, deps.now());
+    if (router.formRefused(request, session.csrfToken)) return sendCsrfRefusal(reply, lang, deps.now());
     const result = await deps.accounts.completeSecondFactor(session, form.get('code') ?? '', request.ip);
     if (result.outcome === 'rate_limited') {
       void reply.header('retry-after', String(Math.ceil(result.retryAfterMs / 1000)));

@@ -221,9 +221,6 @@ export function allApiKeys(deps: Pick<ConsoleServices, 'merchants'>, merchantId:
   return deps.merchants.listApiKeys(merchantId, { includeDeleted: true });
 }
 
-async function findKey(deps: ConsoleServices, merchantId: string, accessKey: string): Promise<ApiKeyView | undefined> {
-  return (await allApiKeys(deps, merchantId)).find((k) => k.accessKey === accessKey);
-}
 
 const NOTICES = ['saved', 'enabled', 'disabled'] as const;
 
@@ -283,7 +280,7 @@ function keyPage(
 async function whenChangeRefused(ctx: ConsoleContext, reply: FastifyReply, deps: ConsoleServices, accessKey: string, error: unknown): Promise<FastifyReply> {
   if (error instanceof OperatorError && error.failure.kind === 'api_key_not_found') return ctx.notFound(reply);
   if (error instanceof OperatorError && error.failure.kind === 'api_key_deleted') {
-    const key = await findKey(deps, ctx.merchantId, accessKey);
+    const key = await deps.merchants.findApiKey(ctx.merchantId, accessKey);
     return key === undefined ? ctx.notFound(reply) : keyPage(ctx, reply, deps, key, { status: 409 });
   }
   throw error;
@@ -324,14 +321,14 @@ export function registerKeyPages(router: ConsoleRouter, deps: ConsoleServices): 
 
   router.get('/console/keys/:accessKey', async (ctx, request, reply) => {
     const { accessKey = '' } = request.params as { accessKey?: string };
-    const key = await findKey(deps, ctx.merchantId, accessKey);
+    const key = await deps.merchants.findApiKey(ctx.merchantId, accessKey);
     if (key === undefined) return ctx.notFound(reply);
     return keyPage(ctx, reply, deps, key, { done: queryParam(request, 'done') });
   });
 
   router.post('/console/keys/:accessKey', async (ctx, request, reply) => {
     const { accessKey = '' } = request.params as { accessKey?: string };
-    const key = await findKey(deps, ctx.merchantId, accessKey);
+    const key = await deps.merchants.findApiKey(ctx.merchantId, accessKey);
     if (key === undefined) return ctx.notFound(reply);
     const values = readForm(request);
     const parsed = settingsOf(values, ctx.lang);
@@ -358,7 +355,7 @@ export function registerKeyPages(router: ConsoleRouter, deps: ConsoleServices): 
   router.post('/console/keys/:accessKey/enabled', async (ctx, request, reply) => {
     const { accessKey = '' } = request.params as { accessKey?: string };
     const value = formOf(request).get('enabled');
-    const key = await findKey(deps, ctx.merchantId, accessKey);
+    const key = await deps.merchants.findApiKey(ctx.merchantId, accessKey);
     if (key === undefined) return ctx.notFound(reply);
     if (value !== '1' && value !== '0') {
       const message = describeFailure({ kind: 'invalid_field', field: 'enabled', rule: { rule: 'oneOf', allowed: ['1', '0'] } }, ctx.lang).text;

@@ -102,9 +102,8 @@ function rowsTable(ctx: ConsoleContext, t: T, rows: readonly RequestLogRow[]): H
   )}</tbody></table></div>`;
 }
 
-async function listPage(ctx: ConsoleContext, reply: FastifyReply, deps: ConsoleServices, filters: Filters, errors: FieldError[]): Promise<FastifyReply> {
+async function listPage(ctx: ConsoleContext, reply: FastifyReply, deps: ConsoleServices, keys: readonly string[], filters: Filters, errors: FieldError[]): Promise<FastifyReply> {
   const t = translate(TEXTS, ctx.lang);
-  const keys = (await allApiKeys(deps, ctx.merchantId)).map((k) => k.accessKey);
   const rows =
     errors.length > 0
       ? []
@@ -144,7 +143,7 @@ export function registerRequestPages(router: ConsoleRouter, deps: ConsoleService
       if (cursor !== null) before = { at: Number(cursor[1]), requestId: cursor[2] ?? '' };
       else errors.push({ field: 'before', message: describeFailure({ kind: 'invalid_field', field: 'before', rule: { rule: 'invalid' } }, ctx.lang).text });
     }
-    return listPage(ctx, reply, deps, { accessKey, failedOnly: queryParam(request, 'failed') === '1', before }, errors);
+    return listPage(ctx, reply, deps, keys, { accessKey, failedOnly: queryParam(request, 'failed') === '1', before }, errors);
   });
 
   router.get('/console/requests/:requestId', async (ctx, request, reply) => {

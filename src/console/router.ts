@@ -154,6 +154,11 @@ export class ConsoleRouter {
     }
   }
 
+  /** A form is refused when it comes from another site or its `_csrf` field is not `expected`. */
+  formRefused(request: FastifyRequest, expected: string | undefined): boolean {
+    return this.crossSite(request) || !sameToken(formOf(request).get('_csrf') ?? undefined, expected);
+  }
+
   async #run(request: FastifyRequest, reply: FastifyReply, handler: ConsoleHandler, isForm: boolean): Promise<FastifyReply> {
     const session = await this.sessionOf(request);
     const path = request.url.split('?')[0] ?? '/console';
@@ -187,15 +192,19 @@ export class ConsoleRouter {
           status: 404,
           title: t('notFound'),
           section: undefined,
-          body: html`<div class="panel"><h1>${t('notFound')}</h1><p>${t('notFoundText')}</p><p><a href="/console">${t('backToOverview')}</a></p></div>`,
+          body: notFoundBody(lang, 'panel'),
         });
       },
     };
-    if (isForm && (this.crossSite(request) || !sameToken(formOf(request).get('_csrf') ?? undefined, session.csrfToken))) {
-      return sendCsrfRefusal(reply, lang, this.deps.clock.now());
-    }
+    if (isForm && this.formRefused(request, session.csrfToken)) return sendCsrfRefusal(reply, lang, this.deps.clock.now());
     return handler(ctx, request, reply);
   }
+}
+
+/** The 404 page's content: unknown here, or another merchant's. */
+function notFoundBody(lang: Language, panel: 'panel' | 'panel narrow'): Html {
+  const t = translate(TEXTS, lang);
+  return html`<div class="${panel}"><h1>${t('notFound')}</h1><p>${t('notFoundText')}</p><p><a href="/console">${t('backToOverview')}</a></p></div>`;
 }
 
 export function sendCsrfRefusal(reply: FastifyReply, lang: Language, now: number): FastifyReply {
@@ -216,7 +225,7 @@ export function sendConsoleNotFound(request: FastifyRequest, reply: FastifyReply
     lang,
     now,
     title: t('notFound'),
-    body: html`<div class="panel narrow"><h1>${t('notFound')}</h1><p>${t('notFoundText')}</p><p><a href="/console">${t('backToOverview')}</a></p></div>`,
+    body: notFoundBody(lang, 'panel narrow'),
   });
 }
 

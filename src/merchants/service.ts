@@ -228,6 +228,12 @@ export class MerchantService {
     return (await q.listApiKeys(this.store.read, merchantId, options.includeDeleted === true)).map(toKeyView);
   }
 
+  /** One of the merchant's keys (deleted ones too), or undefined: another merchant's key is not found. */
+  async findApiKey(merchantId: string, accessKey: string): Promise<ApiKeyView | undefined> {
+    const row = await q.findApiKey(this.store.read, merchantId, accessKey);
+    return row === undefined ? undefined : toKeyView(row);
+  }
+
   /** Edits a key's settings; like creation, an edit takes effect after the activation delay. */
   editApiKey(merchantId: string, accessKey: string, settings: KeySettings): Promise<ApiKeyView> {
     return this.changeKey(merchantId, accessKey, (row, now) => ({
