@@ -28,10 +28,6 @@ export function totpStep(now: number): number {
   return Math.floor(now / TOTP_STEP_MS);
 }
 
-export function totpCode(secretBase32: string, now: number): string {
-  return hotp(base32nopad.decode(secretBase32), BigInt(totpStep(now)));
-}
-
 /**
  * The step whose code `code` is, within the drift allowed, and later than `lastStep` (a code is
  * good once); undefined when it is no such code.
