@@ -131,7 +131,9 @@ class Receiver {
         clearTimeout(timer);
         timer = setTimeout(() => {
           this.#waiter = undefined;
-          reject(new Error(`receiver stalled: ${missing.size} callbacks still missing after ${stallMs} ms without progress`));
+          reject(
+            new Error(`receiver stalled: ${missing.size} callbacks still missing after ${stallMs} ms without progress`),
+          );
         }, stallMs);
       };
       arm();
@@ -301,7 +303,8 @@ async function benchDatabase(label: string, databaseUrl: string | undefined): Pr
             events: ids.length,
             seconds,
             perSecond: ids.length / seconds,
-            ...(cpu !== undefined && cpuAtReady !== undefined && { workerCpu: (cpu - cpuAtReady) / ((last - readyAt) / 1000) }),
+            ...(cpu !== undefined &&
+              cpuAtReady !== undefined && { workerCpu: (cpu - cpuAtReady) / ((last - readyAt) / 1000) }),
           });
           notes.push(
             `${label}, per host ${perHost}: queued ${ids.length} in ${queueSeconds.toFixed(1)} s (${(ids.length / queueSeconds).toFixed(0)}/s); ` +
@@ -358,8 +361,10 @@ function printTable(rows: readonly Row[], checks: readonly Check[]): void {
   const widths = [10, 56, 7, 8, 8, 7, 7, 10];
   const line = (cells: string[]) =>
     cells.map((cell, i) => (i < 2 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join(' ');
-  console.log(`\nCallback delivery to a local receiver (drain: one \`cashgate worker\`, CALLBACK_CONCURRENCY=${concurrency}; ` +
-    `per host ${concurrency} = all of it, since every callback goes to one host; the default per-host limit is 4)`);
+  console.log(
+    `\nCallback delivery to a local receiver (drain: one \`cashgate worker\`, CALLBACK_CONCURRENCY=${concurrency}; ` +
+      `per host ${concurrency} = all of it, since every callback goes to one host; the default per-host limit is 4)`,
+  );
   console.log(line(header));
   for (const row of rows) {
     console.log(
@@ -375,8 +380,12 @@ function printTable(rows: readonly Row[], checks: readonly Check[]): void {
       ]),
     );
   }
-  console.log('seconds: drain from the worker\'s spawn to the last arrival; latency from the first admin call to the last arrival.');
-  console.log('p50/p99: admin call start → receiver has the request. worker cpu: worker process CPU time ÷ wall time after it was ready.');
+  console.log(
+    "seconds: drain from the worker's spawn to the last arrival; latency from the first admin call to the last arrival.",
+  );
+  console.log(
+    'p50/p99: admin call start → receiver has the request. worker cpu: worker process CPU time ÷ wall time after it was ready.',
+  );
   for (const check of checks) {
     console.log(
       `${check.database}: ${check.received} of ${check.expected} notify_ids received, ${check.lost} lost, ` +
@@ -384,7 +393,9 @@ function printTable(rows: readonly Row[], checks: readonly Check[]): void {
     );
   }
   for (const note of notes) console.log(`  ${note}`);
-  console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), node ${process.version}, ${process.platform}`);
+  console.log(
+    `machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), node ${process.version}, ${process.platform}`,
+  );
 }
 
 const results: { rows: Row[]; check: Check }[] = [];
@@ -396,7 +407,10 @@ try {
   console.error(error);
   process.exitCode = 1;
 }
-printTable(results.flatMap((r) => r.rows), results.map((r) => r.check));
+printTable(
+  results.flatMap((r) => r.rows),
+  results.map((r) => r.check),
+);
 if (results.some(({ check }) => check.lost > 0 || check.duplicates > 0 || check.unexpected > 0)) {
   console.error('FAILED: some callbacks were lost or delivered more than once');
   process.exitCode = 1;

@@ -22,11 +22,21 @@ interface Figures {
 
 async function measure(name: string, url: string, request: autocannon.Request): Promise<Figures> {
   const result = await autocannon({ url, connections, duration: seconds, requests: [request] });
-  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx };
+  return {
+    name,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+  };
 }
 
 /** A signed POST whose body is made afresh for every request (e.g. a new externalOrderId). */
-function signedPost(path: string, credentials: Credentials, makeBody: () => Record<string, unknown>): autocannon.Request {
+function signedPost(
+  path: string,
+  credentials: Credentials,
+  makeBody: () => Record<string, unknown>,
+): autocannon.Request {
   return {
     method: 'POST',
     path,
@@ -42,7 +52,11 @@ function signedPost(path: string, credentials: Credentials, makeBody: () => Reco
 }
 
 let orderSeq = 0;
-const pixCollection = () => ({ amount: '125.50', channelType: 'PIX', externalOrderId: `bench-${process.pid}-${Date.now()}-${++orderSeq}` });
+const pixCollection = () => ({
+  amount: '125.50',
+  channelType: 'PIX',
+  externalOrderId: `bench-${process.pid}-${Date.now()}-${++orderSeq}`,
+});
 const tokenToFiat = () => ({
   tokenAmount: '25.5',
   chainType: 'TRON',
@@ -113,26 +127,61 @@ async function benchDatabase(label: string, databaseUrl: string | undefined): Pr
         headers: { ...signedHeaders(full, body), 'content-type': 'application/json;charset=utf-8' },
         body: JSON.stringify(body),
       });
-      const cashierPath = new URL(((await created.json()) as { data: { cashierUrl: string } }).data.cashierUrl).pathname;
+      const cashierPath = new URL(((await created.json()) as { data: { cashierUrl: string } }).data.cashierUrl)
+        .pathname;
       const rows = [
         await measure('GET /ping (public, no auth)', server.url, { method: 'GET', path: '/ping' }),
         await measure('GET /cashier/{id} (Pix page, QR rendered)', server.url, { method: 'GET', path: cashierPath }),
-        await measure("GET /cashier/{id}/status (the page's poll)", server.url, { method: 'GET', path: `${cashierPath}/status` }),
-        await measure('signed, refused 301 after full auth (nonce write)', server.url, signedPost('/api/v3/bra/query/bank', noQuery, () => ({}))),
-        await measure('signed POST /api/v3/bra/query/bank (513 banks)', server.url, signedPost('/api/v3/bra/query/bank', full, () => ({ currencyType: 'BRL' }))),
-        await measure('signed PIX collection create (BR Code, order row)', server.url, signedPost('/api/v3/bra/createCollectingOrder', full, pixCollection)),
-        await measure('signed token → fiat create (quote, derived address)', server.url, signedPost('/api/v3/exchange/wallet/to/fiat', full, tokenToFiat)),
+        await measure("GET /cashier/{id}/status (the page's poll)", server.url, {
+          method: 'GET',
+          path: `${cashierPath}/status`,
+        }),
+        await measure(
+          'signed, refused 301 after full auth (nonce write)',
+          server.url,
+          signedPost('/api/v3/bra/query/bank', noQuery, () => ({})),
+        ),
+        await measure(
+          'signed POST /api/v3/bra/query/bank (513 banks)',
+          server.url,
+          signedPost('/api/v3/bra/query/bank', full, () => ({ currencyType: 'BRL' })),
+        ),
+        await measure(
+          'signed PIX collection create (BR Code, order row)',
+          server.url,
+          signedPost('/api/v3/bra/createCollectingOrder', full, pixCollection),
+        ),
+        await measure(
+          'signed token → fiat create (quote, derived address)',
+          server.url,
+          signedPost('/api/v3/exchange/wallet/to/fiat', full, tokenToFiat),
+        ),
       ];
       // The console, signed in, over the thousands of orders the create cases just made.
       const cookie = await consoleCookie(server.url, merchantId);
       rows.push(
-        await measure('GET /console/orders (session, 50 newest of all)', server.url, { method: 'GET', path: '/console/orders', headers: { cookie } }),
-        await measure('GET /console/orders?area=bra&status=1 (filtered)', server.url, { method: 'GET', path: '/console/orders?area=bra&kind=collection&status=1', headers: { cookie } }),
+        await measure('GET /console/orders (session, 50 newest of all)', server.url, {
+          method: 'GET',
+          path: '/console/orders',
+          headers: { cookie },
+        }),
+        await measure('GET /console/orders?area=bra&status=1 (filtered)', server.url, {
+          method: 'GET',
+          path: '/console/orders?area=bra&kind=collection&status=1',
+          headers: { cookie },
+        }),
       );
       const base = rows[0];
       if (base === undefined) return;
       console.log(`\n${label}: ${connections} connections, ${seconds} s each`);
-      console.log('case'.padEnd(54), 'req/s'.padStart(8), 'p50 ms'.padStart(8), 'p99 ms'.padStart(8), 'rps÷ping'.padStart(9), 'p99÷ping'.padStart(9));
+      console.log(
+        'case'.padEnd(54),
+        'req/s'.padStart(8),
+        'p50 ms'.padStart(8),
+        'p99 ms'.padStart(8),
+        'rps÷ping'.padStart(9),
+        'p99÷ping'.padStart(9),
+      );
       for (const row of rows) {
         console.log(
           row.name.padEnd(54),
@@ -141,7 +190,9 @@ async function benchDatabase(label: string, databaseUrl: string | undefined): Pr
           row.p99.toFixed(1).padStart(8),
           (row.rps / base.rps).toFixed(3).padStart(9),
           (row.p99 / Math.max(base.p99, 1)).toFixed(2).padStart(9),
-          row.name.startsWith('GET') || row.non2xx === 0 || row.name.includes('refused') ? '' : `  (${row.non2xx} non-2xx!)`,
+          row.name.startsWith('GET') || row.non2xx === 0 || row.name.includes('refused')
+            ? ''
+            : `  (${row.non2xx} non-2xx!)`,
         );
       }
     } finally {

@@ -19,7 +19,11 @@ if (names.size !== banks.length) throw new Error('bank names are not unique');
 for (const b of banks) {
   if (!/^\d{3}$/.test(b.code) || !/^\d{8}$/.test(b.ispb)) throw new Error(`bad bank entry ${JSON.stringify(b)}`);
 }
-const updated = source.map((b) => b.DateUpdated).sort().at(-1).slice(0, 10);
+const updated = source
+  .map((b) => b.DateUpdated)
+  .sort()
+  .at(-1)
+  .slice(0, 10);
 
 writeFileSync(
   new URL('../src/banks/br-banks.json', import.meta.url),

@@ -91,7 +91,11 @@ async function printDemo(
   const password = randomBytes(12).toString('base64url');
   const user =
     (await gateway.consoleAccounts.resetPassword({ email: DEMO_CONSOLE_EMAIL }, password)) ??
-    (await gateway.consoleAccounts.createUser(merchant.merchantId, { email: DEMO_CONSOLE_EMAIL, name: 'Demo User', password }));
+    (await gateway.consoleAccounts.createUser(merchant.merchantId, {
+      email: DEMO_CONSOLE_EMAIL,
+      name: 'Demo User',
+      password,
+    }));
   const lines = [
     '',
     '  Cashgate demo is running',

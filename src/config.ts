@@ -158,16 +158,26 @@ class EnvReader {
     } catch {
       // reported below
     }
-    this.problems.push(`${name}: must be an RSA private key in PEM (PKCS#8), which signs dynamic Pix charges with RS256`);
+    this.problems.push(
+      `${name}: must be an RSA private key in PEM (PKCS#8), which signs dynamic Pix charges with RS256`,
+    );
     return undefined;
   }
 
   /** An account-level extended public key; unset falls back to the published sandbox key only while the sandbox is on. */
-  accountXpub(name: string, family: AddressFamily, sandbox: boolean, required: boolean): { xpub: string | undefined; sandbox: boolean } {
+  accountXpub(
+    name: string,
+    family: AddressFamily,
+    sandbox: boolean,
+    required: boolean,
+  ): { xpub: string | undefined; sandbox: boolean } {
     const value = this.raw(name);
     if (value === undefined) {
       if (sandbox) return { xpub: SANDBOX_XPUBS[family], sandbox: true };
-      if (required) this.problems.push(`${name}: required when CASHGATE_SANDBOX=false: the account-level xpub (${ACCOUNT_PATHS[family]}) deposit addresses derive from`);
+      if (required)
+        this.problems.push(
+          `${name}: required when CASHGATE_SANDBOX=false: the account-level xpub (${ACCOUNT_PATHS[family]}) deposit addresses derive from`,
+        );
       return { xpub: undefined, sandbox: false };
     }
     const parsed = parseAccountXpub(value);
@@ -179,7 +189,9 @@ class EnvReader {
     const value = this.raw(name);
     if (value === undefined) return fallback;
     if (PIX_KEY_TYPES.some((type) => pixKeyProblem(type, value) === undefined)) return value;
-    this.problems.push(`${name}=${JSON.stringify(value)}: must be a Pix key: a CPF, a CNPJ, +55 and a phone number, an e-mail or a random key (UUID)`);
+    this.problems.push(
+      `${name}=${JSON.stringify(value)}: must be a Pix key: a CPF, a CNPJ, +55 and a phone number, an e-mail or a random key (UUID)`,
+    );
     return fallback;
   }
 
@@ -238,7 +250,12 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     sandbox,
     pix: {
       key: read.pixKey('PIX_KEY', SANDBOX_PIX_KEY),
-      merchantName: read.matching('PIX_MERCHANT_NAME', 'CASHGATE SANDBOX', /^[\x20-\x7e]{1,25}$/, '1 to 25 ASCII characters'),
+      merchantName: read.matching(
+        'PIX_MERCHANT_NAME',
+        'CASHGATE SANDBOX',
+        /^[\x20-\x7e]{1,25}$/,
+        '1 to 25 ASCII characters',
+      ),
       merchantCity: read.matching('PIX_MERCHANT_CITY', 'SAO PAULO', /^[\x20-\x7e]{1,15}$/, '1 to 15 ASCII characters'),
       jwsPrivateKeyPem: read.rsaPrivateKey('PIX_JWS_PRIVATE_KEY'),
     },
@@ -247,13 +264,10 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     trustProxy: read.trustProxy('TRUST_PROXY'),
     publicBaseUrl: '',
     rateLimitPerKeyPerMinute: read.integer('RATE_LIMIT_PER_KEY_PER_MINUTE', 6_000, 1),
-    logLevel: read.oneOf<LogLevel>('LOG_LEVEL', 'info', [
-      'fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent',
-    ]),
+    logLevel: read.oneOf<LogLevel>('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     demo: read.boolean('CASHGATE_DEMO', false),
   };
-  const displayHost =
-    host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  const displayHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   const publicBaseUrl = read.url('PUBLIC_BASE_URL', `http://${displayHost}:${port}`, ['http:', 'https:']);
   config.publicBaseUrl = (publicBaseUrl ?? '').replace(/\/+$/, '');
   if (config.adminToken !== undefined && config.adminToken.length < 16) {

@@ -76,7 +76,8 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
   const store = Store.open({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
-    onConnectionError: (error) => logger.warn({ err: error }, 'an idle database connection failed; it will be replaced'),
+    onConnectionError: (error) =>
+      logger.warn({ err: error }, 'an idle database connection failed; it will be replaced'),
   });
   try {
     const applied = await store.migrate();
@@ -95,10 +96,23 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
   const rates = new OperatorRates(store, clock);
   const addresses = new DepositAddresses({
     tron: new DepositAddressDeriver('tron', config.exchange.xpubs.tron),
-    ...(config.exchange.xpubs.evm !== undefined && { evm: new DepositAddressDeriver('evm', config.exchange.xpubs.evm) }),
+    ...(config.exchange.xpubs.evm !== undefined && {
+      evm: new DepositAddressDeriver('evm', config.exchange.xpubs.evm),
+    }),
   });
-  const chainRails = Object.fromEntries(CHAINS.map((chain) => [chain, sandboxChainRail(chain)])) as Record<Chain, ChainRail>;
-  const exchange = new ExchangeService({ orders, ledger: ledger.ledger, rates, addresses, rails: chainRails, clock, quoteTtlMs: config.exchange.quoteTtlMs });
+  const chainRails = Object.fromEntries(CHAINS.map((chain) => [chain, sandboxChainRail(chain)])) as Record<
+    Chain,
+    ChainRail
+  >;
+  const exchange = new ExchangeService({
+    orders,
+    ledger: ledger.ledger,
+    rates,
+    addresses,
+    rails: chainRails,
+    clock,
+    quoteTtlMs: config.exchange.quoteTtlMs,
+  });
   const checkouts = new CheckoutService({
     store,
     orders,
@@ -110,13 +124,18 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
     publicBaseUrl: config.publicBaseUrl,
     rails: { pix: config.pix, boletoBankCode: config.boletoBankCode },
   });
-  for (const kind of [...KENYA_ORDER_KINDS, ...BRAZIL_ORDER_KINDS, ...exchange.orderKinds(), checkouts.orderKind()]) orders.register(kind);
+  for (const kind of [...KENYA_ORDER_KINDS, ...BRAZIL_ORDER_KINDS, ...exchange.orderKinds(), checkouts.orderKind()])
+    orders.register(kind);
   callbacks.outbox.register(orders);
   const sandbox = new OrderSandbox(orders, config.sandbox, clock);
-  sandbox.registerDriver(['fiat_to_token', 'token_to_fiat'], (order, event, input) => exchange.sandboxEvent(order, event, input), {
-    extra: ['complete'],
-    internal: ['deposit_refused'],
-  });
+  sandbox.registerDriver(
+    ['fiat_to_token', 'token_to_fiat'],
+    (order, event, input) => exchange.sandboxEvent(order, event, input),
+    {
+      extra: ['complete'],
+      internal: ['deposit_refused'],
+    },
+  );
   sandbox.registerDriver(['cashier.collection'], (order, event, input) => checkouts.sandboxEvent(order, event, input));
   return {
     store,
@@ -127,7 +146,11 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
     exchange,
     checkouts,
     rates,
-    pixSigner: new PixLocationSigner({ privateKeyPem: config.pix.jwsPrivateKeyPem, dataDir: config.dataDir, publicBaseUrl: config.publicBaseUrl }),
+    pixSigner: new PixLocationSigner({
+      privateKeyPem: config.pix.jwsPrivateKeyPem,
+      dataDir: config.dataDir,
+      publicBaseUrl: config.publicBaseUrl,
+    }),
     callbacks,
     metrics,
     consoleAccounts: new ConsoleAccounts(store, secrets, clock),
@@ -181,7 +204,10 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
     await services.close();
     throw error;
   }
-  logger.info({ url, database: store.dialect, workers: workers !== undefined, sandbox: config.sandbox }, 'Cashgate is serving');
+  logger.info(
+    { url, database: store.dialect, workers: workers !== undefined, sandbox: config.sandbox },
+    'Cashgate is serving',
+  );
   for (const family of config.exchange.sandboxXpubs) {
     logger.warn(
       { family, path: ACCOUNT_PATHS[family] },
@@ -189,7 +215,10 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
     );
   }
   if (!config.publicBaseUrl.startsWith('https://')) {
-    logger.warn({ publicBaseUrl: config.publicBaseUrl }, 'PUBLIC_BASE_URL is not https: payers and their banks reach cashier pages and dynamic Pix locations over https in production');
+    logger.warn(
+      { publicBaseUrl: config.publicBaseUrl },
+      'PUBLIC_BASE_URL is not https: payers and their banks reach cashier pages and dynamic Pix locations over https in production',
+    );
   }
   return {
     app,

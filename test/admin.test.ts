@@ -133,8 +133,14 @@ describe(`admin API (${databaseLabel})`, () => {
       [{ permissions: ['query'] }, /ipWhitelist is required/],
       [{ permissions: ['payouts'], ipWhitelist: ['0.0.0.0'] }, /permissions.0 must be one of exchange, .*all/],
       [{ permissions: [], ipWhitelist: ['0.0.0.0'] }, /permissions/],
-      [{ permissions: ['all'], ipWhitelist: ['300.1.1.1'] }, /ipWhitelist.0 must be an IPv4 or IPv6 address or CIDR range/],
-      [{ permissions: ['all'], ipWhitelist: '10.0.0.0/33' }, /ipWhitelist must be an IPv4 or IPv6 address or CIDR range/],
+      [
+        { permissions: ['all'], ipWhitelist: ['300.1.1.1'] },
+        /ipWhitelist.0 must be an IPv4 or IPv6 address or CIDR range/,
+      ],
+      [
+        { permissions: ['all'], ipWhitelist: '10.0.0.0/33' },
+        /ipWhitelist must be an IPv4 or IPv6 address or CIDR range/,
+      ],
       [{ permissions: ['all'], ipWhitelist: ['0.0.0.0'], debug: 'yes' }, /debug must be true or false/],
     ];
     for (const [body, message] of cases) {
@@ -143,7 +149,10 @@ describe(`admin API (${databaseLabel})`, () => {
       assert.match(res.body.error.message, message);
     }
     assert.deepEqual((await gw.admin('GET', path)).body.apiKeys, []);
-    const missing = await gw.admin('POST', '/admin/v1/merchants/mch_missing/api-keys', { permissions: ['all'], ipWhitelist: ['0.0.0.0'] });
+    const missing = await gw.admin('POST', '/admin/v1/merchants/mch_missing/api-keys', {
+      permissions: ['all'],
+      ipWhitelist: ['0.0.0.0'],
+    });
     assert.equal(missing.status, 404);
     assert.equal(missing.body.error.code, 'merchant_not_found');
   });
@@ -189,13 +198,19 @@ describe(`admin API (${databaseLabel})`, () => {
     const set = await gw.admin('PUT', path, { url: 'https://merchant.example/cashgate/callback' });
     assert.equal(set.status, 200);
     assert.equal(set.body.callbackUrl, 'https://merchant.example/cashgate/callback');
-    assert.equal((await gw.admin('GET', `/admin/v1/merchants/${merchant.merchantId}`)).body.callbackUrl, set.body.callbackUrl);
+    assert.equal(
+      (await gw.admin('GET', `/admin/v1/merchants/${merchant.merchantId}`)).body.callbackUrl,
+      set.body.callbackUrl,
+    );
     for (const url of ['ftp://merchant.example/cb', 'not a url', 'javascript:alert(1)']) {
       const bad = await gw.admin('PUT', path, { url });
       assert.equal(bad.status, 400, url);
       assert.match(bad.body.error.message, /url must be an http or https URL/);
     }
-    assert.equal((await gw.admin('GET', `/admin/v1/merchants/${merchant.merchantId}`)).body.callbackUrl, set.body.callbackUrl);
+    assert.equal(
+      (await gw.admin('GET', `/admin/v1/merchants/${merchant.merchantId}`)).body.callbackUrl,
+      set.body.callbackUrl,
+    );
     const cleared = await gw.admin('PUT', path, { url: null });
     assert.equal(cleared.body.callbackUrl, null);
     const missing = await gw.admin('PUT', '/admin/v1/merchants/mch_missing/callback', { url: null });

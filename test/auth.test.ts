@@ -167,14 +167,19 @@ describe(`merchant API authentication (${databaseLabel})`, () => {
 
     it('shows the string the server signed to a debug key, never the secret', async () => {
       const debugKey = await gw.merchantWithKey({ debug: true });
-      const res = await call({ path: BANKS, body: { currencyType: 'BRL' }, nonce: '11111111-2222-4333-8444-555555555555' }, {
-        ...debugKey.credentials,
-        secretKey: 'wrong',
-      });
+      const res = await call(
+        { path: BANKS, body: { currencyType: 'BRL' }, nonce: '11111111-2222-4333-8444-555555555555' },
+        {
+          ...debugKey.credentials,
+          secretKey: 'wrong',
+        },
+      );
       assertFailure(res, '307', 401, /sign does not match/);
       assert.match(
         res.body.msgEn,
-        new RegExp(`server string to sign: access_key=${debugKey.credentials.accessKey}&currencyType=BRL&nonce=11111111-2222-4333-8444-555555555555&timestamp=\\d{13}`),
+        new RegExp(
+          `server string to sign: access_key=${debugKey.credentials.accessKey}&currencyType=BRL&nonce=11111111-2222-4333-8444-555555555555&timestamp=\\d{13}`,
+        ),
       );
       assert.ok(!res.body.msgEn.includes(debugKey.credentials.secretKey));
       assert.ok(!res.body.msg.includes(debugKey.credentials.secretKey));
@@ -225,7 +230,12 @@ describe(`merchant API authentication (${databaseLabel})`, () => {
       const other = await gw.merchantWithKey({ ipWhitelist: ['10.1.2.3', '2001:db8::/32', '127.0.0.2'] });
       assertFailure(await call({ path: BANKS, body: {} }, other.credentials), '301', 403, /IP 127\.0\.0\.1 is not in/);
       const narrow = await gw.merchantWithKey({ ipWhitelist: ['127.0.0.128/25'] });
-      assertFailure(await call({ path: BANKS, body: {} }, narrow.credentials), '301', 403, /not in the API key's whitelist/);
+      assertFailure(
+        await call({ path: BANKS, body: {} }, narrow.credentials),
+        '301',
+        403,
+        /not in the API key's whitelist/,
+      );
     });
 
     it('ignores X-Forwarded-For when TRUST_PROXY is off', async () => {
@@ -258,8 +268,18 @@ describe(`merchant API authentication (${databaseLabel})`, () => {
     });
 
     it('names the field and the rule for a wrong enum value and a wrong type', async () => {
-      assertFailure(await call({ path: BANKS, body: { currencyType: 'USD' } }), '300', 400, /^currencyType must be one of BRL$/);
-      assertFailure(await call({ path: BANKS, body: { currencyType: 7 } }), '300', 400, /^currencyType must be one of BRL$/);
+      assertFailure(
+        await call({ path: BANKS, body: { currencyType: 'USD' } }),
+        '300',
+        400,
+        /^currencyType must be one of BRL$/,
+      );
+      assertFailure(
+        await call({ path: BANKS, body: { currencyType: 7 } }),
+        '300',
+        400,
+        /^currencyType must be one of BRL$/,
+      );
     });
 
     it('refuses a body that is not JSON', async () => {
@@ -298,8 +318,18 @@ describe(`merchant API authentication (${databaseLabel})`, () => {
     }
 
     it('answers unknown routes and wrong methods with a 300 envelope, signed or not', async () => {
-      assertFailure(await call({ path: '/api/v3/bra/query/nothing', body: {} }), '300', 400, /no endpoint POST \/api\/v3\/bra\/query\/nothing/);
-      assertFailure(await call({ method: 'GET', path: BANKS }), '300', 400, /no endpoint GET \/api\/v3\/bra\/query\/bank/);
+      assertFailure(
+        await call({ path: '/api/v3/bra/query/nothing', body: {} }),
+        '300',
+        400,
+        /no endpoint POST \/api\/v3\/bra\/query\/nothing/,
+      );
+      assertFailure(
+        await call({ method: 'GET', path: BANKS }),
+        '300',
+        400,
+        /no endpoint GET \/api\/v3\/bra\/query\/bank/,
+      );
       const unsigned = await fetch(new URL('/api/v3/nothing?x=1', gw.url));
       assert.equal(unsigned.status, 400);
       assert.equal(unsigned.headers.get('content-type'), JSON_UTF8);
@@ -321,7 +351,11 @@ describe(`merchant API authentication (${databaseLabel})`, () => {
     });
 
     it('uses Accept-Language before the key is known', async () => {
-      const res = await call({ path: BANKS, body: {}, headers: { sign: undefined, 'accept-language': 'es-MX,es;q=0.9,en;q=0.5' } });
+      const res = await call({
+        path: BANKS,
+        body: {},
+        headers: { sign: undefined, 'accept-language': 'es-MX,es;q=0.9,en;q=0.5' },
+      });
       assert.equal(res.body.msg, 'falta el encabezado sign');
       assert.equal(res.body.msgEn, 'header sign is missing');
     });
@@ -364,7 +398,8 @@ describe(`rate limit and proxies (${databaseLabel})`, () => {
 
   it('answers 429 once a key exceeds its per-minute limit, per key', async () => {
     const k = await gw.merchantWithKey();
-    const send = (credentials = k.credentials) => signedCall(gw.url, credentials, { path: BANKS, body: {} }, gw.clock.now());
+    const send = (credentials = k.credentials) =>
+      signedCall(gw.url, credentials, { path: BANKS, body: {} }, gw.clock.now());
     for (let i = 0; i < 3; i += 1) assert.equal((await send()).body.code, '200');
     const limited = await send();
     assert.equal(limited.status, 429);
@@ -378,9 +413,19 @@ describe(`rate limit and proxies (${databaseLabel})`, () => {
 
   it('takes the client address from X-Forwarded-For when TRUST_PROXY says so', async () => {
     const k = await gw.merchantWithKey({ ipWhitelist: ['203.0.113.0/24'] });
-    const ok = await signedCall(gw.url, k.credentials, { path: BANKS, body: {}, headers: { 'x-forwarded-for': '203.0.113.7' } }, gw.clock.now());
+    const ok = await signedCall(
+      gw.url,
+      k.credentials,
+      { path: BANKS, body: {}, headers: { 'x-forwarded-for': '203.0.113.7' } },
+      gw.clock.now(),
+    );
     assert.equal(ok.body.code, '200');
-    const refused = await signedCall(gw.url, k.credentials, { path: BANKS, body: {}, headers: { 'x-forwarded-for': '198.51.100.1' } }, gw.clock.now());
+    const refused = await signedCall(
+      gw.url,
+      k.credentials,
+      { path: BANKS, body: {}, headers: { 'x-forwarded-for': '198.51.100.1' } },
+      gw.clock.now(),
+    );
     assert.equal(refused.body.code, '301');
     assert.match(refused.body.msgEn, /IP 198\.51\.100\.1/);
   });

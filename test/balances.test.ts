@@ -21,7 +21,10 @@ describe(`balances, adjustments, fees and settlement (${databaseLabel})`, () => 
 
   it('answers both balance endpoints with one record per currency, typed as the spec says', async () => {
     const { credentials } = await gw.merchantWithKey({ permissions: ['balance'] });
-    for (const [area, currency, zero] of [['ken', 'KES', '0'], ['bra', 'BRL', '0.00']] as const) {
+    for (const [area, currency, zero] of [
+      ['ken', 'KES', '0'],
+      ['bra', 'BRL', '0.00'],
+    ] as const) {
       const response = await balance(credentials, area);
       assert.equal(response.status, 200);
       assert.equal(response.body.code, '200');
@@ -45,7 +48,12 @@ describe(`balances, adjustments, fees and settlement (${databaseLabel})`, () => 
     const refused = await balance(credentials, 'bra');
     assert.equal(refused.body.code, '301');
     const all = await gw.merchantWithKey();
-    const extra = await signedCall(gw.url, all.credentials, { method: 'GET', path: '/api/v3/bra/query/balance', query: { currency: 'BRL' } }, gw.clock.now());
+    const extra = await signedCall(
+      gw.url,
+      all.credentials,
+      { method: 'GET', path: '/api/v3/bra/query/balance', query: { currency: 'BRL' } },
+      gw.clock.now(),
+    );
     assert.equal(extra.body.code, '300');
     assert.match(extra.body.msgEn, /currency/);
   });
@@ -56,8 +64,16 @@ describe(`balances, adjustments, fees and settlement (${databaseLabel})`, () => 
     const credit = await gw.admin('POST', path, { currency: 'BRL', amount: '1500.25', reason: 'opening balance' });
     assert.equal(credit.status, 200, JSON.stringify(credit.body));
     assert.match(credit.body.journalId, /^jnl_/);
-    assert.deepEqual(credit.body.balance, { currency: 'BRL', available: '1500.25', frozen: '0.00', awaitingSettlement: '0.00' });
-    assert.equal((await gw.admin('POST', path, { currency: 'BRL', amount: -0.25, reason: 'fee correction' })).status, 200);
+    assert.deepEqual(credit.body.balance, {
+      currency: 'BRL',
+      available: '1500.25',
+      frozen: '0.00',
+      awaitingSettlement: '0.00',
+    });
+    assert.equal(
+      (await gw.admin('POST', path, { currency: 'BRL', amount: -0.25, reason: 'fee correction' })).status,
+      200,
+    );
     const overdraft = await gw.admin('POST', path, { currency: 'BRL', amount: '-1500.01', reason: 'too much' });
     assert.equal(overdraft.status, 409);
     assert.equal(overdraft.body.error.code, 'insufficient_balance');
@@ -66,7 +82,13 @@ describe(`balances, adjustments, fees and settlement (${databaseLabel})`, () => 
     assert.equal((await balance(credentials, 'bra')).body.data[0].accountBalance, '1500.00');
     assert.equal((await balance(credentials, 'ken')).body.data[0].accountBalance, '2500');
     const listed = await gw.admin('GET', `/admin/v1/merchants/${merchantId}/balances`);
-    assert.deepEqual(listed.body.balances.map((b: any) => [b.currency, b.available]), [['BRL', '1500.00'], ['KES', '2500']]);
+    assert.deepEqual(
+      listed.body.balances.map((b: any) => [b.currency, b.available]),
+      [
+        ['BRL', '1500.00'],
+        ['KES', '2500'],
+      ],
+    );
   });
 
   for (const [body, field] of [
@@ -88,16 +110,37 @@ describe(`balances, adjustments, fees and settlement (${databaseLabel})`, () => 
 
   it('sets and lists fee schedules per channel, and refuses an unknown channel', async () => {
     const { merchantId } = await gw.merchantWithKey();
-    const set = await gw.admin('PUT', `/admin/v1/merchants/${merchantId}/fees/bra.collection.PIX`, { percentBps: 150, fixed: '0.30', minimum: '1.00' });
+    const set = await gw.admin('PUT', `/admin/v1/merchants/${merchantId}/fees/bra.collection.PIX`, {
+      percentBps: 150,
+      fixed: '0.30',
+      minimum: '1.00',
+    });
     assert.equal(set.status, 200, JSON.stringify(set.body));
-    assert.deepEqual(set.body, { channel: 'bra.collection.PIX', currency: 'BRL', percentBps: 150, fixed: '0.30', minimum: '1.00' });
+    assert.deepEqual(set.body, {
+      channel: 'bra.collection.PIX',
+      currency: 'BRL',
+      percentBps: 150,
+      fixed: '0.30',
+      minimum: '1.00',
+    });
     await gw.admin('PUT', `/admin/v1/merchants/${merchantId}/fees/ken.transfer.BANK`, { percentBps: 0, fixed: '15' });
     const listed = await gw.admin('GET', `/admin/v1/merchants/${merchantId}/fees`);
-    assert.deepEqual(listed.body.fees.map((f: any) => [f.channel, f.fixed]), [['bra.collection.PIX', '0.30'], ['ken.transfer.BANK', '15']]);
-    const unknown = await gw.admin('PUT', `/admin/v1/merchants/${merchantId}/fees/bra.collection.CARD`, { percentBps: 1 });
+    assert.deepEqual(
+      listed.body.fees.map((f: any) => [f.channel, f.fixed]),
+      [
+        ['bra.collection.PIX', '0.30'],
+        ['ken.transfer.BANK', '15'],
+      ],
+    );
+    const unknown = await gw.admin('PUT', `/admin/v1/merchants/${merchantId}/fees/bra.collection.CARD`, {
+      percentBps: 1,
+    });
     assert.equal(unknown.status, 404);
     assert.equal(unknown.body.error.code, 'fee_channel_not_found');
-    const fractional = await gw.admin('PUT', `/admin/v1/merchants/${merchantId}/fees/ken.transfer.BANK`, { percentBps: 0, fixed: '1.5' });
+    const fractional = await gw.admin('PUT', `/admin/v1/merchants/${merchantId}/fees/ken.transfer.BANK`, {
+      percentBps: 0,
+      fixed: '1.5',
+    });
     assert.equal(fractional.status, 400);
     assert.match(fractional.body.error.message, /fixed/);
   });
@@ -108,7 +151,14 @@ describe(`balances, adjustments, fees and settlement (${databaseLabel})`, () => 
     assert.deepEqual(delay.body, { merchantId, settlementDelayMs: 60_000 });
     const { ledger, store } = gw.gateway;
     await store.transact((tx) =>
-      ledger.ledger.creditCollection(tx, { merchantId, currency: 'BRL', orderId: 'ord_settle', amount: 10_000n, fee: 150n, settleAt: gw.clock.now() + 60_000 }),
+      ledger.ledger.creditCollection(tx, {
+        merchantId,
+        currency: 'BRL',
+        orderId: 'ord_settle',
+        amount: 10_000n,
+        fee: 150n,
+        settleAt: gw.clock.now() + 60_000,
+      }),
     );
     const before = (await balance(credentials, 'bra')).body.data[0];
     assert.deepEqual([before.accountBalance, before.accountWaitSettledAmount], ['0.00', '98.50']);
@@ -120,12 +170,19 @@ describe(`balances, adjustments, fees and settlement (${databaseLabel})`, () => 
   });
 
   it('audits clean, and finds a balance changed behind the ledger', async () => {
-    const env: Record<string, string> = { CASHGATE_DATA_DIR: gw.dataDir, ...(gw.databaseUrl !== undefined && { DATABASE_URL: gw.databaseUrl }) };
+    const env: Record<string, string> = {
+      CASHGATE_DATA_DIR: gw.dataDir,
+      ...(gw.databaseUrl !== undefined && { DATABASE_URL: gw.databaseUrl }),
+    };
     const clean = await runCli(['audit'], env);
     assert.equal(clean.code, 0, clean.stdout + clean.stderr);
     assert.match(clean.stdout, /the ledger is sound/);
     const { merchantId } = await gw.merchantWithKey();
-    await gw.admin('POST', `/admin/v1/merchants/${merchantId}/balance-adjustments`, { currency: 'BRL', amount: '10.00', reason: 'x' });
+    await gw.admin('POST', `/admin/v1/merchants/${merchantId}/balance-adjustments`, {
+      currency: 'BRL',
+      amount: '10.00',
+      reason: 'x',
+    });
     const tamper = `update ledger_accounts set balance = balance + 1 where code = '${merchantId}/BRL/available'`;
     if (gw.databaseUrl === undefined) {
       const db = new SqliteDatabase(join(gw.dataDir, 'cashgate.sqlite'));
@@ -139,7 +196,12 @@ describe(`balances, adjustments, fees and settlement (${databaseLabel})`, () => 
     }
     const broken = await runCli(['audit'], env);
     assert.equal(broken.code, 1);
-    assert.match(broken.stdout, new RegExp(`BREACH  balances equal their entries\\n\\s+${merchantId}/BRL/available has balance 1001 but its entries sum to 1000`));
+    assert.match(
+      broken.stdout,
+      new RegExp(
+        `BREACH  balances equal their entries\\n\\s+${merchantId}/BRL/available has balance 1001 but its entries sum to 1000`,
+      ),
+    );
     assert.match(broken.stdout, /^1 breach\(es\)$/m);
   });
 });

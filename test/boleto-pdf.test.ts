@@ -32,7 +32,8 @@ async function pageContentBytes(bytes: Uint8Array): Promise<Buffer> {
   assert.ok(page !== undefined, 'the PDF has a page');
   const contents = page.node.Contents();
   assert.ok(contents !== undefined, 'the page has content');
-  const streams: PDFObject[] = contents instanceof PDFArray ? contents.asArray().map((ref) => doc.context.lookup(ref) ?? ref) : [contents];
+  const streams: PDFObject[] =
+    contents instanceof PDFArray ? contents.asArray().map((ref) => doc.context.lookup(ref) ?? ref) : [contents];
   const parts = streams.map((stream) => {
     assert.ok(stream instanceof PDFRawStream, 'each content stream is a raw stream');
     const filter = stream.dict.get(PDFName.of('Filter'));
@@ -218,7 +219,10 @@ function decodeItf(widths: readonly number[]): string {
   assert.ok(narrow > 0, 'elements have a width');
   const wide = widths.map((w) => {
     const ratio = w / narrow;
-    assert.ok(ratio < 1.25 || (ratio > 2 && ratio < 3.5), `element of ${ratio.toFixed(2)} narrow modules is neither narrow nor wide`);
+    assert.ok(
+      ratio < 1.25 || (ratio > 2 && ratio < 3.5),
+      `element of ${ratio.toFixed(2)} narrow modules is neither narrow nor wide`,
+    );
     return ratio > 2;
   });
   assert.deepEqual(wide.slice(0, 4), [false, false, false, false], 'start pattern: narrow bar, space, bar, space');
@@ -243,7 +247,10 @@ function barcodeOf(content: PageContent): { digits: string; widthMm: number; hei
   const last = bars[bars.length - 1];
   assert.ok(first !== undefined && last !== undefined, 'bars found');
   for (const bar of bars) {
-    assert.ok(Math.abs(bar.y - first.y) < 0.01 && Math.abs(bar.h - first.h) < 0.01, 'the bars stand on one line with one height');
+    assert.ok(
+      Math.abs(bar.y - first.y) < 0.01 && Math.abs(bar.h - first.h) < 0.01,
+      'the bars stand on one line with one height',
+    );
   }
   const widths: number[] = [];
   bars.forEach((bar, k) => {
@@ -266,11 +273,18 @@ function shows(texts: readonly string[], expected: string): void {
   assert.ok(texts.includes(expected), `page shows "${expected}"; it shows ${JSON.stringify(texts)}`);
 }
 
-
 // ---------------------------------------------------------------------------------------------
 
-function factsFor(input: { bankCode: string; amount: bigint; dueDate: string; freeField: string }, extra: Partial<BoletoPdfFacts> = {}): BoletoPdfFacts {
-  const barcode = boletoBarcode({ bankCode: input.bankCode, dueDate: input.dueDate, amountCents: input.amount, freeField: input.freeField });
+function factsFor(
+  input: { bankCode: string; amount: bigint; dueDate: string; freeField: string },
+  extra: Partial<BoletoPdfFacts> = {},
+): BoletoPdfFacts {
+  const barcode = boletoBarcode({
+    bankCode: input.bankCode,
+    dueDate: input.dueDate,
+    amountCents: input.amount,
+    freeField: input.freeField,
+  });
   return {
     bankCode: input.bankCode,
     barcode,
@@ -289,7 +303,12 @@ function factsFor(input: { bankCode: string; amount: bigint; dueDate: string; fr
   };
 }
 
-const FACTS = factsFor({ bankCode: '001', amount: 123_456n, dueDate: '2026-03-10', freeField: '0000001234567890123456789' });
+const FACTS = factsFor({
+  bankCode: '001',
+  amount: 123_456n,
+  dueDate: '2026-03-10',
+  freeField: '0000001234567890123456789',
+});
 
 describe('boleto PDF', () => {
   it('renders a one-page PDF with its metadata, the same bytes for the same facts', async () => {
@@ -314,7 +333,10 @@ describe('boleto PDF', () => {
   });
 
   it('decodes another bank, amount and due date to their own barcode', async () => {
-    const facts = factsFor({ bankCode: '104', amount: 5n, dueDate: '2049-10-13', freeField: '9876543210987654321098765' }, { payerDocument: undefined });
+    const facts = factsFor(
+      { bankCode: '104', amount: 5n, dueDate: '2049-10-13', freeField: '9876543210987654321098765' },
+      { payerDocument: undefined },
+    );
     const content = readContent(await pageContentBytes(await renderBoletoPdf(facts)));
     assert.notEqual(facts.barcode, FACTS.barcode);
     assert.equal(barcodeOf(content).digits, facts.barcode);
@@ -363,7 +385,12 @@ describe('boleto PDF', () => {
   });
 
   it('draws names with characters outside WinAnsi instead of throwing', async () => {
-    const facts = { ...FACTS, payerName: 'Zhāng 李 Wěi', payeeName: 'Loja 😀 Łódź', instructions: 'Linha um\nLinha dois\t李' };
+    const facts = {
+      ...FACTS,
+      payerName: 'Zhāng 李 Wěi',
+      payeeName: 'Loja 😀 Łódź',
+      instructions: 'Linha um\nLinha dois\t李',
+    };
     const { texts } = readContent(await pageContentBytes(await renderBoletoPdf(facts)));
     shows(texts, 'Zhang ? Wei');
     shows(texts, 'Loja ? Lódz — São Paulo');
@@ -372,15 +399,29 @@ describe('boleto PDF', () => {
   });
 
   it('shows the payer as not informed when there is none, and a CNPJ in full', async () => {
-    const none = readContent(await pageContentBytes(await renderBoletoPdf({ ...FACTS, payerName: undefined, payerDocument: undefined, instructions: undefined })));
+    const none = readContent(
+      await pageContentBytes(
+        await renderBoletoPdf({ ...FACTS, payerName: undefined, payerDocument: undefined, instructions: undefined }),
+      ),
+    );
     assert.equal(none.texts.filter((t) => t === 'Não informado').length, 2, 'in the recibo and the ficha');
-    const company = readContent(await pageContentBytes(await renderBoletoPdf({ ...FACTS, payerName: 'Empresa Ltda', payerDocument: { type: 'CNPJ', number: '11222333000181' } })));
+    const company = readContent(
+      await pageContentBytes(
+        await renderBoletoPdf({
+          ...FACTS,
+          payerName: 'Empresa Ltda',
+          payerDocument: { type: 'CNPJ', number: '11222333000181' },
+        }),
+      ),
+    );
     shows(company.texts, 'CNPJ 11.222.333/0001-81');
   });
 
   it('cuts long values to their box instead of overflowing', async () => {
     const long = 'Nome muito comprido '.repeat(20);
-    const { texts } = readContent(await pageContentBytes(await renderBoletoPdf({ ...FACTS, payerName: long, instructions: long.repeat(10) })));
+    const { texts } = readContent(
+      await pageContentBytes(await renderBoletoPdf({ ...FACTS, payerName: long, instructions: long.repeat(10) })),
+    );
     assert.ok(
       texts.some((t) => t.startsWith('Nome muito comprido') && t.endsWith('…')),
       'a long name ends in an ellipsis',
@@ -388,8 +429,14 @@ describe('boleto PDF', () => {
   });
 
   it('refuses facts whose printed values disagree with the barcode', async () => {
-    const other = factsFor({ bankCode: '001', amount: 999n, dueDate: '2026-03-10', freeField: '0000001234567890123456789' });
-    const wrongDac = FACTS.barcode.slice(0, 4) + String((Number(FACTS.barcode.charAt(4)) + 1) % 10) + FACTS.barcode.slice(5);
+    const other = factsFor({
+      bankCode: '001',
+      amount: 999n,
+      dueDate: '2026-03-10',
+      freeField: '0000001234567890123456789',
+    });
+    const wrongDac =
+      FACTS.barcode.slice(0, 4) + String((Number(FACTS.barcode.charAt(4)) + 1) % 10) + FACTS.barcode.slice(5);
     await assert.rejects(renderBoletoPdf({ ...FACTS, barcode: wrongDac }), RangeError);
     await assert.rejects(renderBoletoPdf({ ...FACTS, linhaFormatted: other.linhaFormatted }), RangeError);
     await assert.rejects(renderBoletoPdf({ ...FACTS, bankCode: '341' }), RangeError);
@@ -397,7 +444,9 @@ describe('boleto PDF', () => {
     await assert.rejects(renderBoletoPdf({ ...FACTS, dueDate: '2026-03-11' }), RangeError);
     await assert.rejects(renderBoletoPdf({ ...FACTS, dueDate: '' }), RangeError);
     // Bare digits are accepted and printed formatted.
-    const { texts } = readContent(await pageContentBytes(await renderBoletoPdf({ ...FACTS, linhaFormatted: linhaDigitavel(FACTS.barcode) })));
+    const { texts } = readContent(
+      await pageContentBytes(await renderBoletoPdf({ ...FACTS, linhaFormatted: linhaDigitavel(FACTS.barcode) })),
+    );
     shows(texts, FACTS.linhaFormatted);
   });
 });

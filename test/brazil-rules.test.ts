@@ -83,9 +83,12 @@ describe('Pix CRC16-CCITT-FALSE', () => {
   });
   it('agrees with the table-driven CRC of pix-utils over the UTF-8 bytes of any text', () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'binary', maxLength: 120 }).filter((t) => !/6304\w{4}$/.test(t)), (text) => {
-        assert.equal(crc16ccitt(text), computeCRC(text));
-      }),
+      fc.property(
+        fc.string({ unit: 'binary', maxLength: 120 }).filter((t) => !/6304\w{4}$/.test(t)),
+        (text) => {
+          assert.equal(crc16ccitt(text), computeCRC(text));
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -93,14 +96,46 @@ describe('Pix CRC16-CCITT-FALSE', () => {
 
 describe('Pix BR Code reference vectors', () => {
   const vectors = [
-    { name: 'BCB manual static EVP key', code: '00020126580014br.gov.bcb.pix0136123e4567-e12b-12d1-a456-4266554400005204000053039865802BR5913Fulano de Tal6008BRASILIA62070503***63041D3D', kind: 'static' },
-    { name: 'older BCB dynamic with amount and txid', code: '00020101021226720014br.gov.bcb.pix2550bx.com.br/pix/8b3da2f3-9a41-40d1-a91a-bd93113bd4415204000053039865406123.455802BR5913Fulano de Tal6008BRASILIA62190515RP12345678-2019630445C8', kind: 'dynamic' },
-    { name: 'static e-mail key with description and amount', code: '00020126650014br.gov.bcb.pix0119nubank@thalesog.com0220Gerado por Pix-Utils52040000530398654041.005802BR5914Thales Ogliari6009Sao Paulo62070503***63046069', kind: 'static' },
-    { name: 'dynamic with https:// in the location', code: '00020126540014br.gov.bcb.pix2532https://pix.thalesogliari.com.br5204000053039865802BR5914Thales Ogliari6009SAO PAULO62070503***63043FD3', kind: 'dynamic' },
-    { name: 'BCB-style dynamic with uppercase GUI', code: '00020101021226770014BR.GOV.BCB.PIX2555pix.example.com/qr/93598be0-1bd0-4997-8318-81776a1d8a995204000053039865802BR5907EMPRESA6009SAO PAULO62070503***6304EEAB', kind: 'dynamic' },
-    { name: 'CPF key, amount and txid', code: '00020126330014br.gov.bcb.pix011112345678909520400005303986540510.005802BR5912LOJA EXEMPLO6009SAO PAULO62130509PEDIDO1236304BB55', kind: 'static' },
-    { name: 'phone key with description', code: '00020126490014br.gov.bcb.pix0114+55119999988880209Pedido 4252040000530398654071234.565802BR5912LOJA EXEMPLO6009SAO PAULO62080504TX4263042999', kind: 'static' },
-    { name: 'dynamic location', code: '00020101021226760014br.gov.bcb.pix2554pix.example.com/qr/v2/9d36b84fc70b478fb95c12729b90ca255204000053039865802BR5912LOJA EXEMPLO6009SAO PAULO62070503***6304FEA4', kind: 'dynamic' },
+    {
+      name: 'BCB manual static EVP key',
+      code: '00020126580014br.gov.bcb.pix0136123e4567-e12b-12d1-a456-4266554400005204000053039865802BR5913Fulano de Tal6008BRASILIA62070503***63041D3D',
+      kind: 'static',
+    },
+    {
+      name: 'older BCB dynamic with amount and txid',
+      code: '00020101021226720014br.gov.bcb.pix2550bx.com.br/pix/8b3da2f3-9a41-40d1-a91a-bd93113bd4415204000053039865406123.455802BR5913Fulano de Tal6008BRASILIA62190515RP12345678-2019630445C8',
+      kind: 'dynamic',
+    },
+    {
+      name: 'static e-mail key with description and amount',
+      code: '00020126650014br.gov.bcb.pix0119nubank@thalesog.com0220Gerado por Pix-Utils52040000530398654041.005802BR5914Thales Ogliari6009Sao Paulo62070503***63046069',
+      kind: 'static',
+    },
+    {
+      name: 'dynamic with https:// in the location',
+      code: '00020126540014br.gov.bcb.pix2532https://pix.thalesogliari.com.br5204000053039865802BR5914Thales Ogliari6009SAO PAULO62070503***63043FD3',
+      kind: 'dynamic',
+    },
+    {
+      name: 'BCB-style dynamic with uppercase GUI',
+      code: '00020101021226770014BR.GOV.BCB.PIX2555pix.example.com/qr/93598be0-1bd0-4997-8318-81776a1d8a995204000053039865802BR5907EMPRESA6009SAO PAULO62070503***6304EEAB',
+      kind: 'dynamic',
+    },
+    {
+      name: 'CPF key, amount and txid',
+      code: '00020126330014br.gov.bcb.pix011112345678909520400005303986540510.005802BR5912LOJA EXEMPLO6009SAO PAULO62130509PEDIDO1236304BB55',
+      kind: 'static',
+    },
+    {
+      name: 'phone key with description',
+      code: '00020126490014br.gov.bcb.pix0114+55119999988880209Pedido 4252040000530398654071234.565802BR5912LOJA EXEMPLO6009SAO PAULO62080504TX4263042999',
+      kind: 'static',
+    },
+    {
+      name: 'dynamic location',
+      code: '00020101021226760014br.gov.bcb.pix2554pix.example.com/qr/v2/9d36b84fc70b478fb95c12729b90ca255204000053039865802BR5912LOJA EXEMPLO6009SAO PAULO62070503***6304FEA4',
+      kind: 'dynamic',
+    },
   ] as const;
   for (const { name, code, kind } of vectors) {
     it(`${name}: CRC ${code.slice(-4)} recomputes and the code parses as ${kind}`, () => {
@@ -116,19 +151,36 @@ describe('Pix BR Code reference vectors', () => {
   }
   it('reproduces the generated static CPF vector exactly', () => {
     assert.equal(
-      staticBrCode({ pixKey: '12345678909', merchantName: 'Loja Exemplo', merchantCity: 'São Paulo', amount: '10.00', txid: 'PEDIDO123' }),
+      staticBrCode({
+        pixKey: '12345678909',
+        merchantName: 'Loja Exemplo',
+        merchantCity: 'São Paulo',
+        amount: '10.00',
+        txid: 'PEDIDO123',
+      }),
       vectors[5].code,
     );
   });
   it('reproduces the generated static phone vector exactly', () => {
     assert.equal(
-      staticBrCode({ pixKey: '+5511999998888', merchantName: 'LOJA EXEMPLO', merchantCity: 'SAO PAULO', amount: '1234.56', txid: 'TX42', description: 'Pedido 42' }),
+      staticBrCode({
+        pixKey: '+5511999998888',
+        merchantName: 'LOJA EXEMPLO',
+        merchantCity: 'SAO PAULO',
+        amount: '1234.56',
+        txid: 'TX42',
+        description: 'Pedido 42',
+      }),
       vectors[6].code,
     );
   });
   it('reproduces the generated dynamic vector exactly', () => {
     assert.equal(
-      dynamicBrCode({ locationUrl: 'pix.example.com/qr/v2/9d36b84fc70b478fb95c12729b90ca25', merchantName: 'Loja Exemplo', merchantCity: 'Sao Paulo' }),
+      dynamicBrCode({
+        locationUrl: 'pix.example.com/qr/v2/9d36b84fc70b478fb95c12729b90ca25',
+        merchantName: 'Loja Exemplo',
+        merchantCity: 'Sao Paulo',
+      }),
       vectors[7].code,
     );
   });
@@ -148,59 +200,110 @@ describe('Pix BR Code generation', () => {
     const code = staticBrCode({ pixKey: 'pix@bcb.gov.br', merchantName: 'Cashgate Loja', merchantCity: 'Brasília' });
     assert.ok(code.startsWith('000201'));
     assert.ok(!code.startsWith('0002010102'));
-    assert.deepEqual(parseBrCode(code).fields.map((f) => f.id), ['00', '26', '52', '53', '58', '59', '60', '62', '63']);
+    assert.deepEqual(
+      parseBrCode(code).fields.map((f) => f.id),
+      ['00', '26', '52', '53', '58', '59', '60', '62', '63'],
+    );
     assert.equal(brCodeValue(parseBrCode(code), '62', '05'), '***');
     assert.equal(brCodeValue(parseBrCode(code), '60'), 'BRASILIA');
   });
   it('marks dynamic codes 01 = 12 and carries the location in 26.25', () => {
-    const parsed = parseBrCode(dynamicBrCode({ locationUrl: 'pix.cashgate.example/qr/v2/abc', merchantName: 'X', merchantCity: 'Y', amount: '5.00' }));
-    assert.deepEqual(parsed.fields.map((f) => f.id), ['00', '01', '26', '52', '53', '54', '58', '59', '60', '62', '63']);
+    const parsed = parseBrCode(
+      dynamicBrCode({
+        locationUrl: 'pix.cashgate.example/qr/v2/abc',
+        merchantName: 'X',
+        merchantCity: 'Y',
+        amount: '5.00',
+      }),
+    );
+    assert.deepEqual(
+      parsed.fields.map((f) => f.id),
+      ['00', '01', '26', '52', '53', '54', '58', '59', '60', '62', '63'],
+    );
     assert.equal(brCodeValue(parsed, '01'), '12');
     assert.equal(brCodeValue(parsed, '26', '25'), 'pix.cashgate.example/qr/v2/abc');
     assert.equal(brCodeValue(parsed, '26', '01'), undefined);
     assert.equal(brCodeValue(parsed, '62', '05'), '***');
   });
   it('uppercases name and city, removes accents and truncates to 25 and 15 characters', () => {
-    const parsed = parseBrCode(staticBrCode({ pixKey: '12345678909', merchantName: 'Pão de Açúcar Comércio de Alimentos', merchantCity: 'São José dos Campos' }));
+    const parsed = parseBrCode(
+      staticBrCode({
+        pixKey: '12345678909',
+        merchantName: 'Pão de Açúcar Comércio de Alimentos',
+        merchantCity: 'São José dos Campos',
+      }),
+    );
     assert.equal(brCodeValue(parsed, '59'), 'PAO DE ACUCAR COMERCIO DE');
     assert.equal(brCodeValue(parsed, '60'), 'SAO JOSE DOS CA');
   });
   it('refuses a Pix key over 77 characters', () => {
-    assert.throws(() => staticBrCode({ pixKey: 'a'.repeat(78), merchantName: 'X', merchantCity: 'Y' }), { name: 'RangeError', message: 'pixKey is 78 characters; a Pix key has at most 77' });
+    assert.throws(() => staticBrCode({ pixKey: 'a'.repeat(78), merchantName: 'X', merchantCity: 'Y' }), {
+      name: 'RangeError',
+      message: 'pixKey is 78 characters; a Pix key has at most 77',
+    });
     assert.doesNotThrow(() => staticBrCode({ pixKey: 'a'.repeat(77), merchantName: 'X', merchantCity: 'Y' }));
   });
   it('refuses a description that would push template 26 past 99 bytes', () => {
     const key = '123e4567-e12b-12d1-a456-426655440000';
     const room = 99 - 18 - (4 + key.length) - 4;
-    assert.doesNotThrow(() => staticBrCode({ pixKey: key, merchantName: 'X', merchantCity: 'Y', description: 'd'.repeat(room) }));
-    assert.throws(() => staticBrCode({ pixKey: key, merchantName: 'X', merchantCity: 'Y', description: 'd'.repeat(room + 1) }), {
-      name: 'RangeError',
-      message: `description is ${room + 1} characters; with this Pix key at most ${room} fit in the 99-byte template 26`,
-    });
+    assert.doesNotThrow(() =>
+      staticBrCode({ pixKey: key, merchantName: 'X', merchantCity: 'Y', description: 'd'.repeat(room) }),
+    );
+    assert.throws(
+      () => staticBrCode({ pixKey: key, merchantName: 'X', merchantCity: 'Y', description: 'd'.repeat(room + 1) }),
+      {
+        name: 'RangeError',
+        message: `description is ${room + 1} characters; with this Pix key at most ${room} fit in the 99-byte template 26`,
+      },
+    );
   });
   it('refuses a location over 77 characters or with a scheme', () => {
-    assert.throws(() => dynamicBrCode({ locationUrl: `pix.example.com/${'q'.repeat(62)}`, merchantName: 'X', merchantCity: 'Y' }), {
-      name: 'RangeError',
-      message: 'locationUrl is 78 characters; at most 77 fit',
-    });
-    assert.throws(() => dynamicBrCode({ locationUrl: 'https://pix.example.com/qr/1', merchantName: 'X', merchantCity: 'Y' }), /without a scheme/);
+    assert.throws(
+      () => dynamicBrCode({ locationUrl: `pix.example.com/${'q'.repeat(62)}`, merchantName: 'X', merchantCity: 'Y' }),
+      {
+        name: 'RangeError',
+        message: 'locationUrl is 78 characters; at most 77 fit',
+      },
+    );
+    assert.throws(
+      () => dynamicBrCode({ locationUrl: 'https://pix.example.com/qr/1', merchantName: 'X', merchantCity: 'Y' }),
+      /without a scheme/,
+    );
   });
   it('refuses amounts that are not reais with two decimals', () => {
     for (const amount of ['10', '10.0', '10,00', '-1.00', '01.00', '0.00', '12345678901.00', '1e3']) {
-      assert.throws(() => staticBrCode({ pixKey: '12345678909', merchantName: 'X', merchantCity: 'Y', amount }), RangeError, amount);
+      assert.throws(
+        () => staticBrCode({ pixKey: '12345678909', merchantName: 'X', merchantCity: 'Y', amount }),
+        RangeError,
+        amount,
+      );
     }
   });
   it('refuses a txid outside [A-Za-z0-9]{1,25}', () => {
     for (const txid of ['', 'PEDIDO-1', 'x'.repeat(26), 'pedido 1']) {
-      assert.throws(() => staticBrCode({ pixKey: '12345678909', merchantName: 'X', merchantCity: 'Y', txid }), /txid must be 1 to 25 letters or digits/);
+      assert.throws(
+        () => staticBrCode({ pixKey: '12345678909', merchantName: 'X', merchantCity: 'Y', txid }),
+        /txid must be 1 to 25 letters or digits/,
+      );
     }
   });
   it('refuses a name with nothing left after normalisation', () => {
-    assert.throws(() => staticBrCode({ pixKey: '12345678909', merchantName: '  ', merchantCity: 'Y' }), /merchantName must have at least one ASCII character/);
+    assert.throws(
+      () => staticBrCode({ pixKey: '12345678909', merchantName: '  ', merchantCity: 'Y' }),
+      /merchantName must have at least one ASCII character/,
+    );
   });
 
-  const name = fc.string({ unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzãçéíóúâêô ABCXYZ0123'.split('')), minLength: 1, maxLength: 40 }).filter((s) => s.trim() !== '');
-  const amount = fc.bigInt({ min: 1n, max: 99_999_999_999n }).map((c) => `${c / 100n}.${String(c % 100n).padStart(2, '0')}`);
+  const name = fc
+    .string({
+      unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzãçéíóúâêô ABCXYZ0123'.split('')),
+      minLength: 1,
+      maxLength: 40,
+    })
+    .filter((s) => s.trim() !== '');
+  const amount = fc
+    .bigInt({ min: 1n, max: 99_999_999_999n })
+    .map((c) => `${c / 100n}.${String(c % 100n).padStart(2, '0')}`);
   const txid = fc.stringMatching(/^[A-Za-z0-9]{1,25}$/);
   const pixKey = fc.oneof(
     fc.stringMatching(/^\d{9}$/).map(cpfWithCheckDigits),
@@ -210,23 +313,30 @@ describe('Pix BR Code generation', () => {
   );
   it('static codes are read back by pix-utils and brazilian-utils with key, amount and txid as given', () => {
     fc.assert(
-      fc.property(pixKey, name, name, fc.option(amount, { nil: undefined }), fc.option(txid, { nil: undefined }), (key, merchantName, merchantCity, value, ref) => {
-        const code = staticBrCode({ pixKey: key, merchantName, merchantCity, amount: value, txid: ref });
-        assert.ok(parseBrCode(code).crcValid);
-        const pix = parsePix(code);
-        assert.ok(!hasError(pix), hasError(pix) ? pix.message : '');
-        assert.ok(isStaticPix(pix));
-        assert.equal(pix.pixKey, key);
-        assert.equal(pix.txid, ref ?? '***');
-        assert.equal(pix.transactionAmount, value === undefined ? 0 : Number(value));
-        assert.ok(isValidPixPayload(code));
-        const info = getPixPayloadInfo(code);
-        assert.ok(info !== null);
-        assert.equal(info.key, key);
-        assert.equal(info.pointOfInitiation, 'static');
-        assert.equal(info.txid, ref);
-        assert.equal(info.amount, value === undefined ? undefined : Number(value));
-      }),
+      fc.property(
+        pixKey,
+        name,
+        name,
+        fc.option(amount, { nil: undefined }),
+        fc.option(txid, { nil: undefined }),
+        (key, merchantName, merchantCity, value, ref) => {
+          const code = staticBrCode({ pixKey: key, merchantName, merchantCity, amount: value, txid: ref });
+          assert.ok(parseBrCode(code).crcValid);
+          const pix = parsePix(code);
+          assert.ok(!hasError(pix), hasError(pix) ? pix.message : '');
+          assert.ok(isStaticPix(pix));
+          assert.equal(pix.pixKey, key);
+          assert.equal(pix.txid, ref ?? '***');
+          assert.equal(pix.transactionAmount, value === undefined ? 0 : Number(value));
+          assert.ok(isValidPixPayload(code));
+          const info = getPixPayloadInfo(code);
+          assert.ok(info !== null);
+          assert.equal(info.key, key);
+          assert.equal(info.pointOfInitiation, 'static');
+          assert.equal(info.txid, ref);
+          assert.equal(info.amount, value === undefined ? undefined : Number(value));
+        },
+      ),
     );
   });
   it('dynamic codes are read back by pix-utils and brazilian-utils with the location as given', () => {
@@ -246,7 +356,13 @@ describe('Pix BR Code generation', () => {
     );
   });
   it('any changed character of a generated code is caught by the CRC or the TLV reader', () => {
-    const code = staticBrCode({ pixKey: '12345678909', merchantName: 'Loja', merchantCity: 'Rio', amount: '9.90', txid: 'A1' });
+    const code = staticBrCode({
+      pixKey: '12345678909',
+      merchantName: 'Loja',
+      merchantCity: 'Rio',
+      amount: '9.90',
+      txid: 'A1',
+    });
     fc.assert(
       fc.property(fc.nat({ max: code.length - 5 }), fc.constantFrom(...'0123456789ABCXYZ*.'.split('')), (at, ch) => {
         fc.pre(code[at] !== ch);
@@ -264,7 +380,8 @@ describe('Pix BR Code generation', () => {
 });
 
 describe('Pix BR Code reader', () => {
-  const good = '00020126580014br.gov.bcb.pix0136123e4567-e12b-12d1-a456-4266554400005204000053039865802BR5913Fulano de Tal6008BRASILIA62070503***63041D3D';
+  const good =
+    '00020126580014br.gov.bcb.pix0136123e4567-e12b-12d1-a456-4266554400005204000053039865802BR5913Fulano de Tal6008BRASILIA62070503***63041D3D';
   it('builds the nested tree of templates 26 and 62', () => {
     const parsed = parseBrCode(good);
     assert.deepEqual(parsed.fields[1], {
@@ -277,7 +394,8 @@ describe('Pix BR Code reader', () => {
     });
     assert.equal(brCodeValue(parsed, '62', '05'), '***');
   });
-  it('reports a wrong CRC without throwing', () => assert.equal(parseBrCode(`${good.slice(0, -4)}1D3E`).crcValid, false));
+  it('reports a wrong CRC without throwing', () =>
+    assert.equal(parseBrCode(`${good.slice(0, -4)}1D3E`).crcValid, false));
   it('counts lengths in UTF-8 bytes', () => {
     const body = '000201' + '5902ã' + '6304';
     const parsed = parseBrCode(body + crc16ccitt(body));
@@ -348,7 +466,14 @@ describe('boleto barcode and linha digitável, worked examples', () => {
   });
   it('Banco do Brasil fixture: bank 001, DAC 6, fator 7586 (2018-07-15), R$ 1.026,56', () => {
     const fields = boletoBarcodeFields(bbBarcode);
-    assert.deepEqual(fields, { bankCode: '001', currency: '9', checkDigit: 6, dueFactor: 7586, amountCents: 102656n, freeField: '0000001149718606852452211' });
+    assert.deepEqual(fields, {
+      bankCode: '001',
+      currency: '9',
+      checkDigit: 6,
+      dueFactor: 7586,
+      amountCents: 102656n,
+      freeField: '0000001149718606852452211',
+    });
     assert.equal(dueDateFromFactor(fields.dueFactor, '2018-06-01'), '2018-07-15');
   });
   it('rejects the known-bad mutation with a wrong mod 10', () => {
@@ -367,10 +492,18 @@ describe('boleto barcode and linha digitável, worked examples', () => {
   it('synthetic Itaú-style boleto: weighted sum 671, DAC 1 by the edge rule', () => {
     const withoutDac = '3419' + '1312' + '0000015000' + '1091234567880057123451000';
     assert.equal(withoutDac.length, 43);
-    const sum = withoutDac.split('').reverse().reduce((acc, d, i) => acc + Number(d) * (2 + (i % 8)), 0);
+    const sum = withoutDac
+      .split('')
+      .reverse()
+      .reduce((acc, d, i) => acc + Number(d) * (2 + (i % 8)), 0);
     assert.equal(sum, 671);
     assert.equal(sum % 11, 0);
-    const barcode = boletoBarcode({ bankCode: '341', dueDate: '2025-12-31', amountCents: 15000, freeField: '1091234567880057123451000' });
+    const barcode = boletoBarcode({
+      bankCode: '341',
+      dueDate: '2025-12-31',
+      amountCents: 15000,
+      freeField: '1091234567880057123451000',
+    });
     assert.equal(barcode, '34191131200000150001091234567880057123451000');
     assert.equal(barcode[4], '1');
   });
@@ -382,7 +515,12 @@ describe('boleto barcode and linha digitável, worked examples', () => {
     assert.equal(barcodeFromLinha(formatLinhaDigitavel(line)), '34191131200000150001091234567880057123451000');
   });
   it('synthetic Bradesco-style boleto: DAC 4 and its line', () => {
-    const barcode = boletoBarcode({ bankCode: '237', dueDate: '2026-03-15', amountCents: 123456n, freeField: '3381234567890123456789012' });
+    const barcode = boletoBarcode({
+      bankCode: '237',
+      dueDate: '2026-03-15',
+      amountCents: 123456n,
+      freeField: '3381234567890123456789012',
+    });
     assert.equal(barcode, '23794138600001234563381234567890123456789012');
     assert.equal(linhaDigitavel(barcode), '23793381283456789012334567890123413860000123456');
   });
@@ -392,10 +530,16 @@ describe('boleto barcode and linha digitável, worked examples', () => {
     assert.ok(isValidBoleto(arrecadacao));
   });
   it('is accepted by brazilian-utils, which decodes bank, amount and due date alike', () => {
-    for (const line of [bbLine, '34191091233456788005871234510007113120000015000', '23793381283456789012334567890123413860000123456']) {
+    for (const line of [
+      bbLine,
+      '34191091233456788005871234510007113120000015000',
+      '23793381283456789012334567890123413860000123456',
+    ]) {
       assert.ok(isValidBoleto(line), line);
     }
-    const info = getBoletoInfo('34191091233456788005871234510007113120000015000', { referenceDate: new Date(2025, 11, 1) });
+    const info = getBoletoInfo('34191091233456788005871234510007113120000015000', {
+      referenceDate: new Date(2025, 11, 1),
+    });
     assert.ok(info !== null);
     assert.equal(info.bankCode, '341');
     assert.equal(info.amount, 15000);
@@ -406,8 +550,10 @@ describe('boleto barcode and linha digitável, worked examples', () => {
 
 describe('boleto inputs', () => {
   const base = { bankCode: '341', dueDate: '2025-12-31', amountCents: 15000, freeField: '1091234567880057123451000' };
-  it('refuses a bank code that is not three digits', () => assert.throws(() => boletoBarcode({ ...base, bankCode: '34' }), /3-digit COMPE/));
-  it('refuses a campo livre that is not 25 digits', () => assert.throws(() => boletoBarcode({ ...base, freeField: '1'.repeat(24) }), /freeField must be 25 digits/));
+  it('refuses a bank code that is not three digits', () =>
+    assert.throws(() => boletoBarcode({ ...base, bankCode: '34' }), /3-digit COMPE/));
+  it('refuses a campo livre that is not 25 digits', () =>
+    assert.throws(() => boletoBarcode({ ...base, freeField: '1'.repeat(24) }), /freeField must be 25 digits/));
   it('refuses fractional, negative and over-ten-digit amounts', () => {
     for (const amountCents of [10.5, -1, 10_000_000_000, -1n, 10_000_000_000n]) {
       assert.throws(() => boletoBarcode({ ...base, amountCents }), RangeError, String(amountCents));
@@ -415,7 +561,10 @@ describe('boleto inputs', () => {
   });
   it('accepts zero and the largest ten-digit amount', () => {
     assert.equal(boletoBarcodeFields(boletoBarcode({ ...base, amountCents: 0 })).amountCents, 0n);
-    assert.equal(boletoBarcodeFields(boletoBarcode({ ...base, amountCents: 9_999_999_999n })).amountCents, 9_999_999_999n);
+    assert.equal(
+      boletoBarcodeFields(boletoBarcode({ ...base, amountCents: 9_999_999_999n })).amountCents,
+      9_999_999_999n,
+    );
   });
   it('refuses a barcode in a currency other than the real', () => {
     assert.equal(isValidBarcode('00186758600001026560000001149718606852452211'), false);
@@ -432,7 +581,8 @@ describe('boleto properties', () => {
     amountCents: fc.bigInt({ min: 0n, max: 9_999_999_999n }),
     freeField: fc.stringMatching(/^\d{25}$/),
   });
-  const dateOf = (days: number): string => new Date(Date.UTC(2025, 1, 22) + days * 86_400_000).toISOString().slice(0, 10);
+  const dateOf = (days: number): string =>
+    new Date(Date.UTC(2025, 1, 22) + days * 86_400_000).toISOString().slice(0, 10);
   it('barcode and linha round-trip, and brazilian-utils reads the same amount, bank and date', () => {
     fc.assert(
       fc.property(boletoInput, ({ bankCode, days, amountCents, freeField }) => {
@@ -454,13 +604,17 @@ describe('boleto properties', () => {
   });
   it('any single-digit change in fields 1 to 3 or the DAC is caught', () => {
     fc.assert(
-      fc.property(boletoInput, fc.constantFrom(...Array.from({ length: 33 }, (_, i) => i)), ({ bankCode, days, amountCents, freeField }, at) => {
-        const line = linhaDigitavel(boletoBarcode({ bankCode, dueDate: dateOf(days), amountCents, freeField }));
-        for (const mutated of digitMutations(line, at)) {
-          assert.equal(isValidLinhaDigitavel(mutated), false, mutated);
-          assert.equal(isValidBoleto(mutated), false, mutated);
-        }
-      }),
+      fc.property(
+        boletoInput,
+        fc.constantFrom(...Array.from({ length: 33 }, (_, i) => i)),
+        ({ bankCode, days, amountCents, freeField }, at) => {
+          const line = linhaDigitavel(boletoBarcode({ bankCode, dueDate: dateOf(days), amountCents, freeField }));
+          for (const mutated of digitMutations(line, at)) {
+            assert.equal(isValidLinhaDigitavel(mutated), false, mutated);
+            assert.equal(isValidBoleto(mutated), false, mutated);
+          }
+        },
+      ),
     );
   });
   it('accepts what the brazilian-utils generator produces in reais', () => {
@@ -510,12 +664,16 @@ describe('CPF', () => {
   });
   it('accepts CPFs given check digits by an independent computation; any changed check digit is rejected', () => {
     fc.assert(
-      fc.property(fc.stringMatching(/^\d{9}$/).filter((b) => !/^(\d)\1{8}$/.test(b)), (base) => {
-        const cpf = cpfWithCheckDigits(base);
-        assert.ok(isValidCpf(cpf));
-        if (cpf !== '12345678909') assert.ok(cpfOracle.isValid(cpf));
-        for (const at of [9, 10]) for (const mutated of digitMutations(cpf, at)) assert.equal(isValidCpf(mutated), false, mutated);
-      }),
+      fc.property(
+        fc.stringMatching(/^\d{9}$/).filter((b) => !/^(\d)\1{8}$/.test(b)),
+        (base) => {
+          const cpf = cpfWithCheckDigits(base);
+          assert.ok(isValidCpf(cpf));
+          if (cpf !== '12345678909') assert.ok(cpfOracle.isValid(cpf));
+          for (const at of [9, 10])
+            for (const mutated of digitMutations(cpf, at)) assert.equal(isValidCpf(mutated), false, mutated);
+        },
+      ),
     );
   });
   it('accepts CPFs from the cpf-cnpj-validator and brazilian-utils generators', () => {
@@ -526,17 +684,32 @@ describe('CPF', () => {
   });
   it('agrees with cpf-cnpj-validator and validator on arbitrary 11-digit strings', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.stringMatching(/^\d{11}$/), fc.stringMatching(/^\d{9}$/).map(cpfWithCheckDigits)), (value) => {
-        if (value !== '12345678909') assert.equal(isValidCpf(value), cpfOracle.isValid(value), value);
-        assert.equal(isValidCpf(value), isTaxId(value), value);
-      }),
+      fc.property(
+        fc.oneof(fc.stringMatching(/^\d{11}$/), fc.stringMatching(/^\d{9}$/).map(cpfWithCheckDigits)),
+        (value) => {
+          if (value !== '12345678909') assert.equal(isValidCpf(value), cpfOracle.isValid(value), value);
+          assert.equal(isValidCpf(value), isTaxId(value), value);
+        },
+      ),
       { numRuns: 500 },
     );
   });
 });
 
 describe('CNPJ', () => {
-  const validNumeric = ['11222333000181', '11444777000161', '13723705000189', '60391947000100', '12345678000195', '00000000000191', '00360305000104', '60701190000104', '60746948000112', '18236120000158', '90400888000142'];
+  const validNumeric = [
+    '11222333000181',
+    '11444777000161',
+    '13723705000189',
+    '60391947000100',
+    '12345678000195',
+    '00000000000191',
+    '00360305000104',
+    '60701190000104',
+    '60746948000112',
+    '18236120000158',
+    '90400888000142',
+  ];
   for (const cnpj of validNumeric) {
     it(`accepts ${cnpj}, as do cpf-cnpj-validator, validator and brazilian-utils`, () => {
       assert.ok(isValidCnpj(cnpj));
@@ -572,10 +745,12 @@ describe('CNPJ', () => {
     assert.equal(isValidCnpj('00000000000000'), false);
   });
   const alnum = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ'.split('');
-  const cnpjBase = fc.oneof(
-    fc.stringMatching(/^\d{12}$/),
-    fc.array(fc.constantFrom(...alnum), { minLength: 12, maxLength: 12 }).map((c) => c.join('')),
-  ).filter((b) => !/^(.)\1{11}$/.test(b));
+  const cnpjBase = fc
+    .oneof(
+      fc.stringMatching(/^\d{12}$/),
+      fc.array(fc.constantFrom(...alnum), { minLength: 12, maxLength: 12 }).map((c) => c.join('')),
+    )
+    .filter((b) => !/^(.)\1{11}$/.test(b));
   it('accepts CNPJs given check digits by an independent computation; any changed check digit is rejected', () => {
     fc.assert(
       fc.property(cnpjBase, (base) => {
@@ -583,7 +758,8 @@ describe('CNPJ', () => {
         assert.ok(isValidCnpj(cnpj), cnpj);
         assert.ok(cnpjOracle.isValid(cnpj), cnpj);
         assert.ok(oracleIsValidCnpj(cnpj, { version: 2 }), cnpj);
-        for (const at of [12, 13]) for (const mutated of digitMutations(cnpj, at)) assert.equal(isValidCnpj(mutated), false, mutated);
+        for (const at of [12, 13])
+          for (const mutated of digitMutations(cnpj, at)) assert.equal(isValidCnpj(mutated), false, mutated);
       }),
     );
   });
@@ -595,7 +771,10 @@ describe('CNPJ', () => {
     }
   });
   it('agrees with cpf-cnpj-validator, validator and brazilian-utils on arbitrary 14-character values', () => {
-    const value = fc.oneof(cnpjBase.map(cnpjWithCheckDigits), cnpjBase.chain((b) => fc.stringMatching(/^\d{2}$/).map((dv) => b + dv)));
+    const value = fc.oneof(
+      cnpjBase.map(cnpjWithCheckDigits),
+      cnpjBase.chain((b) => fc.stringMatching(/^\d{2}$/).map((dv) => b + dv)),
+    );
     fc.assert(
       fc.property(value, (v) => {
         const ours = isValidCnpj(v);
@@ -625,23 +804,56 @@ describe('Pix keys', () => {
   for (const [type, key, message] of [
     ['CPF', '123.456.789-09', 'accountId must be 11 digits without dots or dashes for accountType CPF'],
     ['CPF', '12345678900', 'accountId must be a CPF whose check digits match for accountType CPF'],
-    ['CNPJ', '12.345.678/0001-95', 'accountId must be 14 characters without dots, slashes or dashes (12 uppercase letters or digits, then 2 digits) for accountType CNPJ'],
-    ['CNPJ', '12abc34501de35', 'accountId must be 14 characters without dots, slashes or dashes (12 uppercase letters or digits, then 2 digits) for accountType CNPJ'],
+    [
+      'CNPJ',
+      '12.345.678/0001-95',
+      'accountId must be 14 characters without dots, slashes or dashes (12 uppercase letters or digits, then 2 digits) for accountType CNPJ',
+    ],
+    [
+      'CNPJ',
+      '12abc34501de35',
+      'accountId must be 14 characters without dots, slashes or dashes (12 uppercase letters or digits, then 2 digits) for accountType CNPJ',
+    ],
     ['CNPJ', '11444777000162', 'accountId must be a CNPJ whose check digits match for accountType CNPJ'],
-    ['PHONE', '5511987654321', 'accountId must be a phone number in the form +55DDNNNNNNNNN for accountType PHONE: DDD, then a 9-digit mobile number starting with 9'],
-    ['PHONE', '+551187654321', 'accountId must be a phone number in the form +55DDNNNNNNNNN for accountType PHONE: DDD, then a 9-digit mobile number starting with 9'],
-    ['PHONE', '+55 11 98765-4321', 'accountId must be a phone number in the form +55DDNNNNNNNNN for accountType PHONE: DDD, then a 9-digit mobile number starting with 9'],
-    ['PHONE', '+254712345678', 'accountId must be a phone number in the form +55DDNNNNNNNNN for accountType PHONE: DDD, then a 9-digit mobile number starting with 9'],
+    [
+      'PHONE',
+      '5511987654321',
+      'accountId must be a phone number in the form +55DDNNNNNNNNN for accountType PHONE: DDD, then a 9-digit mobile number starting with 9',
+    ],
+    [
+      'PHONE',
+      '+551187654321',
+      'accountId must be a phone number in the form +55DDNNNNNNNNN for accountType PHONE: DDD, then a 9-digit mobile number starting with 9',
+    ],
+    [
+      'PHONE',
+      '+55 11 98765-4321',
+      'accountId must be a phone number in the form +55DDNNNNNNNNN for accountType PHONE: DDD, then a 9-digit mobile number starting with 9',
+    ],
+    [
+      'PHONE',
+      '+254712345678',
+      'accountId must be a phone number in the form +55DDNNNNNNNNN for accountType PHONE: DDD, then a 9-digit mobile number starting with 9',
+    ],
     ['EMAIL', 'Pix@bcb.gov.br', 'accountId must be a lowercase e-mail address for accountType EMAIL'],
     ['EMAIL', 'pix.bcb.gov.br', 'accountId must be an e-mail address in the DICT format for accountType EMAIL'],
     ['EMAIL', 'pix@-bcb.gov.br', 'accountId must be an e-mail address in the DICT format for accountType EMAIL'],
     ['EMAIL', `${'a'.repeat(70)}@bcb.gov`, 'accountId must be at most 77 characters for a Pix key'],
-    ['EVP', '123E4567-E89B-12D3-A456-426655440000', 'accountId must be a lowercase UUID (8-4-4-4-12 hexadecimal digits) for accountType EVP'],
-    ['EVP', '123e4567e89b12d3a456426655440000', 'accountId must be a lowercase UUID (8-4-4-4-12 hexadecimal digits) for accountType EVP'],
+    [
+      'EVP',
+      '123E4567-E89B-12D3-A456-426655440000',
+      'accountId must be a lowercase UUID (8-4-4-4-12 hexadecimal digits) for accountType EVP',
+    ],
+    [
+      'EVP',
+      '123e4567e89b12d3a456426655440000',
+      'accountId must be a lowercase UUID (8-4-4-4-12 hexadecimal digits) for accountType EVP',
+    ],
   ] as const) {
     it(`rejects ${type} key ${key}`, () => assert.equal(pixKeyProblem(type, key), message));
   }
-  it('accepts a 77-character e-mail key', () => assert.equal(pixKeyProblem('EMAIL', `${'a'.repeat(69)}@bcb.gov`), undefined));
+  it('accepts a 77-character e-mail key', () =>
+    assert.equal(pixKeyProblem('EMAIL', `${'a'.repeat(69)}@bcb.gov`), undefined));
   it('accepts the keys brazilian-utils recognises as the same type', () => {
     assert.ok(isValidPixKey('12345678909', { accept: ['cpf'] }));
     assert.ok(isValidPixKey('+5511987654321', { accept: ['phone'] }));
@@ -658,11 +870,15 @@ describe('Pix keys', () => {
   });
   it('accepts any valid CPF or CNPJ key and rejects one with a changed check digit', () => {
     fc.assert(
-      fc.property(fc.stringMatching(/^\d{9}$/).filter((b) => !/^(\d)\1{8}$/.test(b)), (base) => {
-        const cpf = cpfWithCheckDigits(base);
-        assert.equal(pixKeyProblem('CPF', cpf), undefined);
-        for (const mutated of digitMutations(cpf, 10)) assert.match(pixKeyProblem('CPF', mutated) ?? '', /check digits/);
-      }),
+      fc.property(
+        fc.stringMatching(/^\d{9}$/).filter((b) => !/^(\d)\1{8}$/.test(b)),
+        (base) => {
+          const cpf = cpfWithCheckDigits(base);
+          assert.equal(pixKeyProblem('CPF', cpf), undefined);
+          for (const mutated of digitMutations(cpf, 10))
+            assert.match(pixKeyProblem('CPF', mutated) ?? '', /check digits/);
+        },
+      ),
     );
   });
 });

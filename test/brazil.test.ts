@@ -46,16 +46,24 @@ const bankTransfer = (overrides: Record<string, unknown> = {}) => ({
 function verifyJws(jws: string, jwk: Record<string, unknown>): { header: any; payload: any } {
   const [header = '', payload = '', signature = ''] = jws.split('.');
   const key = createPublicKey({ key: jwk as never, format: 'jwk' });
-  assert.ok(verify('RSA-SHA256', Buffer.from(`${header}.${payload}`), key, Buffer.from(signature, 'base64url')), 'the JWS signature verifies');
-  return { header: JSON.parse(Buffer.from(header, 'base64url').toString()), payload: JSON.parse(Buffer.from(payload, 'base64url').toString()) };
+  assert.ok(
+    verify('RSA-SHA256', Buffer.from(`${header}.${payload}`), key, Buffer.from(signature, 'base64url')),
+    'the JWS signature verifies',
+  );
+  return {
+    header: JSON.parse(Buffer.from(header, 'base64url').toString()),
+    payload: JSON.parse(Buffer.from(payload, 'base64url').toString()),
+  };
 }
 
 describe(`Brazil collections and transfers (${databaseLabel})`, () => {
   let gw: TestGateway;
   let receiver: CallbackReceiver;
   let merchant: Awaited<ReturnType<TestGateway['merchantWithKey']>>;
-  const call = (path: string, body: unknown, credentials = merchant.credentials) => signedCall(gw.url, credentials, { path, body }, gw.clock.now());
-  const sandbox = (orderId: string, event: string, extra: Record<string, unknown> = {}) => gw.sandbox(orderId, event, extra);
+  const call = (path: string, body: unknown, credentials = merchant.credentials) =>
+    signedCall(gw.url, credentials, { path, body }, gw.clock.now());
+  const sandbox = (orderId: string, event: string, extra: Record<string, unknown> = {}) =>
+    gw.sandbox(orderId, event, extra);
 
   before(async () => {
     gw = await startTestGateway({ env: { CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true', CALLBACK_POLL_INTERVAL_MS: '50' } });
@@ -76,13 +84,38 @@ describe(`Brazil collections and transfers (${databaseLabel})`, () => {
     assert.equal(response.body.code, '200', response.body.msgEn);
     const data = response.body.data;
     assert.deepEqual(Object.keys(data).sort(), [
-      'cashierCurrencyAmount', 'cashierExpireTime', 'cashierId', 'cashierUrl', 'currency', 'currencyOrderVo', 'isCreateOrder',
-      'payType', 'payTypeCode', 'returnUrl', 'userInfoName', 'userInfoNo', 'userInfoType',
+      'cashierCurrencyAmount',
+      'cashierExpireTime',
+      'cashierId',
+      'cashierUrl',
+      'currency',
+      'currencyOrderVo',
+      'isCreateOrder',
+      'payType',
+      'payTypeCode',
+      'returnUrl',
+      'userInfoName',
+      'userInfoNo',
+      'userInfoType',
     ]);
-    assert.deepEqual([data.payType, data.payTypeCode, data.isCreateOrder, data.currency, data.cashierCurrencyAmount], [101, 'PIX', true, 'BRL', '123.45']);
+    assert.deepEqual(
+      [data.payType, data.payTypeCode, data.isCreateOrder, data.currency, data.cashierCurrencyAmount],
+      [101, 'PIX', true, 'BRL', '123.45'],
+    );
     assert.deepEqual([data.userInfoType, data.userInfoNo, data.userInfoName], ['CPF', '52998224725', 'Maria']);
     const vo = data.currencyOrderVo;
-    assert.deepEqual(Object.keys(vo).sort(), ['amount', 'currency', 'externalOrderId', 'orderId', 'orderStatus', 'orderStatusCode', 'orderTime', 'payParam', 'payType', 'tradeNote']);
+    assert.deepEqual(Object.keys(vo).sort(), [
+      'amount',
+      'currency',
+      'externalOrderId',
+      'orderId',
+      'orderStatus',
+      'orderStatusCode',
+      'orderTime',
+      'payParam',
+      'payType',
+      'tradeNote',
+    ]);
     assert.equal(vo.orderStatusCode, 1);
     assert.ok(Number.isSafeInteger(vo.orderTime));
     const pix = parsePix(vo.payParam);
@@ -118,7 +151,10 @@ describe(`Brazil collections and transfers (${databaseLabel})`, () => {
   });
 
   it('creates a BOLETO collection with a valid linha digitável for the amount, due in three days', async () => {
-    const response = await call(COLLECT, collection({ channelType: 'BOLETO', amount: '1500.00', userInfoType: 'CNPJ', userInfoNo: '12ABC34501DE35' }));
+    const response = await call(
+      COLLECT,
+      collection({ channelType: 'BOLETO', amount: '1500.00', userInfoType: 'CNPJ', userInfoNo: '12ABC34501DE35' }),
+    );
     assert.equal(response.body.code, '200', response.body.msgEn);
     const line = response.body.data.currencyOrderVo.payParam as string;
     assert.match(line, /^\d{47}$/);
@@ -150,7 +186,10 @@ describe(`Brazil collections and transfers (${databaseLabel})`, () => {
   }
 
   it('pays a collection and answers the query with the extra members and desc: null', async () => {
-    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/bra.collection.PIX`, { percentBps: 150, fixed: '0.10' });
+    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/bra.collection.PIX`, {
+      percentBps: 150,
+      fixed: '0.10',
+    });
     const body = collection({ amount: '200.00' });
     const created = (await call(COLLECT, body)).body.data.currencyOrderVo;
     const waiting = receiver.received.length;
@@ -159,30 +198,63 @@ describe(`Brazil collections and transfers (${databaseLabel})`, () => {
     assert.ok(got);
     const payload = JSON.parse(got.body);
     assert.equal(payload.payParam, created.payParam, 'the payment callback carries the BR Code');
-    assert.deepEqual([payload.orderFee, payload.orderActualAmount, payload.orderStatusCode, payload.payType], ['3.10', '200.00', 2, 101]);
+    assert.deepEqual(
+      [payload.orderFee, payload.orderActualAmount, payload.orderStatusCode, payload.payType],
+      ['3.10', '200.00', 2, 101],
+    );
     assert.ok(verifyCallback(merchant.credentials.secretKey, payload, got.headers as never));
 
-    const query = await call('/api/v3/bra/query/collectingOrder', { externalOrderId: body.externalOrderId, orderId: created.orderId });
-    assert.ok(Object.hasOwn(query.body, 'desc') && (query.body as { desc?: unknown }).desc === null, 'desc: null in the Brazil collection query');
+    const query = await call('/api/v3/bra/query/collectingOrder', {
+      externalOrderId: body.externalOrderId,
+      orderId: created.orderId,
+    });
+    assert.ok(
+      Object.hasOwn(query.body, 'desc') && (query.body as { desc?: unknown }).desc === null,
+      'desc: null in the Brazil collection query',
+    );
     const [record] = query.body.data;
     assert.deepEqual(
-      [record.requestType, record.businessId, record.userType, record.operatorId, record.expansionParam, record.orderEntryAmount, record.orderStatusCode],
+      [
+        record.requestType,
+        record.businessId,
+        record.userType,
+        record.operatorId,
+        record.expansionParam,
+        record.orderEntryAmount,
+        record.orderStatusCode,
+      ],
       [1, merchant.merchantId, 1, 0, created.payParam, '196.90', 'PAYMENT_SUCCESS'],
     );
     assert.equal(record.channelOrderId, created.orderId.slice(0, 25), 'the Pix txid the rail knows it by');
-    const other = await call('/api/v3/ken/query/collectingOrder', { externalOrderId: body.externalOrderId, orderId: created.orderId });
+    const other = await call('/api/v3/ken/query/collectingOrder', {
+      externalOrderId: body.externalOrderId,
+      orderId: created.orderId,
+    });
     assert.match(other.body.msgEn, /order not found/, 'a Brazil order is not found in the Kenya area');
     assert.ok(!Object.hasOwn(other.body, 'desc'));
   });
 
   it('runs PIX transfers on both equivalent paths as one kind of order', async () => {
-    await gw.admin('POST', `/admin/v1/merchants/${merchant.merchantId}/balance-adjustments`, { currency: 'BRL', amount: '1000.00', reason: 'float' });
+    await gw.admin('POST', `/admin/v1/merchants/${merchant.merchantId}/balance-adjustments`, {
+      currency: 'BRL',
+      amount: '1000.00',
+      reason: 'float',
+    });
     const body = pixTransfer();
     const first = await call('/api/v3/bra/createTransferOrder', body);
     assert.equal(first.body.code, '200', first.body.msgEn);
-    assert.deepEqual(Object.keys(first.body.data).sort(), ['currencyType', 'externalOrderId', 'orderId', 'orderStatus']);
+    assert.deepEqual(Object.keys(first.body.data).sort(), [
+      'currencyType',
+      'externalOrderId',
+      'orderId',
+      'orderStatus',
+    ]);
     const again = await call('/api/v3/bra/pix/createTransferOrder', body);
-    assert.equal(again.body.data.orderId, first.body.data.orderId, 'the same externalOrderId names the same transfer on either path');
+    assert.equal(
+      again.body.data.orderId,
+      first.body.data.orderId,
+      'the same externalOrderId names the same transfer on either path',
+    );
     const orderId = first.body.data.orderId as string;
     await sandbox(orderId, 'processing');
     const waiting = receiver.received.length;
@@ -191,15 +263,45 @@ describe(`Brazil collections and transfers (${databaseLabel})`, () => {
     assert.ok(got);
     const payload = JSON.parse(got.body);
     assert.deepEqual(Object.keys(payload).sort(), [
-      'accountNo', 'accountType', 'currencyType', 'errorMsg', 'errorMsgEn', 'externalOrderId', 'markStatus', 'orderAmount', 'orderFee', 'orderId',
-      'orderPayTime', 'orderStatus', 'orderStatusCode', 'orderTime', 'payType', 'payTypeName', 'tradeNote', 'userInfoName', 'userInfoNo', 'userInfoType',
+      'accountNo',
+      'accountType',
+      'currencyType',
+      'errorMsg',
+      'errorMsgEn',
+      'externalOrderId',
+      'markStatus',
+      'orderAmount',
+      'orderFee',
+      'orderId',
+      'orderPayTime',
+      'orderStatus',
+      'orderStatusCode',
+      'orderTime',
+      'payType',
+      'payTypeName',
+      'tradeNote',
+      'userInfoName',
+      'userInfoNo',
+      'userInfoType',
     ]);
     assert.deepEqual(
-      [payload.payType, payload.orderStatusCode, payload.userInfoNo, payload.userInfoType, payload.accountType, payload.accountNo, typeof payload.markStatus],
+      [
+        payload.payType,
+        payload.orderStatusCode,
+        payload.userInfoNo,
+        payload.userInfoType,
+        payload.accountType,
+        payload.accountNo,
+        typeof payload.markStatus,
+      ],
       [201, 8, '52998224725', 'CPF', 'EMAIL', 'maria@example.com.br', 'number'],
     );
-    const [record] = (await call('/api/v3/bra/query/transferOrder', { externalOrderId: body.externalOrderId, orderId })).body.data;
-    assert.deepEqual([record.orderStatus, record.payTypeCode, record.accountName, typeof record.orderFee], [8, 'PIX', 'Maria da Silva', 'string']);
+    const [record] = (await call('/api/v3/bra/query/transferOrder', { externalOrderId: body.externalOrderId, orderId }))
+      .body.data;
+    assert.deepEqual(
+      [record.orderStatus, record.payTypeCode, record.accountName, typeof record.orderFee],
+      [8, 'PIX', 'Maria da Silva', 'string'],
+    );
   });
 
   for (const [accountType, accountId] of [
@@ -233,7 +335,14 @@ describe(`Brazil collections and transfers (${databaseLabel})`, () => {
 
   it('freezes a bank transfer and releases it when the bank rejects it', async () => {
     const balance = async () =>
-      (await signedCall(gw.url, merchant.credentials, { method: 'GET', path: '/api/v3/bra/query/balance' }, gw.clock.now())).body.data[0];
+      (
+        await signedCall(
+          gw.url,
+          merchant.credentials,
+          { method: 'GET', path: '/api/v3/bra/query/balance' },
+          gw.clock.now(),
+        )
+      ).body.data[0];
     const start = await balance();
     const created = await call('/api/v3/bra/bank/createTransferOrder', bankTransfer());
     assert.equal(created.body.code, '200', created.body.msgEn);
@@ -241,9 +350,19 @@ describe(`Brazil collections and transfers (${databaseLabel})`, () => {
     const rejected = await sandbox(created.body.data.orderId, 'bank_rejected');
     assert.equal(rejected.body.orderStatus, 4);
     assert.deepEqual(await balance(), start);
-    const released = (await call('/api/v3/bra/query/transferOrder', { externalOrderId: created.body.data.externalOrderId, orderId: created.body.data.orderId })).body.data[0];
+    const released = (
+      await call('/api/v3/bra/query/transferOrder', {
+        externalOrderId: created.body.data.externalOrderId,
+        orderId: created.body.data.orderId,
+      })
+    ).body.data[0];
     assert.deepEqual([released.orderFee, released.orderEntryAmount], ['0.00', '0.00'], 'nothing charged once released');
-    const [record] = (await call('/api/v3/bra/query/transferOrder', { externalOrderId: created.body.data.externalOrderId, orderId: created.body.data.orderId })).body.data;
+    const [record] = (
+      await call('/api/v3/bra/query/transferOrder', {
+        externalOrderId: created.body.data.externalOrderId,
+        orderId: created.body.data.orderId,
+      })
+    ).body.data;
     assert.equal(record.errorMsgEn, 'the receiving bank rejected the transfer');
     assert.equal(record.errorMsg, 'o banco recebedor rejeitou a transferência', 'errorMsg in the merchant language');
   });

@@ -25,7 +25,8 @@ describe(`callbacks across processes (${databaseLabel})`, () => {
     await server.kill();
     running.delete(server);
   };
-  const admin = (server: ServerProcess, method: string, path: string, body?: unknown) => adminCall(server, ADMIN_TOKEN, method, path, body);
+  const admin = (server: ServerProcess, method: string, path: string, body?: unknown) =>
+    adminCall(server, ADMIN_TOKEN, method, path, body);
   const merchantWithCallback = async (server: ServerProcess, url: string) => {
     const merchant = await admin(server, 'POST', '/admin/v1/merchants', { name: 'Crash Test' });
     const key = await admin(server, 'POST', `/admin/v1/merchants/${merchant.body.merchantId}/api-keys`, {
@@ -33,7 +34,10 @@ describe(`callbacks across processes (${databaseLabel})`, () => {
       ipWhitelist: '0.0.0.0',
     });
     assert.equal(key.status, 200);
-    assert.equal((await admin(server, 'PUT', `/admin/v1/merchants/${merchant.body.merchantId}/callback`, { url })).status, 200);
+    assert.equal(
+      (await admin(server, 'PUT', `/admin/v1/merchants/${merchant.body.merchantId}/callback`, { url })).status,
+      200,
+    );
     return merchant.body.merchantId as string;
   };
 
@@ -108,7 +112,10 @@ describe(`callbacks across processes (${databaseLabel})`, () => {
     });
     assert.deepEqual(
       h.attempts.map((a: any) => [a.attemptNo, a.outcome]),
-      [[1, 'interrupted'], [2, 'delivered']],
+      [
+        [1, 'interrupted'],
+        [2, 'delivered'],
+      ],
       'the cut attempt is on record, and the delivery after it',
     );
   });
@@ -153,11 +160,24 @@ describe(`callbacks across processes (${databaseLabel})`, () => {
     await receiver.waitFor(total, 60_000);
     await sleep(1_000);
     const counts = new Map<string, number>();
-    for (const got of receiver.received) counts.set(String(got.headers.notify_id), (counts.get(String(got.headers.notify_id)) ?? 0) + 1);
+    for (const got of receiver.received)
+      counts.set(String(got.headers.notify_id), (counts.get(String(got.headers.notify_id)) ?? 0) + 1);
     assert.equal(receiver.received.length, total, 'no callback delivered twice');
     assert.deepEqual(new Set(counts.keys()), notifyIds, 'every callback delivered');
-    const delivered = workers.map((w) => w.output().split('\n').filter((line) => line.includes('"callback delivered"')).length);
-    assert.equal(delivered.reduce((sum, n) => sum + n, 0), total);
-    assert.ok(delivered.every((n) => n > 0), `both workers delivered some: ${delivered.join(' + ')}`);
+    const delivered = workers.map(
+      (w) =>
+        w
+          .output()
+          .split('\n')
+          .filter((line) => line.includes('"callback delivered"')).length,
+    );
+    assert.equal(
+      delivered.reduce((sum, n) => sum + n, 0),
+      total,
+    );
+    assert.ok(
+      delivered.every((n) => n > 0),
+      `both workers delivered some: ${delivered.join(' + ')}`,
+    );
   });
 });

@@ -34,7 +34,15 @@ describe('callback target addresses', () => {
   ] as const) {
     it(`refuses ${address} (${reason})`, () => assert.equal(forbiddenAddressReason(address), reason));
   }
-  for (const address of ['8.8.8.8', '172.32.0.1', '100.128.0.1', '192.0.2.200', '2001:4860:4860::8888', '::ffff:8.8.8.8', '2002:808:808::1']) {
+  for (const address of [
+    '8.8.8.8',
+    '172.32.0.1',
+    '100.128.0.1',
+    '192.0.2.200',
+    '2001:4860:4860::8888',
+    '::ffff:8.8.8.8',
+    '2002:808:808::1',
+  ]) {
     it(`allows ${address}`, () => assert.equal(forbiddenAddressReason(address), undefined));
   }
 });
@@ -52,17 +60,31 @@ describe('callback retry schedule', () => {
     assert.equal(nextRetryAt(wide, { attemptsMade: 11, firstAttemptAt: 0, lastAttemptAt: 1_620_001 }), undefined);
   });
   it('does not retry when no retries are allowed', () => {
-    assert.equal(nextRetryAt({ ...policy, maxRetries: 0 }, { attemptsMade: 1, firstAttemptAt: 0, lastAttemptAt: 0 }), undefined);
+    assert.equal(
+      nextRetryAt({ ...policy, maxRetries: 0 }, { attemptsMade: 1, firstAttemptAt: 0, lastAttemptAt: 0 }),
+      undefined,
+    );
   });
 });
 
 describe('callback headers', () => {
   it('sign the body with the key of the order and carry notify_id', () => {
-    const call = { url: 'https://m.example', payload: '{"orderId":"o1","amount":"10.50","n":3,"empty":"","none":null}', notifyId: 'ntf_1', accessKey: 'AK1', secretKey: 's3cret' };
+    const call = {
+      url: 'https://m.example',
+      payload: '{"orderId":"o1","amount":"10.50","n":3,"empty":"","none":null}',
+      notifyId: 'ntf_1',
+      accessKey: 'AK1',
+      secretKey: 's3cret',
+    };
     const headers = callbackHeaders(call, 1795420700977, '3ef39f47-afa0-43d9-9874-73f2d3ce5076');
     assert.equal(headers.notify_id, 'ntf_1');
     assert.equal(headers.timestamp, '1795420700977');
-    const signed = { access_key: 'AK1', timestamp: '1795420700977', nonce: '3ef39f47-afa0-43d9-9874-73f2d3ce5076', sign: headers.sign ?? '' };
+    const signed = {
+      access_key: 'AK1',
+      timestamp: '1795420700977',
+      nonce: '3ef39f47-afa0-43d9-9874-73f2d3ce5076',
+      sign: headers.sign ?? '',
+    };
     assert.ok(verifyCallback('s3cret', JSON.parse(call.payload), signed));
     assert.ok(!verifyCallback('other', JSON.parse(call.payload), signed));
   });

@@ -3,7 +3,14 @@ import { createHmac } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { databaseLabel } from './support/database.js';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
-import { eventually, receiverPool, sleep, startReceiver, type CallbackReceiver, type ReceivedCallback } from './support/receiver.js';
+import {
+  eventually,
+  receiverPool,
+  sleep,
+  startReceiver,
+  type CallbackReceiver,
+  type ReceivedCallback,
+} from './support/receiver.js';
 
 /**
  * The spec's callback verification, written here from the spec's words rather than taken from the
@@ -35,7 +42,13 @@ const FAST = {
 async function sendTest(gw: TestGateway, merchantId: string, body: Record<string, unknown> = {}) {
   const sent = await gw.admin('POST', `/admin/v1/merchants/${merchantId}/callback/test`, body);
   assert.equal(sent.status, 200, JSON.stringify(sent.body));
-  return sent.body as { orderId: string; notifyId: string; eventId: string; state: string; payload: Record<string, unknown> };
+  return sent.body as {
+    orderId: string;
+    notifyId: string;
+    eventId: string;
+    state: string;
+    payload: Record<string, unknown>;
+  };
 }
 
 async function history(gw: TestGateway, orderId: string) {
@@ -45,10 +58,14 @@ async function history(gw: TestGateway, orderId: string) {
 }
 
 function settled(gw: TestGateway, orderId: string, state: string) {
-  return eventually(async () => {
-    const h = await history(gw, orderId);
-    return h.events.every((e) => e.state === state) ? h : undefined;
-  }, 15_000, `order ${orderId} callbacks to be ${state}`);
+  return eventually(
+    async () => {
+      const h = await history(gw, orderId);
+      return h.events.every((e) => e.state === state) ? h : undefined;
+    },
+    15_000,
+    `order ${orderId} callbacks to be ${state}`,
+  );
 }
 
 describe(`callbacks (${databaseLabel})`, () => {
@@ -67,7 +84,10 @@ describe(`callbacks (${databaseLabel})`, () => {
   it('POSTs the exact payload with verifiable headers to the unified address', async () => {
     const r = await receiver();
     const { merchantId, credentials } = await gw.merchantWithKey();
-    assert.equal((await gw.admin('PUT', `/admin/v1/merchants/${merchantId}/callback`, { url: `${r.url}/hook` })).status, 200);
+    assert.equal(
+      (await gw.admin('PUT', `/admin/v1/merchants/${merchantId}/callback`, { url: `${r.url}/hook` })).status,
+      200,
+    );
     const event = await sendTest(gw, merchantId);
     const [got] = await r.waitFor(1);
     assert.ok(got);
@@ -114,14 +134,21 @@ describe(`callbacks (${databaseLabel})`, () => {
       const gap = (got[i]?.at ?? 0) - (got[i - 1]?.at ?? 0);
       assert.ok(gap >= 290, `retry ${i} came ${gap} ms after the previous attempt, not the 300 ms interval`);
     }
-    assert.deepEqual(new Set(got.map((c) => c.headers.notify_id)), new Set([event.notifyId]), 'notify_id stable across retries');
+    assert.deepEqual(
+      new Set(got.map((c) => c.headers.notify_id)),
+      new Set([event.notifyId]),
+      'notify_id stable across retries',
+    );
     assert.equal(new Set(got.map((c) => c.headers.nonce)).size, 3, 'each retry has a fresh nonce');
     assert.equal(new Set(got.map((c) => c.body)).size, 1, 'each retry resends the same payload');
-    assert.deepEqual(h.attempts.map((a) => [a.attemptNo, a.httpStatus, a.outcome]), [
-      [1, 500, 'failed'],
-      [2, 500, 'failed'],
-      [3, 500, 'failed'],
-    ]);
+    assert.deepEqual(
+      h.attempts.map((a) => [a.attemptNo, a.httpStatus, a.outcome]),
+      [
+        [1, 500, 'failed'],
+        [2, 500, 'failed'],
+        [3, 500, 'failed'],
+      ],
+    );
     assert.equal(h.attempts[0].responseExcerpt, 'boom');
     assert.match(h.attempts[0].error, /HTTP 500/);
   });
@@ -134,8 +161,14 @@ describe(`callbacks (${databaseLabel})`, () => {
       const { merchantId } = await gw.merchantWithKey();
       const event = await sendTest(gw, merchantId, { url: `${r.url}/hook` });
       const h = await settled(gw, event.orderId, 'failed');
-      assert.deepEqual(h.attempts.map((a) => a.httpStatus), [status, status, status]);
-      assert.ok(r.received.every((c) => c.path === '/hook'), 'the Location was never requested');
+      assert.deepEqual(
+        h.attempts.map((a) => a.httpStatus),
+        [status, status, status],
+      );
+      assert.ok(
+        r.received.every((c) => c.path === '/hook'),
+        'the Location was never requested',
+      );
     });
   }
 
@@ -173,7 +206,10 @@ describe(`callbacks (${databaseLabel})`, () => {
     assert.equal(r.received.length, 2, 'sent before the admin call answered');
     assert.equal(r.received[1]?.headers.notify_id, event.notifyId);
     const h = await history(gw, event.orderId);
-    assert.deepEqual(h.attempts.map((a) => a.trigger), ['automatic', 'manual']);
+    assert.deepEqual(
+      h.attempts.map((a) => a.trigger),
+      ['automatic', 'manual'],
+    );
   });
 
   it('records "no target" when there is no address, and a re-trigger resolves the address again', async () => {
@@ -202,17 +238,22 @@ describe(`callbacks (${databaseLabel})`, () => {
     assert.equal(r.received.length, 4);
   });
 
-  it('signs a test callback with the key asked for, and refuses a key that is not the merchant\'s', async () => {
+  it("signs a test callback with the key asked for, and refuses a key that is not the merchant's", async () => {
     const r = await receiver();
     const { merchantId } = await gw.merchantWithKey();
-    const second = await gw.admin('POST', `/admin/v1/merchants/${merchantId}/api-keys`, { permissions: ['query'], ipWhitelist: '0.0.0.0' });
+    const second = await gw.admin('POST', `/admin/v1/merchants/${merchantId}/api-keys`, {
+      permissions: ['query'],
+      ipWhitelist: '0.0.0.0',
+    });
     await sendTest(gw, merchantId, { url: r.url, accessKey: second.body.accessKey });
     const [got] = await r.waitFor(1);
     assert.ok(got);
     assert.equal(got.headers.access_key, second.body.accessKey);
     assert.equal(got.headers.sign, expectedSign(second.body.secretKey, got));
     const other = await gw.merchantWithKey();
-    const refused = await gw.admin('POST', `/admin/v1/merchants/${merchantId}/callback/test`, { accessKey: other.credentials.accessKey });
+    const refused = await gw.admin('POST', `/admin/v1/merchants/${merchantId}/callback/test`, {
+      accessKey: other.credentials.accessKey,
+    });
     assert.equal(refused.status, 404);
     assert.equal(refused.body.error.code, 'api_key_not_found');
   });
@@ -237,7 +278,9 @@ describe(`callbacks (${databaseLabel})`, () => {
     assert.equal(refused.status, 409);
     assert.equal(refused.body.error.code, 'no_signing_key');
     assert.equal((await gw.admin('POST', '/admin/v1/merchants/mch_nope/callback/test', {})).status, 404);
-    const bad = await gw.admin('POST', `/admin/v1/merchants/${bare.body.merchantId}/callback/test`, { url: 'ftp://x.example' });
+    const bad = await gw.admin('POST', `/admin/v1/merchants/${bare.body.merchantId}/callback/test`, {
+      url: 'ftp://x.example',
+    });
     assert.equal(bad.status, 400);
     assert.match(bad.body.error.message, /url/);
     const anonymous = await fetch(new URL('/admin/v1/orders/ord_nope/callbacks', gw.url));

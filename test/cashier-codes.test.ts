@@ -35,7 +35,11 @@ function attribute(tag: string, name: string): string {
 /** Path data with M m L l H h V v Z z (implicit repeats included) into closed polygons. */
 function parsePathData(d: string): Point[][] {
   const tokens = d.match(/[MmLlHhVvZz]|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?/g) ?? [];
-  assert.equal(tokens.join('').replace(/[\s,]/g, ''), d.replace(/[\s,]/g, ''), 'path data has only the commands this reader knows');
+  assert.equal(
+    tokens.join('').replace(/[\s,]/g, ''),
+    d.replace(/[\s,]/g, ''),
+    'path data has only the commands this reader knows',
+  );
   const subpaths: Point[][] = [];
   let current: Point[] = [];
   let pen: Point = { x: 0, y: 0 };
@@ -125,7 +129,10 @@ function parseSvg(svg: string): ParsedSvg {
   const path = /<path [^>]*\/>/.exec(svg)?.[0] ?? '';
   assert.equal(attribute(path, 'fill'), '#000');
   const titleText = /<title>([^<]*)<\/title>/.exec(svg)?.[1] ?? '';
-  const title = titleText.replace(/&(lt|gt|quot|#39|amp);/g, (_, e: string) => ({ lt: '<', gt: '>', quot: '"', '#39': "'", amp: '&' })[e] ?? '');
+  const title = titleText.replace(
+    /&(lt|gt|quot|#39|amp);/g,
+    (_, e: string) => ({ lt: '<', gt: '>', quot: '"', '#39': "'", amp: '&' })[e] ?? '',
+  );
   return {
     viewBox: [vx, vy, vw, vh],
     width: Number(attribute(root, 'width')),
@@ -178,7 +185,8 @@ function qrGrid(svg: string): boolean[][] {
   assert.equal(vw, vh, 'a QR code is square');
   assert.ok(Number.isInteger(vw));
   for (const polygon of parsed.subpaths) {
-    for (const q of polygon) assert.ok(Number.isInteger(q.x) && Number.isInteger(q.y), 'every corner on the module grid');
+    for (const q of polygon)
+      assert.ok(Number.isInteger(q.x) && Number.isInteger(q.y), 'every corner on the module grid');
   }
   const grid: boolean[][] = [];
   for (let y = 0; y < vh; y++) {
@@ -190,7 +198,10 @@ function qrGrid(svg: string): boolean[][] {
 }
 
 /** The grid as an RGBA image, `scale` pixels per cell, black on white. */
-function rasterize(grid: readonly (readonly boolean[])[], scale: number): { data: Uint8ClampedArray; width: number; height: number } {
+function rasterize(
+  grid: readonly (readonly boolean[])[],
+  scale: number,
+): { data: Uint8ClampedArray; width: number; height: number } {
   const cells = grid.length;
   const side = cells * scale;
   const data = new Uint8ClampedArray(side * side * 4).fill(255);
@@ -294,14 +305,23 @@ describe('qrSvg', () => {
   it('keeps a typical ~150-character BR Code small', (t) => {
     const svg = qrSvg(TYPICAL_BR_CODE);
     const bytes = Buffer.byteLength(svg);
-    t.diagnostic(`BR Code of ${TYPICAL_BR_CODE.length} characters: version ${(qrMatrix(TYPICAL_BR_CODE).size - 17) / 4}, SVG ${bytes} bytes`);
-    assert.ok(TYPICAL_BR_CODE.length >= 140 && TYPICAL_BR_CODE.length <= 160, `typical code is ${TYPICAL_BR_CODE.length} characters`);
+    t.diagnostic(
+      `BR Code of ${TYPICAL_BR_CODE.length} characters: version ${(qrMatrix(TYPICAL_BR_CODE).size - 17) / 4}, SVG ${bytes} bytes`,
+    );
+    assert.ok(
+      TYPICAL_BR_CODE.length >= 140 && TYPICAL_BR_CODE.length <= 160,
+      `typical code is ${TYPICAL_BR_CODE.length} characters`,
+    );
     assert.ok(bytes < 12_000, `SVG is ${bytes} bytes`);
     t.diagnostic(`gzip: ${gzipSync(svg).length} bytes`);
     // pixCopiaECola may be up to 512 characters; lowercase letters force byte mode, the densest case.
-    const longestText = Array.from({ length: 512 }, (_, k) => String.fromCharCode(97 + ((k * 7 + (k >> 3)) % 26))).join('');
+    const longestText = Array.from({ length: 512 }, (_, k) => String.fromCharCode(97 + ((k * 7 + (k >> 3)) % 26))).join(
+      '',
+    );
     const longest = qrSvg(longestText);
-    t.diagnostic(`512 lowercase letters: version ${(qrMatrix(longestText).size - 17) / 4}, SVG ${Buffer.byteLength(longest)} bytes`);
+    t.diagnostic(
+      `512 lowercase letters: version ${(qrMatrix(longestText).size - 17) / 4}, SVG ${Buffer.byteLength(longest)} bytes`,
+    );
     assert.ok(Buffer.byteLength(longest) < 30_000);
     assert.equal(decodeQrSvg(longest), longestText);
   });
@@ -332,7 +352,10 @@ function itfColumns(svg: string): { columns: boolean[]; parsed: ParsedSvg } {
   const columns: boolean[] = [];
   for (let x = 0; x < vw; x++) {
     const samples = [0.02, 0.5, 0.98].map((f) => painted(parsed.subpaths, { x: x + 0.5, y: f * vh }));
-    assert.ok(samples.every((s) => s === samples[0]), `column ${x} is one colour over the whole height`);
+    assert.ok(
+      samples.every((s) => s === samples[0]),
+      `column ${x} is one colour over the whole height`,
+    );
     columns.push(samples[0] === true);
   }
   return { columns, parsed };
@@ -355,7 +378,10 @@ function decodeItf(columns: readonly boolean[]): string {
   const narrow = Math.min(...runs.map((r) => r.width));
   assert.ok(leading.width >= 10 * narrow && trailing.width >= 10 * narrow, 'quiet zones of at least 10 narrow modules');
   const wide = runs.map((r) => {
-    assert.ok(r.width === narrow || r.width === 3 * narrow, `element of ${r.width} columns is neither narrow nor wide (3×)`);
+    assert.ok(
+      r.width === narrow || r.width === 3 * narrow,
+      `element of ${r.width} columns is neither narrow nor wide (3×)`,
+    );
     return r.width > 2 * narrow;
   });
   assert.deepEqual(wide.slice(0, 4), [false, false, false, false], 'start pattern: four narrow elements');
@@ -404,7 +430,8 @@ const BOLETO_BARCODES = [
 ];
 
 /** rails.md §3.2: linha digitável to barcode. */
-const lineToBarcode = (l: string): string => l.slice(0, 4) + l.slice(32, 33) + l.slice(33, 47) + l.slice(4, 9) + l.slice(10, 20) + l.slice(21, 31);
+const lineToBarcode = (l: string): string =>
+  l.slice(0, 4) + l.slice(32, 33) + l.slice(33, 47) + l.slice(4, 9) + l.slice(10, 20) + l.slice(21, 31);
 
 describe('itfBarcodeSvg', () => {
   it('derives the boleto fixtures from their linhas digitáveis (rails.md §3.5)', () => {
@@ -464,7 +491,17 @@ describe('itfBarcodeSvg', () => {
   });
 
   it('rejects odd lengths, non-digits, empty input and bad sizes', () => {
-    for (const bad of ['', '1', '123', '0019675860000102656000000114971860685245221', '12a4', '١٢', '12 34', '1.', '+12']) {
+    for (const bad of [
+      '',
+      '1',
+      '123',
+      '0019675860000102656000000114971860685245221',
+      '12a4',
+      '١٢',
+      '12 34',
+      '1.',
+      '+12',
+    ]) {
       assert.throws(() => itfModules(bad), RangeError, JSON.stringify(bad));
       assert.throws(() => itfBarcodeSvg(bad), RangeError, JSON.stringify(bad));
     }

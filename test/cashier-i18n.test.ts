@@ -7,10 +7,18 @@ describe('cashier languages and amounts', () => {
   it('has every text in English, Portuguese, Spanish and Swahili, with the same placeholders', () => {
     for (const [key, texts] of Object.entries(allTexts())) {
       assert.equal(texts.length, 4, key);
-      const placeholders = (text: string) => [...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort().join(',');
+      const placeholders = (text: string) =>
+        [...text.matchAll(/\{(\w+)\}/g)]
+          .map((m) => m[1])
+          .sort()
+          .join(',');
       for (const text of texts) {
         assert.ok(text.trim() !== '', `${key} is translated`);
-        assert.equal(placeholders(text), placeholders(texts[0] ?? ''), `${key}: "${text}" has the placeholders of the English text`);
+        assert.equal(
+          placeholders(text),
+          placeholders(texts[0] ?? ''),
+          `${key}: "${text}" has the placeholders of the English text`,
+        );
       }
     }
   });

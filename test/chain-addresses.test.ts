@@ -187,9 +187,12 @@ test('tronAddress agrees with bs58check.encode of 0x41 + body; isTronAddress agr
     { numRuns: 200 },
   );
   fc.assert(
-    fc.property(fc.string({ unit: fc.constantFrom(...BASE58_ALPHABET.split('')), minLength: 33, maxLength: 35 }), (text) => {
-      assert.equal(isTronAddress(text), oracleIsTron(text), text);
-    }),
+    fc.property(
+      fc.string({ unit: fc.constantFrom(...BASE58_ALPHABET.split('')), minLength: 33, maxLength: 35 }),
+      (text) => {
+        assert.equal(isTronAddress(text), oracleIsTron(text), text);
+      },
+    ),
     { numRuns: 200 },
   );
 });
@@ -244,7 +247,11 @@ test('TRON deposit addresses match the TRON form of ethers-derived addresses', (
   const ethersAccount = HDNodeWallet.fromExtendedKey(SANDBOX_XPUBS.tron);
   for (const i of INDEXES) {
     const ours = deriver.address(i);
-    assert.equal(ours, oracleTronFromEvm(mnemonicRoot.derivePath(`m/44'/195'/0'/0/${i}`).address), `mnemonic index ${i}`);
+    assert.equal(
+      ours,
+      oracleTronFromEvm(mnemonicRoot.derivePath(`m/44'/195'/0'/0/${i}`).address),
+      `mnemonic index ${i}`,
+    );
     assert.equal(ours, oracleTronFromEvm(ethersAccount.derivePath(`0/${i}`).address), `xpub index ${i}`);
     assert.equal(isTronAddress(ours), true);
   }
@@ -296,7 +303,10 @@ test('parseAccountXpub refuses private keys, wrong depths and garbage', () => {
   assert.match(problemOf(withVersion(xprv, 0x0488b21e)), /PUBLIC key/);
 
   const depth4 = mnemonicRoot.derivePath("m/44'/60'/0'/0").neuter().extendedKey;
-  assert.match(problemOf(depth4), /must be the account-level key \(depth 3: m\/44'\/195'\/0' for TRON, m\/44'\/60'\/0' for EVM\), found depth 4/);
+  assert.match(
+    problemOf(depth4),
+    /must be the account-level key \(depth 3: m\/44'\/195'\/0' for TRON, m\/44'\/60'\/0' for EVM\), found depth 4/,
+  );
   const depth0 = mnemonicRoot.neuter().extendedKey;
   assert.match(problemOf(depth0), /account-level key .*found depth 0/);
 

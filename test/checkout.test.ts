@@ -27,14 +27,24 @@ describe(`aggregate cashier (${databaseLabel})`, () => {
   });
 
   const open = async (body: Record<string, unknown> = {}, credentials = merchant.credentials) =>
-    signedCall(gw.url, credentials, { path: '/api/v3/polymerize/createCollectingOrder', body: { externalOrderId: nextId(), ...body } }, gw.clock.now());
+    signedCall(
+      gw.url,
+      credentials,
+      { path: '/api/v3/polymerize/createCollectingOrder', body: { externalOrderId: nextId(), ...body } },
+      gw.clock.now(),
+    );
 
   /** The cashier's path (the test gateway's PUBLIC_BASE_URL has no real port). */
   const pathOf = (address: string) => new URL(address).pathname;
 
   const page = async (path: string, headers: Record<string, string> = {}) => {
     const response = await fetch(new URL(path, gw.url), { headers, redirect: 'manual' });
-    return { status: response.status, text: await response.text(), location: response.headers.get('location'), csp: response.headers.get('content-security-policy') };
+    return {
+      status: response.status,
+      text: await response.text(),
+      location: response.headers.get('location'),
+      csp: response.headers.get('content-security-policy'),
+    };
   };
 
   const submit = async (path: string, form: Record<string, string>) => {
@@ -62,7 +72,8 @@ describe(`aggregate cashier (${databaseLabel})`, () => {
 
   const callbackOf = (orderId: string) =>
     eventually(
-      async () => receiver.received.map((r) => JSON.parse(r.body) as Record<string, unknown>).find((b) => b.orderId === orderId),
+      async () =>
+        receiver.received.map((r) => JSON.parse(r.body) as Record<string, unknown>).find((b) => b.orderId === orderId),
       10_000,
       `the callback of ${orderId}`,
     );
@@ -93,7 +104,12 @@ describe(`aggregate cashier (${databaseLabel})`, () => {
       assert.equal(response.body.code, '300', JSON.stringify(body));
       assert.match(response.body.msgEn, field);
     }
-    const missing = await signedCall(gw.url, merchant.credentials, { path: '/api/v3/polymerize/createCollectingOrder', body: {} }, gw.clock.now());
+    const missing = await signedCall(
+      gw.url,
+      merchant.credentials,
+      { path: '/api/v3/polymerize/createCollectingOrder', body: {} },
+      gw.clock.now(),
+    );
     assert.match(missing.body.msgEn, /externalOrderId/);
     const other = await gw.merchantWithKey({ permissions: ['bra.collection'] });
     assert.equal((await open({}, other.credentials)).body.code, '301');
@@ -105,7 +121,8 @@ describe(`aggregate cashier (${databaseLabel})`, () => {
     const shown = await page(path, { 'accept-language': 'en' });
     assert.equal(shown.status, 200);
     assert.match(shown.csp ?? '', /default-src 'none'/);
-    for (const label of ['Amount (R$)', 'Pix', 'Boleto', 'USDT on TRON (TRC-20)', 'CPF or CNPJ']) assert.ok(shown.text.includes(label), label);
+    for (const label of ['Amount (R$)', 'Pix', 'Boleto', 'USDT on TRON (TRC-20)', 'CPF or CNPJ'])
+      assert.ok(shown.text.includes(label), label);
     const refused = await submit(`${path}?lang=en`, { amount: '1,2,3', document: '123' });
     assert.equal(refused.status, 400);
     assert.match(refused.text, /Enter an amount from R\$\s?1\.00 to/);
@@ -116,16 +133,26 @@ describe(`aggregate cashier (${databaseLabel})`, () => {
     assert.equal(again.status, 200, 'still open: nothing was made');
     // A language chosen in the address stays through the form and its redirect.
     const swahili = await page(`${path}?lang=sw`);
-    assert.ok(swahili.text.includes('<html lang="sw">') && swahili.text.includes(`action="${path}?lang=sw"`), 'the form keeps ?lang');
+    assert.ok(
+      swahili.text.includes('<html lang="sw">') && swahili.text.includes(`action="${path}?lang=sw"`),
+      'the form keeps ?lang',
+    );
     const chosen = await submit(`${path}?lang=sw`, { amount: '5', method: 'PIX', document: '52998224725' });
     assert.match(chosen.location ?? '', /^\/cashier\/csh_\w+\?lang=sw$/);
     assert.match((await page(chosen.location ?? '')).text, /Lipa kwa Pix/);
-    assert.equal((await submit(`${path}?lang=xx%22`, { amount: '5', method: 'PIX' })).location?.includes('lang'), false, 'an unknown language is not carried');
+    assert.equal(
+      (await submit(`${path}?lang=xx%22`, { amount: '5', method: 'PIX' })).location?.includes('lang'),
+      false,
+      'an unknown language is not carried',
+    );
   });
 
   it('PIX: the payer enters amount and CPF; the order pays through the sandbox with a payment callback and its ledger entries', async () => {
     const identity = `payer-${nextId()}`;
-    const { order, cashierPath } = await pay({ userIdentity: identity, returnUrl: 'https://shop.example/back' }, { amount: '42,50', method: 'PIX', document: '529.982.247-25' });
+    const { order, cashierPath } = await pay(
+      { userIdentity: identity, returnUrl: 'https://shop.example/back' },
+      { amount: '42,50', method: 'PIX', document: '529.982.247-25' },
+    );
     assert.equal(order.area, 'cashier');
     assert.equal(order.channel_type, 'PIX');
     assert.equal(order.pay_type, 101);
@@ -145,7 +172,15 @@ describe(`aggregate cashier (${databaseLabel})`, () => {
     assert.equal(callback.payTypeName, 'PIX');
     assert.equal(callback.orderActualAmount, '42.50');
     assert.equal(callback.markStatus, 0);
-    const queried = await signedCall(gw.url, merchant.credentials, { path: '/api/v3/bra/query/collectingOrder', body: { externalOrderId: order.external_order_id, orderId: order.id } }, gw.clock.now());
+    const queried = await signedCall(
+      gw.url,
+      merchant.credentials,
+      {
+        path: '/api/v3/bra/query/collectingOrder',
+        body: { externalOrderId: order.external_order_id, orderId: order.id },
+      },
+      gw.clock.now(),
+    );
     assert.equal(queried.body.code, '200', queried.body.msgEn);
     assert.equal(queried.body.data[0].orderStatus, 2);
     assert.equal(queried.body.data[0].accountNo, '52998224725');
@@ -165,7 +200,11 @@ describe(`aggregate cashier (${databaseLabel})`, () => {
     assert.match(shown.text, /Paying as CNPJ 11\.222\.333\/0001-81 \(saved\)/);
     const chosen = await submit(path, { amount: '15.00', method: 'PIX_DYNAMIC' });
     assert.equal(chosen.status, 303);
-    const state = await gw.gateway.store.read.selectFrom('checkouts').select('order_id').where('id', '=', path.split('/').pop() ?? '').executeTakeFirstOrThrow();
+    const state = await gw.gateway.store.read
+      .selectFrom('checkouts')
+      .select('order_id')
+      .where('id', '=', path.split('/').pop() ?? '')
+      .executeTakeFirstOrThrow();
     const order = await gw.gateway.orders.find(state.order_id ?? '');
     const details = JSON.parse(order?.details ?? '{}') as Record<string, unknown>;
     assert.equal(details.userInfoNo, '11222333000181');
@@ -191,7 +230,10 @@ describe(`aggregate cashier (${databaseLabel})`, () => {
   it('a second submission gets the order the first one made; the cashier then redirects to its page', async () => {
     const created = await open({});
     const path = pathOf(created.body.data as string);
-    const [a, b] = await Promise.all([submit(path, { amount: '7.00', method: 'PIX' }), submit(path, { amount: '8.00', method: 'BOLETO' })]);
+    const [a, b] = await Promise.all([
+      submit(path, { amount: '7.00', method: 'PIX' }),
+      submit(path, { amount: '8.00', method: 'BOLETO' }),
+    ]);
     assert.equal(a.status, 303);
     assert.equal(b.status, 303);
     assert.equal(a.location, b.location);
@@ -213,10 +255,20 @@ describe(`aggregate cashier (${databaseLabel})`, () => {
     assert.equal(refused.status, 200);
     const after = await gw.gateway.orders.find(order.id);
     assert.equal(after?.status, 1);
-    assert.deepEqual((await gw.gateway.orders.history(order.id)).map((e) => e.event), ['created', 'payment_refused']);
-    const journals = await gw.gateway.store.read.selectFrom('ledger_journals').select('id').where('order_id', '=', order.id).execute();
+    assert.deepEqual(
+      (await gw.gateway.orders.history(order.id)).map((e) => e.event),
+      ['created', 'payment_refused'],
+    );
+    const journals = await gw.gateway.store.read
+      .selectFrom('ledger_journals')
+      .select('id')
+      .where('order_id', '=', order.id)
+      .execute();
     assert.equal(journals.length, 0);
-    assert.match((await page(cashierPath, { 'accept-language': 'en' })).text, /Your payment of R\$\s?19\.00 was returned/);
+    assert.match(
+      (await page(cashierPath, { 'accept-language': 'en' })).text,
+      /Your payment of R\$\s?19\.00 was returned/,
+    );
     await gw.sandbox(order.id, 'paid');
     const callback = await callbackOf(order.id);
     assert.equal(callback.orderActualAmount, '20.00');
@@ -231,7 +283,10 @@ describe(`aggregate cashier (${databaseLabel})`, () => {
     const refused = await submit(`${path}?lang=en`, { amount: '100.00', method: 'USDT_TRC20' });
     assert.equal(refused.status, 400);
     assert.match(refused.text, /This method is unavailable right now/);
-    assert.equal((await gw.admin('PUT', '/admin/v1/rates/BRL/USDT', { buy: '5.5', sell: '5.6', spreadBps: 0 })).status, 200);
+    assert.equal(
+      (await gw.admin('PUT', '/admin/v1/rates/BRL/USDT', { buy: '5.5', sell: '5.6', spreadBps: 0 })).status,
+      200,
+    );
     const chosen = await submit(path, { amount: '100.00', method: 'USDT_TRC20' });
     assert.equal(chosen.status, 303, chosen.text.slice(0, 300));
     const order = await gw.gateway.orders.findByCashier((chosen.location ?? '').split('/').pop() ?? '');
@@ -255,19 +310,28 @@ describe(`aggregate cashier (${databaseLabel})`, () => {
       .select(['e.account_code'])
       .where('j.order_id', '=', order.id)
       .execute();
-    assert.ok(entries.some((e) => e.account_code.endsWith('token_clearing')), JSON.stringify(entries));
+    assert.ok(
+      entries.some((e) => e.account_code.endsWith('token_clearing')),
+      JSON.stringify(entries),
+    );
     assert.deepEqual(await gw.auditBreaches(), []);
   });
 
   it('USDT amounts are compared in token units: a unit over is refused under 2 and marked under 1; dust is refused, never a 500', async () => {
-    assert.equal((await gw.admin('PUT', '/admin/v1/rates/BRL/USDT', { buy: '5.5', sell: '5.6', spreadBps: 0 })).status, 200);
+    assert.equal(
+      (await gw.admin('PUT', '/admin/v1/rates/BRL/USDT', { buy: '5.5', sell: '5.6', spreadBps: 0 })).status,
+      200,
+    );
     const strict = await pay({ dynamicAmountNotify: 2 }, { amount: '100.00', method: 'USDT_TRC20' });
     // 18.181820 instead of 18.181819: worth the same R$ 100.00 once rounded down, but not what was asked.
     assert.equal((await gw.sandbox(strict.order.id, 'paid', { amount: '18.18182' })).status, 200);
     assert.equal((await gw.gateway.orders.find(strict.order.id))?.status, 1, 'refused: still pending');
     const dust = await pay({}, { amount: '100.00', method: 'USDT_TRC20' });
     assert.equal((await gw.sandbox(dust.order.id, 'paid', { amount: '0.000001' })).status, 200);
-    assert.deepEqual((await gw.gateway.orders.history(dust.order.id)).map((e) => e.event), ['created', 'payment_refused']);
+    assert.deepEqual(
+      (await gw.gateway.orders.history(dust.order.id)).map((e) => e.event),
+      ['created', 'payment_refused'],
+    );
     const loose = await pay({}, { amount: '100.00', method: 'USDT_TRC20' });
     await gw.sandbox(loose.order.id, 'paid', { amount: '18.18182' });
     const callback = await callbackOf(loose.order.id);
@@ -277,18 +341,38 @@ describe(`aggregate cashier (${databaseLabel})`, () => {
   });
 
   it('a paid Pix made on an aggregate cashier has a voucher, and the query says where the document came from', async () => {
-    const { order } = await pay({ userIdentity: `payer-${nextId()}` }, { amount: '12.34', method: 'PIX', document: '52998224725' });
+    const { order } = await pay(
+      { userIdentity: `payer-${nextId()}` },
+      { amount: '12.34', method: 'PIX', document: '52998224725' },
+    );
     await gw.sandbox(order.id, 'paid');
-    const voucher = await signedCall(gw.url, merchant.credentials, { path: '/api/v3/bra/query/voucher', body: { orderId: order.id } }, gw.clock.now());
+    const voucher = await signedCall(
+      gw.url,
+      merchant.credentials,
+      { path: '/api/v3/bra/query/voucher', body: { orderId: order.id } },
+      gw.clock.now(),
+    );
     assert.equal(voucher.body.code, '200', voucher.body.msgEn);
-    const queried = await signedCall(gw.url, merchant.credentials, { path: '/api/v3/bra/query/collectingOrder', body: { externalOrderId: order.external_order_id, orderId: order.id } }, gw.clock.now());
+    const queried = await signedCall(
+      gw.url,
+      merchant.credentials,
+      {
+        path: '/api/v3/bra/query/collectingOrder',
+        body: { externalOrderId: order.external_order_id, orderId: order.id },
+      },
+      gw.clock.now(),
+    );
     assert.equal(queried.body.data[0].payerDocumentSource, 'entered');
   });
 
   it('the pages take forms only: JSON is refused without a 500, and an expired boleto is not handed out', async () => {
     const created = await open({});
     const path = pathOf(created.body.data as string);
-    const json = await fetch(new URL(path, gw.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"amount":5,"method":["PIX"]}' });
+    const json = await fetch(new URL(path, gw.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"amount":5,"method":["PIX"]}',
+    });
     assert.ok(json.status >= 400 && json.status < 500, `status ${json.status}`);
     const { order, cashierPath } = await pay({}, { amount: '30.00', method: 'BOLETO' });
     const pdf = await fetch(new URL(`${cashierPath}/boleto.pdf`, gw.url), { redirect: 'manual' });

@@ -54,13 +54,19 @@ describe(`the cashgate command (${databaseLabel})`, () => {
     assert.equal(merchant.code, 0, merchant.stderr);
     merchantId = (JSON.parse(merchant.stdout) as { merchantId: string }).merchantId;
     assert.match(merchantId, /^mch_/);
-    const key = await runCli(['key', 'create', '--merchant', merchantId, '--permissions', 'query,balance', '--ip-whitelist', '127.0.0.1'], env);
+    const key = await runCli(
+      ['key', 'create', '--merchant', merchantId, '--permissions', 'query,balance', '--ip-whitelist', '127.0.0.1'],
+      env,
+    );
     assert.equal(key.code, 0, key.stderr);
     credentials = JSON.parse(key.stdout) as typeof credentials;
     assert.match(credentials.secretKey, /^[0-9a-f]{64}$/);
     const list = await runCli(['key', 'list', '--merchant', merchantId], env);
     const keys = JSON.parse(list.stdout) as { accessKey: string; permissions: string[] }[];
-    assert.deepEqual(keys.map((k) => [k.accessKey, k.permissions]), [[credentials.accessKey, ['query', 'balance']]]);
+    assert.deepEqual(
+      keys.map((k) => [k.accessKey, k.permissions]),
+      [[credentials.accessKey, ['query', 'balance']]],
+    );
     assert.ok(!list.stdout.includes(credentials.secretKey));
 
     const bad = await runCli(['key', 'create', '--merchant', merchantId, '--permissions', 'everything'], env);
@@ -100,7 +106,13 @@ describe(`the cashgate command (${databaseLabel})`, () => {
 
       const doc = (await (await fetch(new URL('/openapi.json', server.url))).json()) as any;
       assert.equal(doc.openapi, '3.1.0');
-      assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['access_key', 'adminToken', 'nonce', 'sign', 'timestamp']);
+      assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), [
+        'access_key',
+        'adminToken',
+        'nonce',
+        'sign',
+        'timestamp',
+      ]);
       const banksOp = doc.paths['/api/v3/bra/query/bank'].post;
       assert.deepEqual(banksOp.security, [{ access_key: [], timestamp: [], nonce: [], sign: [] }]);
       assert.equal(banksOp['x-permission'], 'query');
@@ -111,43 +123,84 @@ describe(`the cashgate command (${databaseLabel})`, () => {
       assert.deepEqual(Object.keys(ok.properties), ['code', 'success', 'msg', 'msgEn', 'data']);
       assert.ok(doc.paths['/admin/v1/merchants/{merchantId}/api-keys'].post.requestBody);
       const usersOp = doc.paths['/admin/v1/merchants/{merchantId}/users'];
-      assert.deepEqual(Object.keys(usersOp.post.requestBody.content['application/json'].schema.properties).sort(), ['email', 'language', 'name', 'password'], 'console users are documented');
+      assert.deepEqual(
+        Object.keys(usersOp.post.requestBody.content['application/json'].schema.properties).sort(),
+        ['email', 'language', 'name', 'password'],
+        'console users are documented',
+      );
       assert.ok(usersOp.get, 'and listed');
       assert.ok(doc.paths['/ping'].get);
-      for (const path of ['/api/v3/ken/createCollectingOrder', '/api/v3/ken/createTransferOrder', '/api/v3/bra/createCollectingOrder', '/api/v3/bra/pix/createTransferOrder', '/api/v3/bra/bank/createTransferOrder']) {
+      for (const path of [
+        '/api/v3/ken/createCollectingOrder',
+        '/api/v3/ken/createTransferOrder',
+        '/api/v3/bra/createCollectingOrder',
+        '/api/v3/bra/pix/createTransferOrder',
+        '/api/v3/bra/bank/createTransferOrder',
+      ]) {
         assert.ok(doc.paths[path].post.requestBody, `${path} is documented with its request schema`);
       }
       for (const path of ['/api/v3/exchange/fiat/to/wallet', '/api/v3/exchange/wallet/to/fiat']) {
         assert.equal(doc.paths[path].post['x-permission'], 'exchange');
-        const data = doc.paths[path].post.responses['200'].content['application/json;charset=utf-8'].schema.properties.data;
+        const data =
+          doc.paths[path].post.responses['200'].content['application/json;charset=utf-8'].schema.properties.data;
         assert.equal(data.properties.tokenAmount.type, 'number', `${path}: tokenAmount is a number`);
       }
-      const fiatRecord = doc.paths['/api/v3/exchange/query/exchange/orderinfo'].post.responses['200'].content['application/json;charset=utf-8'].schema.properties.data;
-      const tokenRecord = doc.paths['/api/v3/exchange/query/wallet/exchange/orderinfo'].post.responses['200'].content['application/json;charset=utf-8'].schema.properties.data;
-      assert.deepEqual(fiatRecord.properties.orderFee.anyOf.map((s: { type: string }) => s.type), ['number', 'null']);
-      assert.deepEqual(tokenRecord.properties.orderFee.anyOf.map((s: { type: string }) => s.type), ['string', 'null']);
-      assert.ok(tokenRecord.properties.notifyUrl && !fiatRecord.properties.notifyUrl, 'notifyUrl only in the token → fiat record');
+      const fiatRecord =
+        doc.paths['/api/v3/exchange/query/exchange/orderinfo'].post.responses['200'].content[
+          'application/json;charset=utf-8'
+        ].schema.properties.data;
+      const tokenRecord =
+        doc.paths['/api/v3/exchange/query/wallet/exchange/orderinfo'].post.responses['200'].content[
+          'application/json;charset=utf-8'
+        ].schema.properties.data;
+      assert.deepEqual(
+        fiatRecord.properties.orderFee.anyOf.map((s: { type: string }) => s.type),
+        ['number', 'null'],
+      );
+      assert.deepEqual(
+        tokenRecord.properties.orderFee.anyOf.map((s: { type: string }) => s.type),
+        ['string', 'null'],
+      );
+      assert.ok(
+        tokenRecord.properties.notifyUrl && !fiatRecord.properties.notifyUrl,
+        'notifyUrl only in the token → fiat record',
+      );
       assert.ok(doc.paths['/admin/v1/rates/{currency}/{token}'].put.requestBody);
-      const braQuery = doc.paths['/api/v3/bra/query/collectingOrder'].post.responses['200'].content['application/json;charset=utf-8'].schema;
+      const braQuery =
+        doc.paths['/api/v3/bra/query/collectingOrder'].post.responses['200'].content['application/json;charset=utf-8']
+          .schema;
       assert.deepEqual(Object.keys(braQuery.properties), ['code', 'success', 'msg', 'msgEn', 'data', 'desc']);
-      assert.ok(braQuery.properties.data.items.properties.expansionParam, 'the Brazil collection record with its extra members');
+      assert.ok(
+        braQuery.properties.data.items.properties.expansionParam,
+        'the Brazil collection record with its extra members',
+      );
       const checkoutOp = doc.paths['/api/v3/polymerize/createCollectingOrder'].post;
       assert.equal(checkoutOp['x-permission'], 'polymerize');
-      assert.deepEqual(Object.keys(checkoutOp.requestBody.content['application/json;charset=utf-8'].schema.properties).sort(), [
-        'dynamicAmountNotify',
-        'externalOrderId',
-        'notifyUrl',
-        'remark',
-        'returnUrl',
-        'userIdentity',
-      ]);
-      assert.equal(checkoutOp.responses['200'].content['application/json;charset=utf-8'].schema.properties.data.type, 'string', 'data is the cashier address');
-      assert.ok(doc.paths['/admin/v1/merchants/{merchantId}/cashier'].put.requestBody.content['application/json'].schema.properties.methods);
+      assert.deepEqual(
+        Object.keys(checkoutOp.requestBody.content['application/json;charset=utf-8'].schema.properties).sort(),
+        ['dynamicAmountNotify', 'externalOrderId', 'notifyUrl', 'remark', 'returnUrl', 'userIdentity'],
+      );
+      assert.equal(
+        checkoutOp.responses['200'].content['application/json;charset=utf-8'].schema.properties.data.type,
+        'string',
+        'data is the cashier address',
+      );
+      assert.ok(
+        doc.paths['/admin/v1/merchants/{merchantId}/cashier'].put.requestBody.content['application/json'].schema
+          .properties.methods,
+      );
 
-      const lines = server.output().split('\n').filter((l) => l.includes('"msg":"request"'));
+      const lines = server
+        .output()
+        .split('\n')
+        .filter((l) => l.includes('"msg":"request"'));
       assert.ok(lines.length >= 4, 'one log line per request');
       assert.ok(!server.output().includes(credentials.secretKey), 'the secret is never logged');
-      assert.match(server.output(), /deposit addresses derive from the published sandbox xpub/, 'start-up says the sandbox xpub is public');
+      assert.match(
+        server.output(),
+        /deposit addresses derive from the published sandbox xpub/,
+        'start-up says the sandbox xpub is public',
+      );
     } finally {
       assert.equal(await server.stop(), 0, 'graceful shutdown exits 0');
     }
@@ -172,7 +225,8 @@ describe(`the cashgate command (${databaseLabel})`, () => {
     });
     try {
       // The demo block is printed just after the server starts serving.
-      for (let i = 0; i < 100 && !server.output().includes('admin token'); i += 1) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 100 && !server.output().includes('admin token'); i += 1)
+        await new Promise((r) => setTimeout(r, 50));
       const out = server.output();
       const accessKey = /access key\s+(AK[0-9a-f]+)/.exec(out)?.[1];
       const secretKey = /secret key\s+([0-9a-f]{64})/.exec(out)?.[1];
@@ -181,7 +235,9 @@ describe(`the cashgate command (${databaseLabel})`, () => {
       const client = new CashgateClient({ baseUrl: server.url, accessKey, secretKey });
       const res = await client.post('/api/v3/bra/query/bank', { currencyType: 'BRL' });
       assert.equal(res.code, '200', res.msgEn);
-      const merchants = await fetch(new URL('/admin/v1/merchants', server.url), { headers: { authorization: `Bearer ${adminToken}` } });
+      const merchants = await fetch(new URL('/admin/v1/merchants', server.url), {
+        headers: { authorization: `Bearer ${adminToken}` },
+      });
       assert.equal(merchants.status, 200);
       // The console login it prints signs in.
       const login = /sign in as (\S+) \/ (\S+)/.exec(out);

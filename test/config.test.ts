@@ -120,9 +120,13 @@ describe('configuration', () => {
     assert.deepEqual(
       problems({ CASHGATE_SANDBOX: 'false' }).map((p) => p.split(':')[0]),
       ['EXCHANGE_TRON_XPUB'],
-      'real deposits need the operator\'s own TRON xpub (no EVM deposit address is handed out yet)',
+      "real deposits need the operator's own TRON xpub (no EVM deposit address is handed out yet)",
     );
-    const xprv = HDNodeWallet.fromPhrase('abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about', undefined, "m/44'/195'/0'").extendedKey;
+    const xprv = HDNodeWallet.fromPhrase(
+      'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about',
+      undefined,
+      "m/44'/195'/0'",
+    ).extendedKey;
     assert.match(problems({ EXCHANGE_TRON_XPUB: xprv })[0] ?? '', /EXCHANGE_TRON_XPUB: must be an extended PUBLIC key/);
     assert.match(problems({ EXCHANGE_EVM_XPUB: 'xpub-nonsense' })[0] ?? '', /EXCHANGE_EVM_XPUB: not an extended key/);
     assert.match(problems({ EXCHANGE_QUOTE_TTL_MS: '5' })[0] ?? '', /EXCHANGE_QUOTE_TTL_MS/);

@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { base32nopad } from '@scure/base';
-import { SESSION_IDLE_MS, SESSION_LIFETIME_MS, SIGN_IN_FAILURES_PER_EMAIL, SIGN_IN_WINDOW_MS } from '../src/console/accounts.js';
+import {
+  SESSION_IDLE_MS,
+  SESSION_LIFETIME_MS,
+  SIGN_IN_FAILURES_PER_EMAIL,
+  SIGN_IN_WINDOW_MS,
+} from '../src/console/accounts.js';
 import { ALL_CONSOLE_TEXTS } from '../src/console/i18n.js';
 import { hotp } from '../src/console/totp.js';
 import { consoleSignIn, createConsoleUser, hiddenCsrf } from './support/console.js';
@@ -27,7 +32,12 @@ async function signInForm(gw: TestGateway, email: string, password: string, head
     headers: { 'content-type': 'application/x-www-form-urlencoded', cookie, ...headers },
     body: new URLSearchParams({ _csrf: csrf, email, password }).toString(),
   });
-  return { status: response.status, text: await response.text(), headers: response.headers, location: response.headers.get('location') };
+  return {
+    status: response.status,
+    text: await response.text(),
+    headers: response.headers,
+    location: response.headers.get('location'),
+  };
 }
 
 describe('console: TOTP (RFC 6238)', () => {
@@ -47,7 +57,11 @@ describe('console: texts', () => {
       for (const [key, texts] of Object.entries(table)) {
         assert.equal(texts.length, 3, `${module}.${key} has three languages`);
         for (const text of texts) assert.ok(text.trim() !== '', `${module}.${key} is translated`);
-        const params = (t: string) => [...t.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort().join(',');
+        const params = (t: string) =>
+          [...t.matchAll(/\{(\w+)\}/g)]
+            .map((m) => m[1])
+            .sort()
+            .join(',');
         assert.equal(params(texts[1]), params(texts[0]), `${module}.${key}: Portuguese has the same {parameters}`);
         assert.equal(params(texts[2]), params(texts[0]), `${module}.${key}: Spanish has the same {parameters}`);
       }
@@ -66,22 +80,41 @@ describe('console: sign-in and sessions', () => {
   after(() => gw.close());
 
   it('makes console users through the admin API, with rules named', async () => {
-    const ok = await gw.admin('POST', `/admin/v1/merchants/${merchantId}/users`, { email: 'Owner@Example.com', password: 'long enough password', name: 'Owner' });
+    const ok = await gw.admin('POST', `/admin/v1/merchants/${merchantId}/users`, {
+      email: 'Owner@Example.com',
+      password: 'long enough password',
+      name: 'Owner',
+    });
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     assert.equal(ok.body.email, 'owner@example.com');
     assert.equal(ok.body.totpEnabled, false);
-    const again = await gw.admin('POST', `/admin/v1/merchants/${merchantId}/users`, { email: 'owner@example.com', password: 'long enough password' });
+    const again = await gw.admin('POST', `/admin/v1/merchants/${merchantId}/users`, {
+      email: 'owner@example.com',
+      password: 'long enough password',
+    });
     assert.equal(again.status, 409, 'an e-mail address signs in to one account');
-    const short = await gw.admin('POST', `/admin/v1/merchants/${merchantId}/users`, { email: 'x@example.com', password: 'short' });
+    const short = await gw.admin('POST', `/admin/v1/merchants/${merchantId}/users`, {
+      email: 'x@example.com',
+      password: 'short',
+    });
     assert.equal(short.status, 400);
     assert.match(short.body.error.message, /password/, JSON.stringify(short.body));
-    const bad = await gw.admin('POST', `/admin/v1/merchants/${merchantId}/users`, { email: 'not-an-address', password: 'long enough password' });
+    const bad = await gw.admin('POST', `/admin/v1/merchants/${merchantId}/users`, {
+      email: 'not-an-address',
+      password: 'long enough password',
+    });
     assert.equal(bad.status, 400);
     assert.match(bad.body.error.message, /email/, JSON.stringify(bad.body));
-    const unknown = await gw.admin('POST', '/admin/v1/merchants/mch_nope/users', { email: 'y@example.com', password: 'long enough password' });
+    const unknown = await gw.admin('POST', '/admin/v1/merchants/mch_nope/users', {
+      email: 'y@example.com',
+      password: 'long enough password',
+    });
     assert.equal(unknown.status, 404);
     const list = await gw.admin('GET', `/admin/v1/merchants/${merchantId}/users`);
-    assert.ok(list.body.users.some((u: { email: string }) => u.email === 'owner@example.com'), 'listed');
+    assert.ok(
+      list.body.users.some((u: { email: string }) => u.email === 'owner@example.com'),
+      'listed',
+    );
   });
 
   it('lets the operator set a forgotten password and remove a user; both end the user’s sessions', async () => {
@@ -89,14 +122,26 @@ describe('console: sign-in and sessions', () => {
     const session = await consoleSignIn(gw, merchantId, user);
     const { merchantId: otherMerchant } = await gw.merchantWithKey();
     const path = `/admin/v1/merchants/${merchantId}/users/${user.userId}`;
-    assert.equal((await gw.admin('PUT', `/admin/v1/merchants/${otherMerchant}/users/${user.userId}/password`, { password: 'a fresh long password' })).status, 404, 'not through another merchant');
+    assert.equal(
+      (
+        await gw.admin('PUT', `/admin/v1/merchants/${otherMerchant}/users/${user.userId}/password`, {
+          password: 'a fresh long password',
+        })
+      ).status,
+      404,
+      'not through another merchant',
+    );
     assert.equal((await gw.admin('PUT', `${path}/password`, { password: 'short' })).status, 400);
     const reset = await gw.admin('PUT', `${path}/password`, { password: 'a fresh long password' });
     assert.equal(reset.status, 200, JSON.stringify(reset.body));
     assert.equal((await session.get('/console')).status, 303, 'the old session ended');
     assert.equal((await signInForm(gw, user.email, user.password)).status, 401, 'the old password is refused');
     const again = await consoleSignIn(gw, merchantId, { ...user, password: 'a fresh long password' });
-    assert.equal((await gw.admin('DELETE', `/admin/v1/merchants/${otherMerchant}/users/${user.userId}`)).status, 404, 'not through another merchant');
+    assert.equal(
+      (await gw.admin('DELETE', `/admin/v1/merchants/${otherMerchant}/users/${user.userId}`)).status,
+      404,
+      'not through another merchant',
+    );
     const removed = await gw.admin('DELETE', path);
     assert.equal(removed.status, 200, JSON.stringify(removed.body));
     assert.equal((await again.get('/console')).status, 303, 'the session ended with the user');
@@ -155,7 +200,9 @@ describe('console: sign-in and sessions', () => {
 
   it('counts sign-in attempts that race each other: at most the limit get a password check', async () => {
     const user = await createConsoleUser(gw, merchantId);
-    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => signInForm(gw, user.email, `racing wrong password ${i}`)));
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => signInForm(gw, user.email, `racing wrong password ${i}`)),
+    );
     const checked = results.filter((r) => r.status === 401).length;
     assert.ok(checked <= SIGN_IN_FAILURES_PER_EMAIL, `${checked} attempts were checked`);
     assert.equal(results.filter((r) => r.status === 429).length, 12 - checked, 'the rest were refused');
@@ -193,13 +240,29 @@ describe('console: sign-in and sessions', () => {
 
   it('requires the session’s CSRF token on every form', async () => {
     const client = await consoleSignIn(gw, merchantId);
-    assert.equal((await client.post('/console/language', { lang: 'es', back: '/console' }, { csrf: null })).status, 403, 'missing');
-    assert.equal((await client.post('/console/language', { lang: 'es', back: '/console' }, { csrf: 'x'.repeat(43) })).status, 403, 'wrong');
-    const crossSite = await client.post('/console/language', { lang: 'es', back: '/console' }, { headers: { origin: 'https://evil.example' } });
+    assert.equal(
+      (await client.post('/console/language', { lang: 'es', back: '/console' }, { csrf: null })).status,
+      403,
+      'missing',
+    );
+    assert.equal(
+      (await client.post('/console/language', { lang: 'es', back: '/console' }, { csrf: 'x'.repeat(43) })).status,
+      403,
+      'wrong',
+    );
+    const crossSite = await client.post(
+      '/console/language',
+      { lang: 'es', back: '/console' },
+      { headers: { origin: 'https://evil.example' } },
+    );
     assert.equal(crossSite.status, 403, 'another origin');
     assert.match((await client.get('/console')).text, /<html lang="en"/, 'nothing changed');
     const other = await consoleSignIn(gw, merchantId);
-    assert.equal((await client.post('/console/language', { lang: 'es', back: '/console' }, { csrf: other.csrf })).status, 403, 'another session’s token');
+    assert.equal(
+      (await client.post('/console/language', { lang: 'es', back: '/console' }, { csrf: other.csrf })).status,
+      403,
+      'another session’s token',
+    );
   });
 
   it('switches language and keeps it for the user', async () => {
@@ -218,13 +281,22 @@ describe('console: sign-in and sessions', () => {
     const user = await createConsoleUser(gw, merchantId);
     const first = await consoleSignIn(gw, merchantId, user);
     const second = await consoleSignIn(gw, merchantId, user);
-    const wrong = await first.post('/console/account/password', { currentPassword: 'not it at all!', newPassword: 'a brand new passphrase' });
+    const wrong = await first.post('/console/account/password', {
+      currentPassword: 'not it at all!',
+      newPassword: 'a brand new passphrase',
+    });
     assert.equal(wrong.status, 400);
     assert.match(wrong.text, /current password is wrong/);
-    const short = await first.post('/console/account/password', { currentPassword: user.password, newPassword: 'short' });
+    const short = await first.post('/console/account/password', {
+      currentPassword: user.password,
+      newPassword: 'short',
+    });
     assert.equal(short.status, 400);
     assert.match(short.text, /at least 12 characters/);
-    const changed = await first.post('/console/account/password', { currentPassword: user.password, newPassword: 'a brand new passphrase' });
+    const changed = await first.post('/console/account/password', {
+      currentPassword: user.password,
+      newPassword: 'a brand new passphrase',
+    });
     assert.equal(changed.status, 303);
     assert.equal((await first.get('/console')).status, 200, 'this session stays');
     assert.equal((await second.get('/console')).status, 303, 'the other session ended');
@@ -236,9 +308,20 @@ describe('console: sign-in and sessions', () => {
     const user = await createConsoleUser(gw, merchantId);
     const client = await consoleSignIn(gw, merchantId, user);
     for (let i = 0; i < SIGN_IN_FAILURES_PER_EMAIL; i += 1) {
-      assert.equal((await client.post('/console/account/password', { currentPassword: `guess number ${i}`, newPassword: 'another long passphrase' })).status, 400);
+      assert.equal(
+        (
+          await client.post('/console/account/password', {
+            currentPassword: `guess number ${i}`,
+            newPassword: 'another long passphrase',
+          })
+        ).status,
+        400,
+      );
     }
-    const locked = await client.post('/console/account/password', { currentPassword: user.password, newPassword: 'another long passphrase' });
+    const locked = await client.post('/console/account/password', {
+      currentPassword: user.password,
+      newPassword: 'another long passphrase',
+    });
     assert.equal(locked.status, 429, 'locked even with the right password');
     assert.match(locked.text, /Too many wrong passwords/);
     gw.clock.advance(SIGN_IN_WINDOW_MS + 1000);
@@ -252,7 +335,9 @@ describe('console: sign-in and sessions', () => {
     const secret = /id="totp-secret">([A-Z2-7 ]+)</.exec(enrol.text)?.[1]?.replace(/ /g, '');
     assert.ok(secret !== undefined, 'the setup key is shown');
     assert.match(enrol.text, /<svg[^>]*role="img"/, 'with its QR code');
-    const bad = await client.post('/console/account/totp/confirm', { code: '000000' === totp(secret, gw.clock.now()) ? '111111' : '000000' });
+    const bad = await client.post('/console/account/totp/confirm', {
+      code: '000000' === totp(secret, gw.clock.now()) ? '111111' : '000000',
+    });
     assert.equal(bad.status, 400);
     const on = await client.post('/console/account/totp/confirm', { code: totp(secret, gw.clock.now()) });
     assert.equal(on.status, 303);
@@ -261,7 +346,8 @@ describe('console: sign-in and sessions', () => {
     const first = await signInForm(gw, user.email, user.password);
     assert.equal(first.status, 303);
     assert.equal(first.location, '/console/sign-in/totp');
-    const cookie = (first.headers.getSetCookie().find((c) => c.startsWith('cashgate_session=')) ?? '').split(';')[0] ?? '';
+    const cookie =
+      (first.headers.getSetCookie().find((c) => c.startsWith('cashgate_session=')) ?? '').split(';')[0] ?? '';
     const halfOpen = await fetch(new URL('/console/account', gw.url), { redirect: 'manual', headers: { cookie } });
     assert.equal(halfOpen.headers.get('location'), '/console/sign-in/totp', 'nothing opens before the second factor');
     const page = await fetch(new URL('/console/sign-in/totp', gw.url), { headers: { cookie } });
@@ -280,12 +366,19 @@ describe('console: sign-in and sessions', () => {
     assert.equal(done.headers.get('location'), '/console');
     const full = (done.headers.getSetCookie().find((c) => c.startsWith('cashgate_session=')) ?? '').split(';')[0] ?? '';
     assert.notEqual(full, cookie, 'a new session token after the second factor');
-    assert.equal((await fetch(new URL('/console/account', gw.url), { redirect: 'manual', headers: { cookie: full } })).status, 200);
+    assert.equal(
+      (await fetch(new URL('/console/account', gw.url), { redirect: 'manual', headers: { cookie: full } })).status,
+      200,
+    );
 
     // The same code again, in a new sign-in: refused (a code is good once).
     const second = await signInForm(gw, user.email, user.password);
-    const cookie2 = (second.headers.getSetCookie().find((c) => c.startsWith('cashgate_session=')) ?? '').split(';')[0] ?? '';
-    const csrf2 = hiddenCsrf(await (await fetch(new URL('/console/sign-in/totp', gw.url), { headers: { cookie: cookie2 } })).text()) ?? '';
+    const cookie2 =
+      (second.headers.getSetCookie().find((c) => c.startsWith('cashgate_session=')) ?? '').split(';')[0] ?? '';
+    const csrf2 =
+      hiddenCsrf(
+        await (await fetch(new URL('/console/sign-in/totp', gw.url), { headers: { cookie: cookie2 } })).text(),
+      ) ?? '';
     const replay = await fetch(new URL('/console/sign-in/totp', gw.url), {
       method: 'POST',
       redirect: 'manual',
@@ -319,11 +412,16 @@ describe('console: pages without a session', () => {
   it('sends every console page to the sign-in form, keeping where it was going', async () => {
     const response = await fetch(new URL('/console/account?from=mail', gw.url), { redirect: 'manual' });
     assert.equal(response.status, 303);
-    assert.equal(response.headers.get('location'), `/console/sign-in?next=${encodeURIComponent('/console/account?from=mail')}`);
+    assert.equal(
+      response.headers.get('location'),
+      `/console/sign-in?next=${encodeURIComponent('/console/account?from=mail')}`,
+    );
   });
 
   it('serves the sign-in page with a strict CSP, in the browser’s language', async () => {
-    const response = await fetch(new URL('/console/sign-in', gw.url), { headers: { 'accept-language': 'es-MX,es;q=0.9' } });
+    const response = await fetch(new URL('/console/sign-in', gw.url), {
+      headers: { 'accept-language': 'es-MX,es;q=0.9' },
+    });
     assert.equal(response.status, 200);
     assert.match(response.headers.get('content-security-policy') ?? '', /default-src 'none'/);
     assert.equal(response.headers.get('x-frame-options'), 'DENY');

@@ -41,7 +41,9 @@ function csvSums(csv: string): { header: string; sums: Record<string, bigint>; r
     // The test's entries have no commas inside quoted cells before the amount column.
     const cells = line.split(',');
     const [whole = '0', fraction = ''] = (cells[amount] ?? '0').replace('-', '').split('.');
-    const cents = (BigInt(whole) * 100n + BigInt(fraction.padEnd(2, '0') || '0')) * ((cells[amount] ?? '').startsWith('-') ? -1n : 1n);
+    const cents =
+      (BigInt(whole) * 100n + BigInt(fraction.padEnd(2, '0') || '0')) *
+      ((cells[amount] ?? '').startsWith('-') ? -1n : 1n);
     const name = cells[account] ?? '';
     sums[name] = (sums[name] ?? 0n) + cents;
   }
@@ -85,7 +87,9 @@ describe(`console in a browser (${databaseLabel})`, () => {
     }
   });
 
-  async function signedInPage(viewport: (typeof VIEWPORTS)[keyof typeof VIEWPORTS]): Promise<{ context: BrowserContext; page: Page }> {
+  async function signedInPage(
+    viewport: (typeof VIEWPORTS)[keyof typeof VIEWPORTS],
+  ): Promise<{ context: BrowserContext; page: Page }> {
     if (browser === undefined) throw new Error('no browser');
     const context = await browser.newContext({ viewport, locale: 'en-US', acceptDownloads: true });
     const page = await context.newPage();
@@ -95,7 +99,8 @@ describe(`console in a browser (${databaseLabel})`, () => {
     await page.getByLabel('Password').fill(user.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForLoadState('load');
-    if (!page.url().endsWith('/console')) throw new Error(`sign-in ended at ${page.url()}: ${(await page.textContent('main')) ?? ''}`);
+    if (!page.url().endsWith('/console'))
+      throw new Error(`sign-in ended at ${page.url()}: ${(await page.textContent('main')) ?? ''}`);
     return { context, page };
   }
 
@@ -117,7 +122,11 @@ describe(`console in a browser (${databaseLabel})`, () => {
       const secretKey = await page.locator('#new-secret-key').inputValue();
       assert.match(accessKey, /^AK[0-9a-f]{32}$/);
       assert.match(secretKey, /^[0-9a-f]{64}$/);
-      assert.match((await page.textContent('main')) ?? '', /cannot be shown again|can't be shown again|not be shown again/i, 'the once-only warning');
+      assert.match(
+        (await page.textContent('main')) ?? '',
+        /cannot be shown again|can't be shown again|not be shown again/i,
+        'the once-only warning',
+      );
       assert.match((await page.textContent('main')) ?? '', /takes effect in \d+ s/, 'the countdown');
       await screenshot(page, 'console-key-created');
       made.accessKey = accessKey;
@@ -135,7 +144,11 @@ describe(`console in a browser (${databaseLabel})`, () => {
       await page.getByLabel('IP whitelist').fill('10.9.8.7');
       await page.getByRole('button', { name: 'Save', exact: true }).click();
       await page.waitForLoadState('load');
-      assert.match((await page.textContent('main')) ?? '', /takes effect in \d+ s/, 'the edit restarts the activation delay, and says so');
+      assert.match(
+        (await page.textContent('main')) ?? '',
+        /takes effect in \d+ s/,
+        'the edit restarts the activation delay, and says so',
+      );
       gw.clock.advance(90_001);
       const refused = await call(credentials);
       assert.equal(refused.body.code, '301', refused.body.msgEn);
@@ -153,7 +166,10 @@ describe(`console in a browser (${databaseLabel})`, () => {
       await page.getByLabel('Callback address (URL)').fill(`${receiver.url}/notify`);
       await page.getByRole('button', { name: 'Save address' }).click();
       await page.waitForLoadState('load');
-      assert.equal((await gw.admin('GET', `/admin/v1/merchants/${merchant.merchantId}`)).body.callbackUrl, `${receiver.url}/notify`);
+      assert.equal(
+        (await gw.admin('GET', `/admin/v1/merchants/${merchant.merchantId}`)).body.callbackUrl,
+        `${receiver.url}/notify`,
+      );
       const before = receiver.received.length;
       await page.getByRole('button', { name: 'Send test callback' }).click();
       await page.waitForLoadState('load');
@@ -162,10 +178,18 @@ describe(`console in a browser (${databaseLabel})`, () => {
       const [got] = (await receiver.waitFor(before + 1)).slice(before);
       assert.ok(got !== undefined, 'the test callback arrived');
       // Signed with the merchant's newest active key: one of the two this test knows the secret of.
-      const secrets: Record<string, string> = { [merchant.credentials.accessKey]: merchant.credentials.secretKey, [made.accessKey]: made.secretKey };
+      const secrets: Record<string, string> = {
+        [merchant.credentials.accessKey]: merchant.credentials.secretKey,
+        [made.accessKey]: made.secretKey,
+      };
       const secret = secrets[String(got.headers.access_key)];
       assert.ok(secret !== undefined, `signed with a known key: ${String(got.headers.access_key)}`);
-      const headers = { access_key: String(got.headers.access_key), timestamp: String(got.headers.timestamp), nonce: String(got.headers.nonce), sign: String(got.headers.sign) };
+      const headers = {
+        access_key: String(got.headers.access_key),
+        timestamp: String(got.headers.timestamp),
+        nonce: String(got.headers.nonce),
+        sign: String(got.headers.sign),
+      };
       assert.ok(verifyCallback(secret, JSON.parse(got.body) as Record<string, unknown>, headers), 'its sign verifies');
       await screenshot(page, 'console-callbacks');
     } finally {
@@ -176,10 +200,23 @@ describe(`console in a browser (${databaseLabel})`, () => {
   it('finds an order, re-triggers its callback and shows the new attempt', async (t) => {
     if (skip !== undefined) return t.skip(skip);
     const externalOrderId = `console-browser-${Date.now()}`;
-    const created = await signedCall(gw.url, merchant.credentials, {
-      path: PIX_COLLECT,
-      body: { amount: '150.00', channelType: 'PIX', externalOrderId, userInfoType: 'CPF', userInfoNo: '52998224725', userInfoName: 'Maria Silva', remark: '<img src=x onerror=alert(1)>' },
-    }, gw.clock.now());
+    const created = await signedCall(
+      gw.url,
+      merchant.credentials,
+      {
+        path: PIX_COLLECT,
+        body: {
+          amount: '150.00',
+          channelType: 'PIX',
+          externalOrderId,
+          userInfoType: 'CPF',
+          userInfoNo: '52998224725',
+          userInfoName: 'Maria Silva',
+          remark: '<img src=x onerror=alert(1)>',
+        },
+      },
+      gw.clock.now(),
+    );
     assert.equal(created.body.code, '200', created.body.msgEn);
     const orderId = created.body.data.currencyOrderVo.orderId as string;
     made.orderId = orderId;
@@ -222,9 +259,16 @@ describe(`console in a browser (${databaseLabel})`, () => {
       const nonce = await page.getByLabel('nonce').inputValue();
       await page.getByRole('button', { name: 'Compute the signature' }).click();
       await page.waitForLoadState('load');
-      const expectedString = stringToSign(JSON.parse(body) as Record<string, unknown>, { access_key: merchant.credentials.accessKey, timestamp, nonce });
+      const expectedString = stringToSign(JSON.parse(body) as Record<string, unknown>, {
+        access_key: merchant.credentials.accessKey,
+        timestamp,
+        nonce,
+      });
       assert.equal(await page.locator('#string-to-sign').textContent(), expectedString);
-      assert.equal(await page.locator('#computed-sign').textContent(), signString(merchant.credentials.secretKey, expectedString));
+      assert.equal(
+        await page.locator('#computed-sign').textContent(),
+        signString(merchant.credentials.secretKey, expectedString),
+      );
       await screenshot(page, 'console-signature');
     } finally {
       await context.close();
@@ -233,7 +277,11 @@ describe(`console in a browser (${databaseLabel})`, () => {
 
   it('downloads the CSV statement, whose sums are the closing minus the opening balances', async (t) => {
     if (skip !== undefined) return t.skip(skip);
-    const adjust = await gw.admin('POST', `/admin/v1/merchants/${merchant.merchantId}/balance-adjustments`, { currency: 'BRL', amount: '25.50', reason: 'welcome credit' });
+    const adjust = await gw.admin('POST', `/admin/v1/merchants/${merchant.merchantId}/balance-adjustments`, {
+      currency: 'BRL',
+      amount: '25.50',
+      reason: 'welcome credit',
+    });
     assert.equal(adjust.status, 200, JSON.stringify(adjust.body));
     const { context, page } = await signedInPage(VIEWPORTS.desktop);
     try {
@@ -250,15 +298,27 @@ describe(`console in a browser (${databaseLabel})`, () => {
         };
       }
       await screenshot(page, 'console-balances');
-      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: /Download CSV/ }).click()]);
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        page.getByRole('link', { name: /Download CSV/ }).click(),
+      ]);
       const csv = readFileSync(await download.path(), 'utf8');
       const { header, sums, rows } = csvSums(csv);
       assert.equal(header, 'time_utc,entry_id,journal_id,journal_kind,order_id,account,amount,currency,memo');
       assert.ok(rows >= 2, 'the collection and the adjustment are there');
       for (const [account, total] of Object.entries(totals)) {
-        assert.equal(sums[account] ?? 0n, cents(total.closing) - cents(total.opening), `${account}: CSV sum = closing − opening`);
+        assert.equal(
+          sums[account] ?? 0n,
+          cents(total.closing) - cents(total.opening),
+          `${account}: CSV sum = closing − opening`,
+        );
       }
-      const api = await signedCall(gw.url, merchant.credentials, { method: 'GET', path: '/api/v3/bra/query/balance' }, gw.clock.now());
+      const api = await signedCall(
+        gw.url,
+        merchant.credentials,
+        { method: 'GET', path: '/api/v3/bra/query/balance' },
+        gw.clock.now(),
+      );
       assert.equal(api.body.code, '200', api.body.msgEn);
       assert.equal(totals.available?.closing, api.body.data[0].accountBalance, 'closing available = the API’s balance');
     } finally {
@@ -268,7 +328,18 @@ describe(`console in a browser (${databaseLabel})`, () => {
 
   it('every page works on a phone and a desktop: nothing wider than the screen, no serious accessibility problem', async (t) => {
     if (skip !== undefined) return t.skip(skip);
-    const paths = ['/console', '/console/keys', `/console/keys/${made.accessKey}`, '/console/callbacks', '/console/orders', `/console/orders/${made.orderId}`, '/console/balances', '/console/signature', '/console/requests', '/console/account'];
+    const paths = [
+      '/console',
+      '/console/keys',
+      `/console/keys/${made.accessKey}`,
+      '/console/callbacks',
+      '/console/orders',
+      `/console/orders/${made.orderId}`,
+      '/console/balances',
+      '/console/signature',
+      '/console/requests',
+      '/console/account',
+    ];
     for (const [name, viewport] of Object.entries(VIEWPORTS)) {
       const { context, page } = await signedInPage(viewport);
       try {

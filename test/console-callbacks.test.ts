@@ -44,7 +44,14 @@ describe(`console callback pages (${databaseLabel})`, () => {
   }
 
   async function pixCollection(merchant: Awaited<ReturnType<TestGateway['merchantWithKey']>>): Promise<string> {
-    const body = { amount: '12.34', channelType: 'PIX', externalOrderId: `cons-cb-${Date.now()}-${++seq}`, userInfoType: 'CPF', userInfoNo: '52998224725', userInfoName: 'Maria' };
+    const body = {
+      amount: '12.34',
+      channelType: 'PIX',
+      externalOrderId: `cons-cb-${Date.now()}-${++seq}`,
+      userInfoType: 'CPF',
+      userInfoNo: '52998224725',
+      userInfoName: 'Maria',
+    };
     const response = await signedCall(gw.url, merchant.credentials, { path: COLLECT, body }, gw.clock.now());
     assert.equal(response.body.code, '200', response.body.msgEn);
     return response.body.data.currencyOrderVo.orderId as string;
@@ -53,14 +60,21 @@ describe(`console callback pages (${databaseLabel})`, () => {
   async function history(orderId: string) {
     const found = await gw.admin('GET', `/admin/v1/orders/${orderId}/callbacks`);
     assert.equal(found.status, 200, JSON.stringify(found.body));
-    return found.body as { events: { state: string; trigger: string }[]; attempts: { outcome: string; trigger: string }[] };
+    return found.body as {
+      events: { state: string; trigger: string }[];
+      attempts: { outcome: string; trigger: string }[];
+    };
   }
 
   const failedForGood = (orderId: string) =>
-    eventually(async () => {
-      const h = await history(orderId);
-      return h.events.length > 0 && h.events.every((e) => e.state === 'failed') ? h : undefined;
-    }, 15_000, `the callback of ${orderId} to fail for good`);
+    eventually(
+      async () => {
+        const h = await history(orderId);
+        return h.events.length > 0 && h.events.every((e) => e.state === 'failed') ? h : undefined;
+      },
+      15_000,
+      `the callback of ${orderId} to fail for good`,
+    );
 
   it('sets, refuses and clears the unified callback address through the form', async () => {
     const { merchantId, client } = await signedInMerchant();
@@ -68,18 +82,30 @@ describe(`console callback pages (${databaseLabel})`, () => {
     assert.equal(page.status, 200, page.text.slice(0, 300));
     assert.match(page.text, /notifyUrl has priority/, 'the page explains the priority of the order notifyUrl');
 
-    const saved = await client.post('/console/callbacks/address', { url: 'https://merchant.example.com/hooks/cashgate' });
+    const saved = await client.post('/console/callbacks/address', {
+      url: 'https://merchant.example.com/hooks/cashgate',
+    });
     assert.equal(saved.status, 303, saved.text.slice(0, 300));
     assert.equal(saved.location, '/console/callbacks?done=address-set#address');
     assert.equal(await callbackUrlOf(merchantId), 'https://merchant.example.com/hooks/cashgate');
-    assert.match((await client.get('/console/callbacks?done=address-set')).text, /class="notice"/, 'a notice after saving');
+    assert.match(
+      (await client.get('/console/callbacks?done=address-set')).text,
+      /class="notice"/,
+      'a notice after saving',
+    );
 
     const bad = await client.post('/console/callbacks/address', { url: 'ftp://merchant.example.com/x' });
     assert.equal(bad.status, 400, 'a bad address is refused');
-    assert.match(bad.text, /Callback address: enter an http:\/\/ or https:\/\/ URL of at most 2048 characters/, 'the message names the field and the rule');
+    assert.match(
+      bad.text,
+      /Callback address: enter an http:\/\/ or https:\/\/ URL of at most 2048 characters/,
+      'the message names the field and the rule',
+    );
     assert.match(bad.text, /id="url"[^>]*aria-invalid="true"/, 'the field is marked');
     assert.match(bad.text, /value="ftp:\/\/merchant.example.com\/x"/, 'the typed value is shown again');
-    const tooLong = await client.post('/console/callbacks/address', { url: `https://merchant.example.com/${'a'.repeat(2100)}` });
+    const tooLong = await client.post('/console/callbacks/address', {
+      url: `https://merchant.example.com/${'a'.repeat(2100)}`,
+    });
     assert.equal(tooLong.status, 400, 'an address over 2048 characters is refused');
     assert.equal(await callbackUrlOf(merchantId), 'https://merchant.example.com/hooks/cashgate', 'nothing changed');
 
@@ -100,21 +126,32 @@ describe(`console callback pages (${databaseLabel})`, () => {
     assert.equal(got.path, '/hook', 'sent to the unified address');
     const body = JSON.parse(got.body) as Record<string, unknown>;
     assert.equal(body.notifyType, 'test');
-    const headers = { access_key: String(got.headers.access_key), timestamp: String(got.headers.timestamp), nonce: String(got.headers.nonce), sign: String(got.headers.sign) };
+    const headers = {
+      access_key: String(got.headers.access_key),
+      timestamp: String(got.headers.timestamp),
+      nonce: String(got.headers.nonce),
+      sign: String(got.headers.sign),
+    };
     assert.equal(headers.access_key, credentials.accessKey);
     assert.ok(verifyCallback(credentials.secretKey, body, headers), 'the sign verifies with the key secret');
     assert.ok(!verifyCallback('another secret', body, headers), 'and not with another secret');
     const result = page.text.slice(page.text.indexOf('id="test-result"'));
     assert.match(result, /<dt>HTTP status<\/dt><dd>200<\/dd>/, 'the page shows status 200');
     assert.match(result, /badge ok">delivered/, 'the page shows the outcome');
-    assert.ok(result.includes('{&quot;code&quot;:&quot;200&quot;,&quot;success&quot;:true}'), 'the page shows the response excerpt');
+    assert.ok(
+      result.includes('{&quot;code&quot;:&quot;200&quot;,&quot;success&quot;:true}'),
+      'the page shows the response excerpt',
+    );
     assert.ok(result.includes(String(got.headers.notify_id)), 'the page shows the notify_id');
     assert.ok(result.includes(credentials.accessKey), 'the page names the signing key');
     assert.ok(result.includes(`${r.url}/hook`), 'the page shows the target');
   });
 
   it('shows a failed test callback, keeping the response body as text', async () => {
-    const r = await receiver(() => ({ status: 500, body: '<script>alert("xss")</script><img src=x onerror=alert(1)>' }));
+    const r = await receiver(() => ({
+      status: 500,
+      body: '<script>alert("xss")</script><img src=x onerror=alert(1)>',
+    }));
     const { client } = await signedInMerchant();
     const page = await client.post('/console/callbacks/test', { 'test-url': `${r.url}/other` });
     assert.equal(page.status, 200, page.text.slice(0, 300));
@@ -125,7 +162,10 @@ describe(`console callback pages (${databaseLabel})`, () => {
     assert.match(result, /only 200 acknowledges a callback/, 'the page shows the error');
     assert.ok(!page.text.includes('<script>alert('), 'the response body is not markup');
     assert.ok(!page.text.includes('<img src=x'), 'the response body is not markup');
-    assert.ok(page.text.includes('&lt;script&gt;alert(&quot;xss&quot;)&lt;/script&gt;'), 'the response body is shown as text');
+    assert.ok(
+      page.text.includes('&lt;script&gt;alert(&quot;xss&quot;)&lt;/script&gt;'),
+      'the response body is shown as text',
+    );
 
     const log = await client.get('/console/callbacks');
     assert.ok(!log.text.includes('<script>alert('), 'the log keeps the response as text too');
@@ -139,7 +179,11 @@ describe(`console callback pages (${databaseLabel})`, () => {
     assert.match(bad.text, /Send to: enter an http:\/\/ or https:\/\/ URL/, 'the message names the field');
     const nobody = await client.post('/console/callbacks/test', {});
     assert.equal(nobody.status, 200, nobody.text.slice(0, 300));
-    assert.match(nobody.text, /Nothing was sent: there is no unified callback address/, 'no address: nothing sent, said so');
+    assert.match(
+      nobody.text,
+      /Nothing was sent: there is no unified callback address/,
+      'no address: nothing sent, said so',
+    );
 
     const created = await gw.admin('POST', '/admin/v1/merchants', { name: 'Keyless' });
     const keyless = await consoleSignIn(gw, created.body.merchantId as string);
@@ -161,7 +205,11 @@ describe(`console callback pages (${databaseLabel})`, () => {
     assert.equal(pending.status, 200, pending.text.slice(0, 300));
     assert.match(pending.text, /<section class="panel" id="callbacks">/, 'the order page has the callback panel');
     assert.match(pending.text, /This order is not final yet/, 'a non-final order shows the warning');
-    assert.match(pending.text, new RegExp(`action="/console/orders/${first}/callbacks" data-confirm="`), 'its form asks for confirmation');
+    assert.match(
+      pending.text,
+      new RegExp(`action="/console/orders/${first}/callbacks" data-confirm="`),
+      'its form asks for confirmation',
+    );
 
     assert.equal((await gw.sandbox(first, 'paid')).status, 200);
     assert.equal((await gw.sandbox(second, 'paid')).status, 200);
@@ -188,28 +236,53 @@ describe(`console callback pages (${databaseLabel})`, () => {
     assert.equal(retriggered.location, `/console/orders/${first}?done=retriggered#callbacks`);
     assert.equal(r.received.length, before + 1, 'sent at once');
     const h = await history(first);
-    assert.deepEqual(h.attempts.at(-1), { ...h.attempts.at(-1), trigger: 'manual', outcome: 'delivered' }, 'a new manual attempt, delivered');
+    assert.deepEqual(
+      h.attempts.at(-1),
+      { ...h.attempts.at(-1), trigger: 'manual', outcome: 'delivered' },
+      'a new manual attempt, delivered',
+    );
     const log = await client.get(`/console/callbacks?order=${first}`);
     assert.match(log.text, /<td>manual<\/td>/, 'the log shows the manual trigger');
     const panel = await client.get(`/console/orders/${first}`);
-    assert.match(panel.text.slice(panel.text.indexOf('id="callbacks"')), /<td>manual<\/td>/, 'the order panel shows the manual attempt');
+    assert.match(
+      panel.text.slice(panel.text.indexOf('id="callbacks"')),
+      /<td>manual<\/td>/,
+      'the order panel shows the manual attempt',
+    );
 
-    const badRange = await client.post('/console/callbacks/retrigger-failed', { 'retrigger-from': 'yesterday', 'retrigger-to': '' });
+    const badRange = await client.post('/console/callbacks/retrigger-failed', {
+      'retrigger-from': 'yesterday',
+      'retrigger-to': '',
+    });
     assert.equal(badRange.status, 400, 'bad dates are refused');
     assert.match(badRange.text, /id="retrigger-from"[^>]*aria-invalid="true"/, 'the from field is marked');
     assert.match(badRange.text, /id="retrigger-to"[^>]*aria-invalid="true"/, 'the to field is marked');
 
     const today = dayOf(gw.clock.now());
-    const bulk = await client.post('/console/callbacks/retrigger-failed', { 'retrigger-from': today, 'retrigger-to': today });
+    const bulk = await client.post('/console/callbacks/retrigger-failed', {
+      'retrigger-from': today,
+      'retrigger-to': today,
+    });
     assert.equal(bulk.status, 303, bulk.text.slice(0, 300));
-    assert.equal(bulk.location, '/console/callbacks?done=retriggered&count=1#log', 'only the order still failed (the first was delivered since)');
+    assert.equal(
+      bulk.location,
+      '/console/callbacks?done=retriggered&count=1#log',
+      'only the order still failed (the first was delivered since)',
+    );
     const arrived = await r.waitFor(before + 2);
     assert.ok(arrived.at(-1)?.body.includes(second), 'the receiver got the second order again');
     const notice = await client.get(bulk.location);
     assert.match(notice.text, /1 callbacks re-triggered/, 'the notice counts them');
-    await eventually(async () => ((await history(second)).events.at(-1)?.state === 'delivered' ? true : undefined), 10_000, 'the re-triggered callback to be delivered');
+    await eventually(
+      async () => ((await history(second)).events.at(-1)?.state === 'delivered' ? true : undefined),
+      10_000,
+      'the re-triggered callback to be delivered',
+    );
 
-    const empty = await client.post('/console/callbacks/retrigger-failed', { 'retrigger-from': '2020-01-01', 'retrigger-to': '2020-01-02' });
+    const empty = await client.post('/console/callbacks/retrigger-failed', {
+      'retrigger-from': '2020-01-01',
+      'retrigger-to': '2020-01-02',
+    });
     assert.equal(empty.location, '/console/callbacks?done=retriggered&count=0#log', 'nothing failed in another range');
   });
 
@@ -220,7 +293,11 @@ describe(`console callback pages (${databaseLabel})`, () => {
     const refused = await other.post(`/console/orders/${orderId}/callbacks`, {});
     assert.equal(refused.status, 404, "another merchant's order is not found");
     assert.equal((await history(orderId)).events.length, 0, 'nothing was sent');
-    assert.equal((await other.post('/console/orders/no_such_order/callbacks', {})).status, 404, 'an unknown order is not found');
+    assert.equal(
+      (await other.post('/console/orders/no_such_order/callbacks', {})).status,
+      404,
+      'an unknown order is not found',
+    );
     const forged = await other.post(`/console/orders/${orderId}/callbacks`, {}, { csrf: 'wrong' });
     assert.equal(forged.status, 403, 'the CSRF token is checked');
   });

@@ -10,7 +10,12 @@ const BANKS = '/api/v3/bra/query/bank';
 const DELAY_MS = 90_000;
 
 function unescapeHtml(text: string): string {
-  return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+  return text
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&');
 }
 
 function inputValue(page: string, id: string): string {
@@ -35,7 +40,8 @@ describe(`console: API keys, signature tool, request log (${databaseLabel})`, ()
   let created: { accessKey: string; secretKey: string };
   const call = (credentials: { accessKey: string; secretKey: string }, c: Partial<SignedCall> = {}) =>
     signedCall(gw.url, credentials, { path: BANKS, body: { currencyType: 'BRL' }, ...c }, gw.clock.now());
-  const keyOf = async (accessKey: string) => (await gw.gateway.merchants.listApiKeys(merchantA.merchantId)).find((k) => k.accessKey === accessKey);
+  const keyOf = async (accessKey: string) =>
+    (await gw.gateway.merchants.listApiKeys(merchantA.merchantId)).find((k) => k.accessKey === accessKey);
 
   before(async () => {
     gw = await startTestGateway({ env: { KEY_ACTIVATION_DELAY_MS: String(DELAY_MS) }, workers: false });
@@ -57,12 +63,19 @@ describe(`console: API keys, signature tool, request log (${databaseLabel})`, ()
       debug: '1',
     });
     assert.equal(page.status, 200, page.text.slice(0, 500));
-    created = { accessKey: inputValue(page.text, 'new-access-key'), secretKey: inputValue(page.text, 'new-secret-key') };
+    created = {
+      accessKey: inputValue(page.text, 'new-access-key'),
+      secretKey: inputValue(page.text, 'new-secret-key'),
+    };
     assert.match(created.accessKey, /^AK[0-9a-f]{32}$/, 'an access key is shown');
     assert.match(created.secretKey, /^[0-9a-f]{64}$/, 'the secret key is shown');
     assert.ok(page.text.includes('cannot be shown again'), 'the page warns that the secret is shown once');
     assert.ok(page.text.includes('data-copy="new-secret-key"'), 'the secret has a copy button');
-    assert.match(page.text, /class="badge wait" data-until="\d+" data-template="takes effect in \{s\} s" data-over="active" data-over-class="badge ok">takes effect in 90 s</, 'a countdown to activeAt');
+    assert.match(
+      page.text,
+      /class="badge wait" data-until="\d+" data-template="takes effect in \{s\} s" data-over="active" data-over-class="badge ok">takes effect in 90 s</,
+      'a countdown to activeAt',
+    );
     assert.equal(page.headers.get('cache-control')?.includes('no-store'), true, 'the secret page is not cached');
 
     const list = await a.get('/console/keys');
@@ -85,17 +98,30 @@ describe(`console: API keys, signature tool, request log (${databaseLabel})`, ()
     assert.ok(before, 'the key exists');
     gw.clock.advance(5_000);
     const editedFrom = gw.clock.now();
-    const saved = await a.post(`/console/keys/${created.accessKey}`, { label: 'Shop', permissions: ['all'], ipWhitelist: '10.9.8.7', debug: '1' });
+    const saved = await a.post(`/console/keys/${created.accessKey}`, {
+      label: 'Shop',
+      permissions: ['all'],
+      ipWhitelist: '10.9.8.7',
+      debug: '1',
+    });
     assert.equal(saved.status, 303, saved.text.slice(0, 500));
     assert.equal(saved.location, `/console/keys/${created.accessKey}?done=saved`, 'back to the key page');
     const after = await keyOf(created.accessKey);
     assert.ok(after, 'the key still exists');
     assert.deepEqual(after.ipWhitelist, ['10.9.8.7'], 'the whitelist changed');
-    assert.ok(after.activeAt > before.activeAt && after.activeAt >= editedFrom + DELAY_MS && after.activeAt <= gw.clock.now() + DELAY_MS, 'the activation delay restarted');
+    assert.ok(
+      after.activeAt > before.activeAt &&
+        after.activeAt >= editedFrom + DELAY_MS &&
+        after.activeAt <= gw.clock.now() + DELAY_MS,
+      'the activation delay restarted',
+    );
 
     const page = await a.get(saved.location);
     assert.equal(page.status, 200, 'the key page');
-    assert.ok(page.text.includes('The activation delay restarted: the changes take effect in 90 s.'), 'the notice says when it takes effect');
+    assert.ok(
+      page.text.includes('The activation delay restarted: the changes take effect in 90 s.'),
+      'the notice says when it takes effect',
+    );
     assert.ok(page.text.includes('value="10.9.8.7"'), 'the form is pre-filled');
     assert.ok(page.text.includes('Saving restarts the activation delay'), 'the form says saving restarts the delay');
     assert.ok(page.text.includes('data-confirm='), 'the delete form asks for confirmation');
@@ -107,19 +133,36 @@ describe(`console: API keys, signature tool, request log (${databaseLabel})`, ()
 
   it('refuses an invalid whitelist or permissions with 400, naming the field, and changes nothing', async () => {
     const before = await keyOf(created.accessKey);
-    const badWhitelist = await a.post(`/console/keys/${created.accessKey}`, { label: 'x', permissions: ['all'], ipWhitelist: '10.9.8.300', debug: '1' });
+    const badWhitelist = await a.post(`/console/keys/${created.accessKey}`, {
+      label: 'x',
+      permissions: ['all'],
+      ipWhitelist: '10.9.8.300',
+      debug: '1',
+    });
     assert.equal(badWhitelist.status, 400, 'bad whitelist');
     assert.ok(badWhitelist.text.includes('class="summary"'), 'an error summary');
     assert.ok(badWhitelist.text.includes('ipWhitelist'), 'the field is named');
-    assert.match(badWhitelist.text, /id="ipWhitelist" name="ipWhitelist" value="10.9.8.300"[^>]*aria-invalid="true"/, 'the field is marked and keeps its value');
+    assert.match(
+      badWhitelist.text,
+      /id="ipWhitelist" name="ipWhitelist" value="10.9.8.300"[^>]*aria-invalid="true"/,
+      'the field is marked and keeps its value',
+    );
 
     const noPermission = await a.post(`/console/keys/${created.accessKey}`, { label: 'x', ipWhitelist: '0.0.0.0' });
     assert.equal(noPermission.status, 400, 'no permission');
     assert.ok(noPermission.text.includes('permissions'), 'the field is named');
-    const bogus = await a.post(`/console/keys/${created.accessKey}`, { label: 'x', permissions: ['bogus'], ipWhitelist: '0.0.0.0' });
+    const bogus = await a.post(`/console/keys/${created.accessKey}`, {
+      label: 'x',
+      permissions: ['bogus'],
+      ipWhitelist: '0.0.0.0',
+    });
     assert.equal(bogus.status, 400, 'unknown permission');
     assert.ok(bogus.text.includes('ken.collection'), 'the allowed values are listed');
-    const longLabel = await a.post(`/console/keys/${created.accessKey}`, { label: 'x'.repeat(101), permissions: ['all'], ipWhitelist: '0.0.0.0' });
+    const longLabel = await a.post(`/console/keys/${created.accessKey}`, {
+      label: 'x'.repeat(101),
+      permissions: ['all'],
+      ipWhitelist: '0.0.0.0',
+    });
     assert.equal(longLabel.status, 400, 'label too long');
     assert.ok(longLabel.text.includes('label'), 'the label is named');
     assert.deepEqual(await keyOf(created.accessKey), before, 'the key did not change');
@@ -136,7 +179,11 @@ describe(`console: API keys, signature tool, request log (${databaseLabel})`, ()
     const theirs = created.accessKey;
     const before = await keyOf(theirs);
     assert.equal((await b.get(`/console/keys/${theirs}`)).status, 404, 'GET');
-    assert.equal((await b.post(`/console/keys/${theirs}`, { permissions: ['all'], ipWhitelist: '0.0.0.0' })).status, 404, 'edit');
+    assert.equal(
+      (await b.post(`/console/keys/${theirs}`, { permissions: ['all'], ipWhitelist: '0.0.0.0' })).status,
+      404,
+      'edit',
+    );
     assert.equal((await b.post(`/console/keys/${theirs}/enabled`, { enabled: '0' })).status, 404, 'disable');
     assert.equal((await b.post(`/console/keys/${theirs}/delete`, {})).status, 404, 'delete');
     assert.equal((await a.get('/console/keys/AKunknown')).status, 404, 'unknown key');
@@ -161,7 +208,10 @@ describe(`console: API keys, signature tool, request log (${databaseLabel})`, ()
   it('the signature tool gives the SDK signature, and refuses a key without 0.0.0.0', async () => {
     const form = await a.get('/console/signature');
     assert.equal(form.status, 200, 'the tool');
-    assert.ok(form.text.includes('0.0.0.0') && form.text.includes('delete it once you are done'), 'the page states the key rule');
+    assert.ok(
+      form.text.includes('0.0.0.0') && form.text.includes('delete it once you are done'),
+      'the page states the key rule',
+    );
     assert.ok(form.text.includes(`value="${merchantA.credentials.accessKey}"`), 'the 0.0.0.0 key is offered');
     assert.ok(!form.text.includes(`value="${created.accessKey}"`), 'the 10.9.8.7 key is not offered');
 
@@ -171,38 +221,104 @@ describe(`console: API keys, signature tool, request log (${databaseLabel})`, ()
     const headers = { access_key: merchantA.credentials.accessKey, timestamp, nonce };
     const expectedString = stringToSign(JSON.parse(body) as Record<string, unknown>, headers);
     const expectedSign = signString(merchantA.credentials.secretKey, expectedString);
-    const result = await a.post('/console/signature', { method: 'POST', params: body, accessKey: merchantA.credentials.accessKey, timestamp, nonce, sign: expectedSign });
+    const result = await a.post('/console/signature', {
+      method: 'POST',
+      params: body,
+      accessKey: merchantA.credentials.accessKey,
+      timestamp,
+      nonce,
+      sign: expectedSign,
+    });
     assert.equal(result.status, 200, result.text.slice(0, 800));
     assert.equal(elementText(result.text, 'pre', 'string-to-sign'), expectedString, 'the string to sign');
     assert.equal(elementText(result.text, 'code', 'computed-sign'), expectedSign, 'the sign');
     assert.ok(result.text.includes('Your sign matches.'), 'the pasted sign matches');
     assert.ok(elementText(result.text, 'pre', 'signed-headers').includes(`sign: ${expectedSign}`), 'the headers');
 
-    const wrong = await a.post('/console/signature', { method: 'POST', params: body, accessKey: merchantA.credentials.accessKey, timestamp, nonce, sign: 'A'.repeat(27) + '=' });
+    const wrong = await a.post('/console/signature', {
+      method: 'POST',
+      params: body,
+      accessKey: merchantA.credentials.accessKey,
+      timestamp,
+      nonce,
+      sign: 'A'.repeat(27) + '=',
+    });
     assert.ok(wrong.text.includes('Your sign differs'), 'a different sign is reported');
 
-    const query = await a.post('/console/signature', { method: 'GET', params: '?b=2&a=x%20y', accessKey: merchantA.credentials.accessKey, timestamp, nonce });
+    const query = await a.post('/console/signature', {
+      method: 'GET',
+      params: '?b=2&a=x%20y',
+      accessKey: merchantA.credentials.accessKey,
+      timestamp,
+      nonce,
+    });
     assert.equal(query.status, 200, 'GET query');
-    assert.equal(elementText(query.text, 'pre', 'string-to-sign'), stringToSign({ b: '2', a: 'x y' }, headers), 'the GET string to sign');
+    assert.equal(
+      elementText(query.text, 'pre', 'string-to-sign'),
+      stringToSign({ b: '2', a: 'x y' }, headers),
+      'the GET string to sign',
+    );
 
-    const refused = await a.post('/console/signature', { method: 'POST', params: '{}', accessKey: created.accessKey, timestamp, nonce });
+    const refused = await a.post('/console/signature', {
+      method: 'POST',
+      params: '{}',
+      accessKey: created.accessKey,
+      timestamp,
+      nonce,
+    });
     assert.equal(refused.status, 400, 'a key without 0.0.0.0 is refused');
-    assert.ok(refused.text.includes('exactly 0.0.0.0') && refused.text.includes('href="#accessKey"'), 'the key field is named');
+    assert.ok(
+      refused.text.includes('exactly 0.0.0.0') && refused.text.includes('href="#accessKey"'),
+      'the key field is named',
+    );
     assert.ok(!refused.text.includes('id="string-to-sign"'), 'no signature');
-    const foreign = await a.post('/console/signature', { method: 'POST', params: '{}', accessKey: merchantB.credentials.accessKey, timestamp, nonce });
+    const foreign = await a.post('/console/signature', {
+      method: 'POST',
+      params: '{}',
+      accessKey: merchantB.credentials.accessKey,
+      timestamp,
+      nonce,
+    });
     assert.equal(foreign.status, 400, "another merchant's key is refused");
     assert.ok(!foreign.text.includes('id="computed-sign"'), 'no signature with their key');
 
-    const badJson = await a.post('/console/signature', { method: 'POST', params: '{"a":', accessKey: merchantA.credentials.accessKey, timestamp, nonce });
+    const badJson = await a.post('/console/signature', {
+      method: 'POST',
+      params: '{"a":',
+      accessKey: merchantA.credentials.accessKey,
+      timestamp,
+      nonce,
+    });
     assert.equal(badJson.status, 400, 'bad JSON');
-    assert.ok(badJson.text.includes('not valid JSON') && badJson.text.includes('aria-invalid="true"'), 'the rule is named and the field marked');
-    const array = await a.post('/console/signature', { method: 'POST', params: '[1]', accessKey: merchantA.credentials.accessKey, timestamp, nonce });
+    assert.ok(
+      badJson.text.includes('not valid JSON') && badJson.text.includes('aria-invalid="true"'),
+      'the rule is named and the field marked',
+    );
+    const array = await a.post('/console/signature', {
+      method: 'POST',
+      params: '[1]',
+      accessKey: merchantA.credentials.accessKey,
+      timestamp,
+      nonce,
+    });
     assert.equal(array.status, 400, 'not an object');
     assert.ok(array.text.includes('must be a JSON object'), 'the rule is named');
-    const duplicate = await a.post('/console/signature', { method: 'GET', params: 'a=1&a=2', accessKey: merchantA.credentials.accessKey, timestamp, nonce });
+    const duplicate = await a.post('/console/signature', {
+      method: 'GET',
+      params: 'a=1&a=2',
+      accessKey: merchantA.credentials.accessKey,
+      timestamp,
+      nonce,
+    });
     assert.equal(duplicate.status, 400, 'duplicate query parameter');
     assert.ok(duplicate.text.includes('the parameter a appears more than once'), 'the rule is named');
-    const badStamp = await a.post('/console/signature', { method: 'POST', params: '{}', accessKey: merchantA.credentials.accessKey, timestamp: '123', nonce });
+    const badStamp = await a.post('/console/signature', {
+      method: 'POST',
+      params: '{}',
+      accessKey: merchantA.credentials.accessKey,
+      timestamp: '123',
+      nonce,
+    });
     assert.equal(badStamp.status, 400, 'bad timestamp');
     assert.ok(badStamp.text.includes('13-digit'), 'the timestamp rule is named');
   });
@@ -214,7 +330,11 @@ describe(`console: API keys, signature tool, request log (${databaseLabel})`, ()
     assert.equal(failed.body.code, '307', `signature mismatch: ${failed.text}`);
     assert.ok(failed.requestId, 'a request id');
     const requestId = failed.requestId;
-    assert.ok(failed.body.msgEn.includes(`/console/requests/${requestId}`) || failed.body.msg.includes(`/console/requests/${requestId}`), `the error carries the log address: ${failed.text}`);
+    assert.ok(
+      failed.body.msgEn.includes(`/console/requests/${requestId}`) ||
+        failed.body.msg.includes(`/console/requests/${requestId}`),
+      `the error carries the log address: ${failed.text}`,
+    );
 
     const list = await a.get('/console/requests');
     assert.equal(list.status, 200, 'the log');
@@ -227,7 +347,10 @@ describe(`console: API keys, signature tool, request log (${databaseLabel})`, ()
     const detail = await a.get(`/console/requests/${requestId}`);
     assert.equal(detail.status, 200, 'the detail');
     const signed = elementText(detail.text, 'pre', 'signed-string');
-    assert.ok(signed.includes(`access_key=${created.accessKey}`) && signed.includes('currencyType=BRL'), `the signed string: ${signed}`);
+    assert.ok(
+      signed.includes(`access_key=${created.accessKey}`) && signed.includes('currencyType=BRL'),
+      `the signed string: ${signed}`,
+    );
     assert.ok(detail.text.includes('href="/console/signature"'), 'a hint to the signature tool');
     assert.equal((await b.get(`/console/requests/${requestId}`)).status, 404, "another merchant's request");
     assert.ok(!(await b.get('/console/requests')).text.includes(requestId), 'not in their log');
@@ -244,7 +367,11 @@ describe(`console: API keys, signature tool, request log (${databaseLabel})`, ()
     const page = await a.get(`/console/keys/${created.accessKey}`);
     assert.equal(page.status, 200, 'a deleted key can be viewed');
     assert.ok(!page.text.includes(`action="/console/keys/${created.accessKey}/delete"`), 'no forms');
-    assert.equal((await a.post(`/console/keys/${created.accessKey}`, { permissions: ['all'], ipWhitelist: '0.0.0.0' })).status, 409, 'a deleted key cannot change');
+    assert.equal(
+      (await a.post(`/console/keys/${created.accessKey}`, { permissions: ['all'], ipWhitelist: '0.0.0.0' })).status,
+      409,
+      'a deleted key cannot change',
+    );
     const refused = await call(created);
     assert.equal(refused.body.code, '301', `a deleted key is refused: ${refused.text}`);
   });

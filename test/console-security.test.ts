@@ -14,7 +14,14 @@ const XSS = '<script>alert("x")</script>';
 describe(`console: one merchant cannot reach another's data (${databaseLabel})`, () => {
   let gw: TestGateway;
   let a: ConsoleClient;
-  const b = { merchantId: '', accessKey: '', secretKey: '', orderId: '', requestId: '', memo: 'B-only adjustment 7f3c' };
+  const b = {
+    merchantId: '',
+    accessKey: '',
+    secretKey: '',
+    orderId: '',
+    requestId: '',
+    memo: 'B-only adjustment 7f3c',
+  };
 
   before(async () => {
     gw = await startTestGateway({ env: { CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true' } });
@@ -22,16 +29,37 @@ describe(`console: one merchant cannot reach another's data (${databaseLabel})`,
     const merchantB = await gw.merchantWithKey({ debug: true });
     Object.assign(b, { merchantId: merchantB.merchantId, ...merchantB.credentials });
     a = await consoleSignIn(gw, merchantA.merchantId);
-    const created = await signedCall(gw.url, merchantB.credentials, {
-      path: PIX_COLLECT,
-      body: { amount: '10.00', channelType: 'PIX', externalOrderId: `sec-${Date.now()}`, userInfoType: 'CPF', userInfoNo: '52998224725', userInfoName: 'Maria' },
-    }, gw.clock.now());
+    const created = await signedCall(
+      gw.url,
+      merchantB.credentials,
+      {
+        path: PIX_COLLECT,
+        body: {
+          amount: '10.00',
+          channelType: 'PIX',
+          externalOrderId: `sec-${Date.now()}`,
+          userInfoType: 'CPF',
+          userInfoNo: '52998224725',
+          userInfoName: 'Maria',
+        },
+      },
+      gw.clock.now(),
+    );
     assert.equal(created.body.code, '200', created.body.msgEn);
     b.orderId = created.body.data.currencyOrderVo.orderId;
-    const failedCall = await signedCall(gw.url, merchantB.credentials, { path: PIX_COLLECT, body: { amount: 'x' } }, gw.clock.now());
+    const failedCall = await signedCall(
+      gw.url,
+      merchantB.credentials,
+      { path: PIX_COLLECT, body: { amount: 'x' } },
+      gw.clock.now(),
+    );
     b.requestId = failedCall.requestId ?? '';
     assert.ok(b.requestId !== '', 'B has a request log entry');
-    const adjusted = await gw.admin('POST', `/admin/v1/merchants/${b.merchantId}/balance-adjustments`, { currency: 'BRL', amount: '5.00', reason: b.memo });
+    const adjusted = await gw.admin('POST', `/admin/v1/merchants/${b.merchantId}/balance-adjustments`, {
+      currency: 'BRL',
+      amount: '5.00',
+      reason: b.memo,
+    });
     assert.equal(adjusted.status, 200, JSON.stringify(adjusted.body));
   });
   after(() => gw.close());
@@ -55,7 +83,14 @@ describe(`console: one merchant cannot reach another's data (${databaseLabel})`,
   });
 
   it('does not let A sign with B’s key in the signature tool, or filter its request log by it', async () => {
-    const tool = await a.post('/console/signature', { method: 'POST', params: '{"currencyType":"BRL"}', accessKey: b.accessKey, timestamp: String(gw.clock.now()), nonce: '11111111-2222-4333-8444-555555555555', sign: '' });
+    const tool = await a.post('/console/signature', {
+      method: 'POST',
+      params: '{"currencyType":"BRL"}',
+      accessKey: b.accessKey,
+      timestamp: String(gw.clock.now()),
+      nonce: '11111111-2222-4333-8444-555555555555',
+      sign: '',
+    });
     assert.equal(tool.status, 400, 'refused');
     assert.doesNotMatch(tool.text, /id="computed-sign"/, 'no sign computed');
     const log = await a.get(`/console/requests?key=${b.accessKey}`);
@@ -80,15 +115,33 @@ describe(`console: one merchant cannot reach another's data (${databaseLabel})`,
   it('logs a debug key’s body refused before authentication, and caps entries whose signature did not verify', async () => {
     const response = await fetch(new URL(PIX_COLLECT, gw.url), {
       method: 'POST',
-      headers: { 'content-type': 'application/json', access_key: b.accessKey, timestamp: String(gw.clock.now()), nonce: '11111111-2222-4333-8444-555555555555', sign: 'A'.repeat(27) + '=' },
+      headers: {
+        'content-type': 'application/json',
+        access_key: b.accessKey,
+        timestamp: String(gw.clock.now()),
+        nonce: '11111111-2222-4333-8444-555555555555',
+        sign: 'A'.repeat(27) + '=',
+      },
       body: '{"amount": ',
     });
     const envelope = (await response.json()) as { code: string; msgEn: string };
     const requestId = response.headers.get('x-request-id') ?? '';
     assert.equal(envelope.code, '300');
-    assert.match(envelope.msgEn, new RegExp(`log: http://[^;]+/console/requests/${requestId}`), 'the error links to its log entry');
-    const logged = () => gw.gateway.store.read.selectFrom('request_log').select(['request_id', 'code']).where('access_key', '=', b.accessKey).execute();
-    assert.ok((await logged()).some((r) => r.request_id === requestId && r.code === '300'), 'the refused body is in the log');
+    assert.match(
+      envelope.msgEn,
+      new RegExp(`log: http://[^;]+/console/requests/${requestId}`),
+      'the error links to its log entry',
+    );
+    const logged = () =>
+      gw.gateway.store.read
+        .selectFrom('request_log')
+        .select(['request_id', 'code'])
+        .where('access_key', '=', b.accessKey)
+        .execute();
+    assert.ok(
+      (await logged()).some((r) => r.request_id === requestId && r.code === '300'),
+      'the refused body is in the log',
+    );
 
     // Start at the top of a minute, so the whole burst falls in one minute of the cap.
     gw.clock.advance(60_000 - (gw.clock.now() % 60_000) + 100);
@@ -96,7 +149,13 @@ describe(`console: one merchant cannot reach another's data (${databaseLabel})`,
     const forged = (i: number) =>
       fetch(new URL('/api/v3/bra/query/bank', gw.url), {
         method: 'POST',
-        headers: { 'content-type': 'application/json', access_key: b.accessKey, timestamp: String(gw.clock.now()), nonce: `11111111-2222-4333-8444-${String(i).padStart(12, '0')}`, sign: 'B'.repeat(27) + '=' },
+        headers: {
+          'content-type': 'application/json',
+          access_key: b.accessKey,
+          timestamp: String(gw.clock.now()),
+          nonce: `11111111-2222-4333-8444-${String(i).padStart(12, '0')}`,
+          sign: 'B'.repeat(27) + '=',
+        },
         body: '{"currencyType":"BRL"}',
       }).then((r) => r.arrayBuffer());
     for (let i = 0; i < 80; i += 8) await Promise.all(Array.from({ length: 8 }, (_, j) => forged(i + j)));

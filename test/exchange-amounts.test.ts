@@ -80,14 +80,19 @@ describe('exchange amounts: parseUnits', () => {
     ['١', 6, 'a non-ASCII digit'],
     ['1.2.3', 6, 'two points'],
   ] as const) {
-    it(`refuses ${JSON.stringify(text)} at ${decimals} decimals (${why})`, () => assert.equal(parseUnits(text, decimals), undefined));
+    it(`refuses ${JSON.stringify(text)} at ${decimals} decimals (${why})`, () =>
+      assert.equal(parseUnits(text, decimals), undefined));
   }
 
   it('agrees with ethers on every plain decimal text that fits the decimals', () => {
     fc.assert(
       fc.property(
         anyDecimals.chain((decimals) =>
-          fc.tuple(fc.constant(decimals), fc.stringMatching(/^\d{1,25}$/), fc.stringMatching(new RegExp(`^\\d{0,${decimals}}$`))),
+          fc.tuple(
+            fc.constant(decimals),
+            fc.stringMatching(/^\d{1,25}$/),
+            fc.stringMatching(new RegExp(`^\\d{0,${decimals}}$`)),
+          ),
         ),
         ([decimals, whole, fraction]) => {
           const text = fraction === '' ? whole : `${whole}.${fraction}`;
@@ -102,7 +107,11 @@ describe('exchange amounts: parseUnits', () => {
     fc.assert(
       fc.property(
         anyDecimals.chain((decimals) =>
-          fc.tuple(fc.constant(decimals), fc.stringMatching(/^\d{1,10}$/), fc.stringMatching(new RegExp(`^\\d{${decimals}}[1-9]\\d{0,3}$`))),
+          fc.tuple(
+            fc.constant(decimals),
+            fc.stringMatching(/^\d{1,10}$/),
+            fc.stringMatching(new RegExp(`^\\d{${decimals}}[1-9]\\d{0,3}$`)),
+          ),
         ),
         ([decimals, whole, fraction]) => {
           const text = `${whole}.${fraction}`;
@@ -117,16 +126,20 @@ describe('exchange amounts: parseUnits', () => {
   it('on any text at all, returns a value only for unsigned plain decimals, and then the one ethers reads', () => {
     const plain = (decimals: number) => new RegExp(`^\\d+(?:\\.\\d{1,${decimals}})?$`);
     fc.assert(
-      fc.property(anyDecimals, fc.oneof(fc.string({ maxLength: 12 }), fc.stringMatching(/^[-+]?\d{0,4}(?:[.,]\d{0,8})?(?:[eE][-+]?\d)?$/)), (decimals, text) => {
-        const parsed = parseUnits(text, decimals);
-        // A point with no decimals is not plain decimal text, whatever the decimals allow.
-        const acceptable = decimals === 0 ? /^\d+$/.test(text) : plain(decimals).test(text);
-        if (!acceptable) {
-          assert.equal(parsed, undefined, JSON.stringify(text));
-          return;
-        }
-        assert.equal(parsed, ethersParseUnits(text, decimals), text);
-      }),
+      fc.property(
+        anyDecimals,
+        fc.oneof(fc.string({ maxLength: 12 }), fc.stringMatching(/^[-+]?\d{0,4}(?:[.,]\d{0,8})?(?:[eE][-+]?\d)?$/)),
+        (decimals, text) => {
+          const parsed = parseUnits(text, decimals);
+          // A point with no decimals is not plain decimal text, whatever the decimals allow.
+          const acceptable = decimals === 0 ? /^\d+$/.test(text) : plain(decimals).test(text);
+          if (!acceptable) {
+            assert.equal(parsed, undefined, JSON.stringify(text));
+            return;
+          }
+          assert.equal(parsed, ethersParseUnits(text, decimals), text);
+        },
+      ),
       RUNS,
     );
   });
@@ -165,13 +178,18 @@ describe('exchange amounts: formatUnits', () => {
 
   it('formatUnits ∘ parseUnits gives back the canonical text of what was read', () => {
     fc.assert(
-      fc.property(tokenDecimals, fc.stringMatching(/^\d{1,15}$/), fc.stringMatching(/^\d{0,6}$/), (decimals, whole, fraction) => {
-        const text = fraction === '' ? whole : `${whole}.${fraction}`;
-        const units = parseUnits(text, decimals);
-        assert.notEqual(units, undefined);
-        const canonical = ethersShortest(ethersParseUnits(text, decimals), decimals);
-        assert.equal(formatUnits(units ?? -1n, decimals), canonical, text);
-      }),
+      fc.property(
+        tokenDecimals,
+        fc.stringMatching(/^\d{1,15}$/),
+        fc.stringMatching(/^\d{0,6}$/),
+        (decimals, whole, fraction) => {
+          const text = fraction === '' ? whole : `${whole}.${fraction}`;
+          const units = parseUnits(text, decimals);
+          assert.notEqual(units, undefined);
+          const canonical = ethersShortest(ethersParseUnits(text, decimals), decimals);
+          assert.equal(formatUnits(units ?? -1n, decimals), canonical, text);
+        },
+      ),
       RUNS,
     );
   });
@@ -182,7 +200,8 @@ describe('exchange amounts: rates', () => {
     assert.equal(parseRate('5.4321'), 543_210_000n);
     assert.equal(parseRate('0.00000001'), 1n);
     assert.equal(parseRate('18'), 1_800_000_000n);
-    for (const bad of ['0', '0.00000000', '5.123456789', '-5', '5e1', '', 'abc', '.5']) assert.equal(parseRate(bad), undefined, bad);
+    for (const bad of ['0', '0.00000000', '5.123456789', '-5', '5e1', '', 'abc', '.5'])
+      assert.equal(parseRate(bad), undefined, bad);
   });
 
   it('formatRate writes the shortest text, and parseRate ∘ formatRate is the identity', () => {
@@ -228,10 +247,16 @@ describe('exchange amounts: applySpread', () => {
         const buy = applySpread(r, bps, 'buy');
         // Ceiling: the smallest s with s·10000 ≥ r·(10000 + bps).
         assert.ok(sell * 10_000n >= r * (10_000n + b), `sell ${sell} of ${r} at ${bps} is at least the exact value`);
-        assert.ok((sell - 1n) * 10_000n < r * (10_000n + b), `sell ${sell} of ${r} at ${bps} is rounded up by less than one unit`);
+        assert.ok(
+          (sell - 1n) * 10_000n < r * (10_000n + b),
+          `sell ${sell} of ${r} at ${bps} is rounded up by less than one unit`,
+        );
         // Floor: the largest s with s·10000 ≤ r·(10000 − bps).
         assert.ok(buy * 10_000n <= r * (10_000n - b), `buy ${buy} of ${r} at ${bps} is at most the exact value`);
-        assert.ok((buy + 1n) * 10_000n > r * (10_000n - b), `buy ${buy} of ${r} at ${bps} is rounded down by less than one unit`);
+        assert.ok(
+          (buy + 1n) * 10_000n > r * (10_000n - b),
+          `buy ${buy} of ${r} at ${bps} is rounded down by less than one unit`,
+        );
         assert.ok(sell >= r && r >= buy);
       }),
       RUNS,
@@ -284,13 +309,18 @@ describe('exchange amounts: tokensForFiat and fiatForTokens', () => {
 
   it('a whole-unit rate and whole tokens convert exactly, both ways', () => {
     fc.assert(
-      fc.property(fc.bigInt({ min: 1n, max: pow10(6) }), fc.bigInt({ min: 0n, max: pow10(9) }), tokenDecimals, (wholeRate, wholeTokens, td) => {
-        const r = wholeRate * SCALE;
-        const tokens = wholeTokens * pow10(td);
-        const fiat = fiatForTokens(tokens, td, r, 2);
-        assert.equal(fiat, wholeTokens * wholeRate * 100n);
-        assert.equal(tokensForFiat(fiat, 2, r, td), tokens);
-      }),
+      fc.property(
+        fc.bigInt({ min: 1n, max: pow10(6) }),
+        fc.bigInt({ min: 0n, max: pow10(9) }),
+        tokenDecimals,
+        (wholeRate, wholeTokens, td) => {
+          const r = wholeRate * SCALE;
+          const tokens = wholeTokens * pow10(td);
+          const fiat = fiatForTokens(tokens, td, r, 2);
+          assert.equal(fiat, wholeTokens * wholeRate * 100n);
+          assert.equal(tokensForFiat(fiat, 2, r, td), tokens);
+        },
+      ),
       RUNS,
     );
   });

@@ -18,7 +18,8 @@ describe(`exchange deposit addresses across processes (${databaseLabel})`, () =>
   let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
   const servers: ServerProcess[] = [];
 
-  const admin = (server: ServerProcess, method: string, path: string, body?: unknown) => adminCall(server, ADMIN_TOKEN, method, path, body);
+  const admin = (server: ServerProcess, method: string, path: string, body?: unknown) =>
+    adminCall(server, ADMIN_TOKEN, method, path, body);
 
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'cashgate-exchange-'));
@@ -43,14 +44,28 @@ describe(`exchange deposit addresses across processes (${databaseLabel})`, () =>
   it(`${CREATES} concurrent token → fiat creates on two processes get ${CREATES} distinct addresses of the xpub, and the audit is clean`, async () => {
     const [a, b] = servers as [ServerProcess, ServerProcess];
     const merchant = await admin(a, 'POST', '/admin/v1/merchants', { name: 'Two Nodes' });
-    const key = await admin(a, 'POST', `/admin/v1/merchants/${merchant.body.merchantId}/api-keys`, { permissions: ['exchange', 'query'], ipWhitelist: '0.0.0.0' });
+    const key = await admin(a, 'POST', `/admin/v1/merchants/${merchant.body.merchantId}/api-keys`, {
+      permissions: ['exchange', 'query'],
+      ipWhitelist: '0.0.0.0',
+    });
     assert.equal(key.status, 200);
     assert.equal((await admin(b, 'PUT', '/admin/v1/rates/BRL/USDT', { buy: '5.40', sell: '5.50' })).status, 200);
     const credentials = { accessKey: key.body.accessKey as string, secretKey: key.body.secretKey as string };
-    const body = { tokenAmount: '25', chainType: 'TRON', addressFrom: 'T9yD14Nj9j7xAB4dbGeiX9h8unkKHxuWwb', currencyType: 'BRL', tokenType: 'USDT' };
+    const body = {
+      tokenAmount: '25',
+      chainType: 'TRON',
+      addressFrom: 'T9yD14Nj9j7xAB4dbGeiX9h8unkKHxuWwb',
+      currencyType: 'BRL',
+      tokenType: 'USDT',
+    };
     const results = await Promise.all(
       Array.from({ length: CREATES }, (_, i) =>
-        signedCall((i % 2 === 0 ? a : b).url, credentials, { path: '/api/v3/exchange/wallet/to/fiat', body: { ...body, externalOrderId: `two-nodes-${i}` } }, Date.now()),
+        signedCall(
+          (i % 2 === 0 ? a : b).url,
+          credentials,
+          { path: '/api/v3/exchange/wallet/to/fiat', body: { ...body, externalOrderId: `two-nodes-${i}` } },
+          Date.now(),
+        ),
       ),
     );
     const failed = results.find((r) => r.body.code !== '200');

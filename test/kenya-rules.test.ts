@@ -11,14 +11,25 @@ const phoneUtil = libphonenumber.PhoneNumberUtil.getInstance();
 function libphonenumberSaysKenyanMobile(msisdn: string): boolean {
   try {
     const number = phoneUtil.parse(`+${msisdn}`);
-    return phoneUtil.isValidNumberForRegion(number, 'KE') && phoneUtil.getNumberType(number) === libphonenumber.PhoneNumberType.MOBILE;
+    return (
+      phoneUtil.isValidNumberForRegion(number, 'KE') &&
+      phoneUtil.getNumberType(number) === libphonenumber.PhoneNumberType.MOBILE
+    );
   } catch {
     return false;
   }
 }
 
 describe('Kenyan mobile numbers', () => {
-  for (const msisdn of ['254712123456', '254712345678', '254799999999', '254110123456', '254100123456', '254130123456', '254701234567']) {
+  for (const msisdn of [
+    '254712123456',
+    '254712345678',
+    '254799999999',
+    '254110123456',
+    '254100123456',
+    '254130123456',
+    '254701234567',
+  ]) {
     it(`accepts ${msisdn}, which libphonenumber reads as a Kenyan mobile`, () => {
       assert.ok(isKenyanMobile(msisdn));
       assert.ok(libphonenumberSaysKenyanMobile(msisdn));
@@ -74,7 +85,8 @@ describe('Kenyan mobile numbers', () => {
 });
 
 describe('masked Kenyan mobile numbers', () => {
-  it('shows the first four and last three digits', () => assert.equal(maskKenyanMobile('254712345123'), '2547•••••123'));
+  it('shows the first four and last three digits', () =>
+    assert.equal(maskKenyanMobile('254712345123'), '2547•••••123'));
   it('masks 01 range numbers the same way', () => assert.equal(maskKenyanMobile('254110987654'), '2541•••••654'));
   it('refuses to mask anything but a Kenyan mobile number', () => {
     assert.throws(() => maskKenyanMobile('0712345123'), { name: 'RangeError', message: /Kenyan mobile number/ });

@@ -35,35 +35,78 @@ function assertTypes(record: Record<string, unknown>, types: Record<string, stri
     const nullable = type.endsWith('?');
     const base = type.replace('?', '');
     if (nullable && value === null) continue;
-    if (base === 'int64') assert.ok(Number.isSafeInteger(value), `${field} is an integer, got ${JSON.stringify(value)}`);
+    if (base === 'int64')
+      assert.ok(Number.isSafeInteger(value), `${field} is an integer, got ${JSON.stringify(value)}`);
     else assert.equal(typeof value, base, `${field} is a ${base}, got ${JSON.stringify(value)}`);
   }
 }
 
 const RECORD_TYPES = {
-  orderId: 'string', cashierId: 'string', orderType: 'int64', orderResourceType: 'int64', userId: 'string', orderStatus: 'int64',
-  orderTime: 'int64', channelOrderId: 'string', externalOrderId: 'string', orderAmount: 'string', orderActualAmount: 'string?',
-  orderEntryAmount: 'string', orderFee: 'string', orderPayTime: 'int64?', orderCompleteTime: 'int64?', currencyType: 'string',
-  payType: 'int64', tradeNote: 'string', notifyUrl: 'string', markStatus: 'int64', errorMsg: 'string?', errorMsgEn: 'string?',
-  accountType: 'string', accountName: 'string', accountNo: 'string', orderTypeCode: 'string', orderResourceTypeCode: 'string',
-  orderStatusCode: 'string', payTypeCode: 'string',
+  orderId: 'string',
+  cashierId: 'string',
+  orderType: 'int64',
+  orderResourceType: 'int64',
+  userId: 'string',
+  orderStatus: 'int64',
+  orderTime: 'int64',
+  channelOrderId: 'string',
+  externalOrderId: 'string',
+  orderAmount: 'string',
+  orderActualAmount: 'string?',
+  orderEntryAmount: 'string',
+  orderFee: 'string',
+  orderPayTime: 'int64?',
+  orderCompleteTime: 'int64?',
+  currencyType: 'string',
+  payType: 'int64',
+  tradeNote: 'string',
+  notifyUrl: 'string',
+  markStatus: 'int64',
+  errorMsg: 'string?',
+  errorMsgEn: 'string?',
+  accountType: 'string',
+  accountName: 'string',
+  accountNo: 'string',
+  orderTypeCode: 'string',
+  orderResourceTypeCode: 'string',
+  orderStatusCode: 'string',
+  payTypeCode: 'string',
 };
 
 describe(`Kenya collections and transfers (${databaseLabel})`, () => {
   let gw: TestGateway;
   let receiver: CallbackReceiver;
   let merchant: Awaited<ReturnType<TestGateway['merchantWithKey']>>;
-  const call = (path: string, body: unknown, credentials = merchant.credentials) => signedCall(gw.url, credentials, { path, body }, gw.clock.now());
-  const sandbox = (orderId: string, event: string, extra: Record<string, unknown> = {}) => gw.sandbox(orderId, event, extra);
-  const orderCount = async () => Number((await gw.gateway.store.read.selectFrom('orders').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  const call = (path: string, body: unknown, credentials = merchant.credentials) =>
+    signedCall(gw.url, credentials, { path, body }, gw.clock.now());
+  const sandbox = (orderId: string, event: string, extra: Record<string, unknown> = {}) =>
+    gw.sandbox(orderId, event, extra);
+  const orderCount = async () =>
+    Number(
+      (
+        await gw.gateway.store.read
+          .selectFrom('orders')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   before(async () => {
-    gw = await startTestGateway({ env: { CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true', CALLBACK_POLL_INTERVAL_MS: '50', PUBLIC_BASE_URL: 'https://pay.example.com' } });
+    gw = await startTestGateway({
+      env: {
+        CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
+        CALLBACK_POLL_INTERVAL_MS: '50',
+        PUBLIC_BASE_URL: 'https://pay.example.com',
+      },
+    });
     receiver = await startReceiver();
     merchant = await gw.merchantWithKey();
     await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/callback`, { url: `${receiver.url}/cb` });
     await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/ken.collection.CHARGE`, { percentBps: 200 });
-    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/ken.transfer.BANK`, { percentBps: 0, fixed: '30' });
+    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/ken.transfer.BANK`, {
+      percentBps: 0,
+      fixed: '30',
+    });
     await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/settlement`, { delayMs: 0 });
   });
   after(async () => {
@@ -79,7 +122,14 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
     const response = await call(COLLECT, body);
     assert.equal(response.body.code, '200', response.body.msgEn);
     const data = response.body.data;
-    assertTypes(data, { cashierUrl: 'string', cashierExpireTime: 'int64', currency: 'string', cashierCurrencyAmount: 'string', returnUrl: 'string', currencyOrderVo: 'object' });
+    assertTypes(data, {
+      cashierUrl: 'string',
+      cashierExpireTime: 'int64',
+      currency: 'string',
+      cashierCurrencyAmount: 'string',
+      returnUrl: 'string',
+      currencyOrderVo: 'object',
+    });
     assertTypes(data.currencyOrderVo, { externalOrderId: 'string', tradeNote: 'string', orderId: 'string' });
     assert.match(data.cashierUrl, /^https:\/\/pay\.example\.com\/cashier\/csh_[0-9a-f]{32}$/);
     assert.equal(data.currency, 'KES');
@@ -135,7 +185,10 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
     const body = collection();
     const count = await orderCount();
     const results = await Promise.all(Array.from({ length: 20 }, () => call(COLLECT, body)));
-    assert.ok(results.every((r) => r.body.code === '200'), JSON.stringify(results.map((r) => r.body.msgEn)));
+    assert.ok(
+      results.every((r) => r.body.code === '200'),
+      JSON.stringify(results.map((r) => r.body.msgEn)),
+    );
     assert.equal(new Set(results.map((r) => r.body.data.currencyOrderVo.orderId)).size, 1);
     assert.equal(await orderCount(), count + 1);
   });
@@ -150,17 +203,26 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
       const created = await call(COLLECT, body);
       assert.equal(created.body.code, '200', 'the order exists: the merchant is not told to create it again');
       orderId = created.body.data.currencyOrderVo.orderId as string;
-      const [pending] = (await call('/api/v3/ken/query/collectingOrder', { externalOrderId: body.externalOrderId, orderId })).body.data;
+      const [pending] = (
+        await call('/api/v3/ken/query/collectingOrder', { externalOrderId: body.externalOrderId, orderId })
+      ).body.data;
       assert.equal(pending.channelOrderId, '', 'no rail reference yet');
     } finally {
       rail.start = start;
     }
     assert.equal((await call(COLLECT, body)).body.code, '200');
-    const [soon] = (await call('/api/v3/ken/query/collectingOrder', { externalOrderId: body.externalOrderId, orderId })).body.data;
-    assert.equal(soon.channelOrderId, '', 'a repeat within a minute does not hand it over again: the first may still be under way');
+    const [soon] = (await call('/api/v3/ken/query/collectingOrder', { externalOrderId: body.externalOrderId, orderId }))
+      .body.data;
+    assert.equal(
+      soon.channelOrderId,
+      '',
+      'a repeat within a minute does not hand it over again: the first may still be under way',
+    );
     gw.clock.advance(60_001);
     assert.equal((await call(COLLECT, body)).body.code, '200');
-    const [taken] = (await call('/api/v3/ken/query/collectingOrder', { externalOrderId: body.externalOrderId, orderId })).body.data;
+    const [taken] = (
+      await call('/api/v3/ken/query/collectingOrder', { externalOrderId: body.externalOrderId, orderId })
+    ).body.data;
     assert.match(taken.channelOrderId, /^ws_CO_/, 'a later repeat handed it to the rail');
   });
 
@@ -175,7 +237,11 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
     };
     try {
       const payer = await gw.merchantWithKey();
-      await gw.admin('POST', `/admin/v1/merchants/${payer.merchantId}/balance-adjustments`, { currency: 'KES', amount: '200', reason: 'slow rail' });
+      await gw.admin('POST', `/admin/v1/merchants/${payer.merchantId}/balance-adjustments`, {
+        currency: 'KES',
+        amount: '200',
+        reason: 'slow rail',
+      });
       const body = transfer({ currencyAmount: '100' });
       const first = call(TRANSFER, body, payer.credentials);
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -193,16 +259,34 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
     second.clock.advance(gw.clock.now() - second.clock.now()); // both nodes past the key's activation
     try {
       const body = transfer({ currencyAmount: '100' });
-      await gw.admin('POST', `/admin/v1/merchants/${racer.merchantId}/balance-adjustments`, { currency: 'KES', amount: '200', reason: 'race' });
+      await gw.admin('POST', `/admin/v1/merchants/${racer.merchantId}/balance-adjustments`, {
+        currency: 'KES',
+        amount: '200',
+        reason: 'race',
+      });
       const before = await orderCount();
       const results = await Promise.all(
-        Array.from({ length: 10 }, (_, i) => signedCall(i % 2 === 0 ? gw.url : second.url, racer.credentials, { path: TRANSFER, body }, gw.clock.now())),
+        Array.from({ length: 10 }, (_, i) =>
+          signedCall(i % 2 === 0 ? gw.url : second.url, racer.credentials, { path: TRANSFER, body }, gw.clock.now()),
+        ),
       );
-      assert.ok(results.every((r) => r.body.code === '200'), JSON.stringify(results.map((r) => r.body.msgEn)));
+      assert.ok(
+        results.every((r) => r.body.code === '200'),
+        JSON.stringify(results.map((r) => r.body.msgEn)),
+      );
       assert.equal(new Set(results.map((r) => r.body.data.orderId)).size, 1, 'one order, whichever node answered');
       assert.equal(await orderCount(), before + 1);
-      const balance = await signedCall(gw.url, racer.credentials, { method: 'GET', path: '/api/v3/ken/query/balance' }, gw.clock.now());
-      assert.deepEqual([balance.body.data[0].accountBalance, balance.body.data[0].accountFreezeAmount], ['100', '100'], 'frozen once');
+      const balance = await signedCall(
+        gw.url,
+        racer.credentials,
+        { method: 'GET', path: '/api/v3/ken/query/balance' },
+        gw.clock.now(),
+      );
+      assert.deepEqual(
+        [balance.body.data[0].accountBalance, balance.body.data[0].accountFreezeAmount],
+        ['100', '100'],
+        'frozen once',
+      );
     } finally {
       await second.close();
     }
@@ -222,9 +306,23 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
     assert.equal(got.path, '/own', "the order's notifyUrl wins");
     const payload = JSON.parse(got.body);
     assertTypes(payload, {
-      currencyType: 'string', orderActualAmount: 'string', orderId: 'string', orderFee: 'string', orderStatus: 'string', payParam: 'string',
-      externalOrderId: 'string', tradeNote: 'string', payTypeName: 'string', orderAmount: 'string', orderTime: 'int64', payType: 'int64',
-      orderStatusCode: 'int64', markStatus: 'int64', orderPayTime: 'int64', errorMsg: 'string?', errorMsgEn: 'string?',
+      currencyType: 'string',
+      orderActualAmount: 'string',
+      orderId: 'string',
+      orderFee: 'string',
+      orderStatus: 'string',
+      payParam: 'string',
+      externalOrderId: 'string',
+      tradeNote: 'string',
+      payTypeName: 'string',
+      orderAmount: 'string',
+      orderTime: 'int64',
+      payType: 'int64',
+      orderStatusCode: 'int64',
+      markStatus: 'int64',
+      orderPayTime: 'int64',
+      errorMsg: 'string?',
+      errorMsgEn: 'string?',
     });
     assert.equal(payload.orderActualAmount, '990');
     assert.equal(payload.orderAmount, '1000');
@@ -239,7 +337,15 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
     const [record] = query.body.data;
     assertTypes(record, RECORD_TYPES);
     assert.deepEqual(
-      [record.orderStatus, record.orderStatusCode, record.orderActualAmount, record.orderFee, record.orderEntryAmount, record.accountNo, record.userId],
+      [
+        record.orderStatus,
+        record.orderStatusCode,
+        record.orderActualAmount,
+        record.orderFee,
+        record.orderEntryAmount,
+        record.accountNo,
+        record.userId,
+      ],
       [2, 'PAYMENT_SUCCESS', '990', '20', '970', '254712345678', merchant.merchantId],
     );
     assert.match(record.channelOrderId, /^ws_CO_\d{14}[0-9a-f]{12}$/, "the M-Pesa rail's CheckoutRequestID");
@@ -247,8 +353,17 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
     assert.equal(late.status, 409);
     assert.deepEqual(late.body.error.allowedEvents, [], 'a repeated rail report never moves a final order');
     await gw.gateway.ledger.settleDue();
-    const balance = await signedCall(gw.url, merchant.credentials, { method: 'GET', path: '/api/v3/ken/query/balance' }, gw.clock.now());
-    assert.deepEqual([balance.body.data[0].accountBalance, balance.body.data[0].accountWaitSettledAmount], ['970', '0'], 'net of fee, settled');
+    const balance = await signedCall(
+      gw.url,
+      merchant.credentials,
+      { method: 'GET', path: '/api/v3/ken/query/balance' },
+      gw.clock.now(),
+    );
+    assert.deepEqual(
+      [balance.body.data[0].accountBalance, balance.body.data[0].accountWaitSettledAmount],
+      ['970', '0'],
+      'net of fee, settled',
+    );
   });
 
   it('charges a collection the fee in force when it was created', async () => {
@@ -257,10 +372,14 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
     await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/ken.collection.CHARGE`, { percentBps: 900 });
     try {
       await sandbox(orderId, 'paid');
-      const [record] = (await call('/api/v3/ken/query/collectingOrder', { externalOrderId: body.externalOrderId, orderId })).body.data;
+      const [record] = (
+        await call('/api/v3/ken/query/collectingOrder', { externalOrderId: body.externalOrderId, orderId })
+      ).body.data;
       assert.equal(record.orderFee, '20', '2 % (the schedule at creation), not 9 %');
     } finally {
-      await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/ken.collection.CHARGE`, { percentBps: 200 });
+      await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/ken.collection.CHARGE`, {
+        percentBps: 200,
+      });
     }
   });
 
@@ -269,7 +388,9 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
     const orderId = (await call(COLLECT, body)).body.data.currencyOrderVo.orderId as string;
     gw.clock.advance(1_800_001);
     assert.ok((await gw.gateway.orders.expireDue()) >= 1);
-    const [record] = (await call('/api/v3/ken/query/collectingOrder', { externalOrderId: body.externalOrderId, orderId })).body.data;
+    const [record] = (
+      await call('/api/v3/ken/query/collectingOrder', { externalOrderId: body.externalOrderId, orderId })
+    ).body.data;
     assert.equal(record.orderStatus, 3);
     assert.equal(record.orderStatusCode, 'EXPIRED');
     assert.match(record.errorMsgEn, /did not pay/);
@@ -282,7 +403,11 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
     const late = (await call(COLLECT, collection())).body.data.currencyOrderVo.orderId as string;
     gw.clock.advance(1_800_001);
     const refused = await sandbox(late, 'paid');
-    assert.equal(refused.status, 409, "a payment once the cashier's time is up is refused, before the expiry worker runs");
+    assert.equal(
+      refused.status,
+      409,
+      "a payment once the cashier's time is up is refused, before the expiry worker runs",
+    );
     assert.deepEqual(refused.body.error.allowedEvents, ['expired']);
     await gw.gateway.orders.expireDue();
   });
@@ -299,7 +424,11 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
       assert.match(response.body.msgEn, /order not found/);
     }
     const stranger = await gw.merchantWithKey();
-    const foreign = await call('/api/v3/ken/query/collectingOrder', { externalOrderId: body.externalOrderId, orderId }, stranger.credentials);
+    const foreign = await call(
+      '/api/v3/ken/query/collectingOrder',
+      { externalOrderId: body.externalOrderId, orderId },
+      stranger.credentials,
+    );
     assert.match(foreign.body.msgEn, /order not found/);
     const wrongKind = await call('/api/v3/ken/query/transferOrder', { externalOrderId: body.externalOrderId, orderId });
     assert.match(wrongKind.body.msgEn, /order not found/);
@@ -310,19 +439,39 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
     const count = await orderCount();
     const response = await call(TRANSFER, transfer(), poor.credentials);
     assert.equal(response.body.code, '300');
-    assert.match(response.body.msgEn, /insufficient balance: the transfer needs 700 KES \(amount \+ fee\) and 0 KES is available/);
+    assert.match(
+      response.body.msgEn,
+      /insufficient balance: the transfer needs 700 KES \(amount \+ fee\) and 0 KES is available/,
+    );
     assert.equal(await orderCount(), count);
   });
 
   it('runs a transfer 1 → 2 → 8 with frozen money, then the Kenya transfer callback', async () => {
-    await gw.admin('POST', `/admin/v1/merchants/${merchant.merchantId}/balance-adjustments`, { currency: 'KES', amount: '5000', reason: 'float' });
+    await gw.admin('POST', `/admin/v1/merchants/${merchant.merchantId}/balance-adjustments`, {
+      currency: 'KES',
+      amount: '5000',
+      reason: 'float',
+    });
     const body = transfer();
     const created = await call(TRANSFER, body);
     assert.equal(created.body.code, '200', created.body.msgEn);
-    assertTypes(created.body.data, { orderId: 'string', orderStatus: 'string', externalOrderId: 'string', currencyType: 'string' });
+    assertTypes(created.body.data, {
+      orderId: 'string',
+      orderStatus: 'string',
+      externalOrderId: 'string',
+      currencyType: 'string',
+    });
     assert.equal(created.body.data.orderStatus, 'ACCEPTED');
     const orderId = created.body.data.orderId as string;
-    const balance = async () => (await signedCall(gw.url, merchant.credentials, { method: 'GET', path: '/api/v3/ken/query/balance' }, gw.clock.now())).body.data[0];
+    const balance = async () =>
+      (
+        await signedCall(
+          gw.url,
+          merchant.credentials,
+          { method: 'GET', path: '/api/v3/ken/query/balance' },
+          gw.clock.now(),
+        )
+      ).body.data[0];
     assert.equal((await balance()).accountFreezeAmount, '730', 'amount + the 30 KES fee');
 
     assert.equal((await sandbox(orderId, 'succeeded')).status, 409, 'success only after bank processing');
@@ -335,13 +484,31 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
     assert.ok(got);
     const payload = JSON.parse(got.body);
     assertTypes(payload, {
-      currencyType: 'string', accountCode: 'string', accountName: 'string', orderId: 'string', accountType: 'string', orderFee: 'string',
-      orderStatus: 'string', externalOrderId: 'string', payTypeName: 'string', orderAmount: 'string', orderPayTime: 'int64', orderTime: 'int64',
-      payType: 'int64', userInfoName: 'string', accountNo: 'string', orderStatusCode: 'int64', markStatus: 'string',
+      currencyType: 'string',
+      accountCode: 'string',
+      accountName: 'string',
+      orderId: 'string',
+      accountType: 'string',
+      orderFee: 'string',
+      orderStatus: 'string',
+      externalOrderId: 'string',
+      payTypeName: 'string',
+      orderAmount: 'string',
+      orderPayTime: 'int64',
+      orderTime: 'int64',
+      payType: 'int64',
+      userInfoName: 'string',
+      accountNo: 'string',
+      orderStatusCode: 'int64',
+      markStatus: 'string',
     });
-    assert.deepEqual([payload.orderStatusCode, payload.orderStatus, payload.orderFee, payload.accountNo], [8, 'SUCCESS', '30', '254110000001']);
+    assert.deepEqual(
+      [payload.orderStatusCode, payload.orderStatus, payload.orderFee, payload.accountNo],
+      [8, 'SUCCESS', '30', '254110000001'],
+    );
 
-    const [record] = (await call('/api/v3/ken/query/transferOrder', { externalOrderId: body.externalOrderId, orderId })).body.data;
+    const [record] = (await call('/api/v3/ken/query/transferOrder', { externalOrderId: body.externalOrderId, orderId }))
+      .body.data;
     assertTypes(record, { ...RECORD_TYPES, orderFee: 'int64' });
     assert.equal(record.orderFee, 30);
     assert.match(record.channelOrderId, /^AG_[0-9A-F]{20}$/, "the payout rail's reference");
@@ -349,8 +516,20 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
   });
 
   it('releases the frozen money when a transfer fails or the bank rejects it', async () => {
-    await gw.admin('POST', `/admin/v1/merchants/${merchant.merchantId}/balance-adjustments`, { currency: 'KES', amount: '2000', reason: 'float' });
-    const balance = async () => (await signedCall(gw.url, merchant.credentials, { method: 'GET', path: '/api/v3/ken/query/balance' }, gw.clock.now())).body.data[0];
+    await gw.admin('POST', `/admin/v1/merchants/${merchant.merchantId}/balance-adjustments`, {
+      currency: 'KES',
+      amount: '2000',
+      reason: 'float',
+    });
+    const balance = async () =>
+      (
+        await signedCall(
+          gw.url,
+          merchant.credentials,
+          { method: 'GET', path: '/api/v3/ken/query/balance' },
+          gw.clock.now(),
+        )
+      ).body.data[0];
     const start = Number((await balance()).accountBalance);
     for (const event of ['failed', 'bank_rejected']) {
       const orderId = (await call(TRANSFER, transfer())).body.data.orderId as string;
@@ -363,7 +542,11 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
 
   it('never overdraws with concurrent transfers racing for the same balance', async () => {
     const racer = await gw.merchantWithKey();
-    await gw.admin('POST', `/admin/v1/merchants/${racer.merchantId}/balance-adjustments`, { currency: 'KES', amount: '3500', reason: 'float' });
+    await gw.admin('POST', `/admin/v1/merchants/${racer.merchantId}/balance-adjustments`, {
+      currency: 'KES',
+      amount: '3500',
+      reason: 'float',
+    });
     const results = await Promise.all(Array.from({ length: 10 }, () => call(TRANSFER, transfer(), racer.credentials)));
     assert.equal(results.filter((r) => r.body.code === '200').length, 5, '5 × 700 fit in 3500');
     assert.ok(results.filter((r) => r.body.code !== '200').every((r) => /insufficient balance/.test(r.body.msgEn)));
@@ -371,10 +554,13 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
 
   it('the audit finds an order whose state has no entries behind it', async () => {
     const orderId = (await call(COLLECT, collection())).body.data.currencyOrderVo.orderId as string;
-    const setStatus = (status: number) => gw.gateway.store.transact((tx) => tx.updateTable('orders').set({ status }).where('id', '=', orderId).execute());
+    const setStatus = (status: number) =>
+      gw.gateway.store.transact((tx) => tx.updateTable('orders').set({ status }).where('id', '=', orderId).execute());
     await setStatus(2); // "paid" behind the ledger's back
     try {
-      assert.deepEqual(await gw.auditBreaches(), [`collection ${orderId} in status 2 has journals: none; expected 1 collection.paid`]);
+      assert.deepEqual(await gw.auditBreaches(), [
+        `collection ${orderId} in status 2 has journals: none; expected 1 collection.paid`,
+      ]);
     } finally {
       await setStatus(1);
     }
@@ -389,7 +575,10 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
     const html = await page.text();
     assert.match(html, /2547•••••123/);
     assert.match(html, /KES 1,500/);
-    assert.ok(!html.includes('<script>alert(1)</script>') && html.includes('&lt;script&gt;'), 'merchant text stays text');
+    assert.ok(
+      !html.includes('<script>alert(1)</script>') && html.includes('&lt;script&gt;'),
+      'merchant text stays text',
+    );
     const empty = await fetch(new URL(`${path}/sandbox`, gw.url), { method: 'POST', redirect: 'manual' });
     assert.equal(empty.status, 303, 'a post without a body changes nothing and is no error');
     const pay = await fetch(new URL(`${path}/sandbox`, gw.url), {

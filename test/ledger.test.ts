@@ -69,7 +69,10 @@ describe(`ledger (${databaseLabel})`, () => {
     const id = `mch_ledger_${++merchantSeq}_${Date.now()}`;
     const now = systemClock.now();
     await store.transact((tx) =>
-      tx.insertInto('merchants').values({ id, name: id, language: 'en', callback_url: null, created_at: now, updated_at: now }).execute(),
+      tx
+        .insertInto('merchants')
+        .values({ id, name: id, language: 'en', callback_url: null, created_at: now, updated_at: now })
+        .execute(),
     );
     return id;
   };
@@ -114,7 +117,10 @@ describe(`ledger (${databaseLabel})`, () => {
     const merchantId = await newMerchant();
     await service.adjust(merchantId, { currency: 'BRL', amount: '100.00', reason: 'top-up' });
     const transfer: TransferMoney = { merchantId, currency: 'BRL', orderId: 'ord_x', amount: 9_950n, fee: 51n };
-    await assert.rejects(store.transact((tx) => service.ledger.freezeForTransfer(tx, transfer)), InsufficientBalanceError);
+    await assert.rejects(
+      store.transact((tx) => service.ledger.freezeForTransfer(tx, transfer)),
+      InsufficientBalanceError,
+    );
     const [balance] = await service.balances(store.read, merchantId, ['BRL']);
     assert.deepEqual(balance, { currency: 'BRL', available: 10_000n, frozen: 0n, awaitingSettlement: 0n });
     await clean();
@@ -125,7 +131,15 @@ describe(`ledger (${databaseLabel})`, () => {
     await service.adjust(merchantId, { currency: 'KES', amount: '1000', reason: 'top-up' });
     const results = await Promise.allSettled(
       Array.from({ length: 20 }, (_, i) =>
-        store.transact((tx) => service.ledger.freezeForTransfer(tx, { merchantId, currency: 'KES', orderId: `ord_${i}`, amount: 90n, fee: 10n })),
+        store.transact((tx) =>
+          service.ledger.freezeForTransfer(tx, {
+            merchantId,
+            currency: 'KES',
+            orderId: `ord_${i}`,
+            amount: 90n,
+            fee: 10n,
+          }),
+        ),
       ),
     );
     assert.equal(results.filter((r) => r.status === 'fulfilled').length, 10);
@@ -142,7 +156,11 @@ describe(`ledger (${databaseLabel})`, () => {
       | { op: 'transfer'; amount: number; fee: number; outcome: 'paid' | 'released' | 'pending' }
       | { op: 'adjust'; amount: number };
     const step = fc.oneof(
-      fc.record({ op: fc.constant('collect' as const), amount: fc.integer({ min: 1, max: 5_000_000 }), feeBps: fc.integer({ min: 0, max: 1_000 }) }),
+      fc.record({
+        op: fc.constant('collect' as const),
+        amount: fc.integer({ min: 1, max: 5_000_000 }),
+        feeBps: fc.integer({ min: 0, max: 1_000 }),
+      }),
       fc.record({ op: fc.constant('settle' as const) }),
       fc.record({
         op: fc.constant('transfer' as const),
@@ -150,62 +168,78 @@ describe(`ledger (${databaseLabel})`, () => {
         fee: fc.integer({ min: 0, max: 500 }),
         outcome: fc.constantFrom('paid' as const, 'released' as const, 'pending' as const),
       }),
-      fc.record({ op: fc.constant('adjust' as const), amount: fc.integer({ min: -2_000_000, max: 2_000_000 }).filter((n) => n !== 0) }),
+      fc.record({
+        op: fc.constant('adjust' as const),
+        amount: fc.integer({ min: -2_000_000, max: 2_000_000 }).filter((n) => n !== 0),
+      }),
     );
     await fc.assert(
-      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 12 }), fc.constantFrom<Currency>('BRL', 'KES'), async (steps, currency) => {
-        const merchantId = await newMerchant();
-        // The model: what each balance must be, computed independently with plain bigint sums.
-        const model = { available: 0n, frozen: 0n, awaiting: 0n };
-        let seq = 0;
-        for (const s of steps as Step[]) {
-          const orderId = `ord_${merchantId}_${++seq}`;
-          if (s.op === 'collect') {
-            const amount = BigInt(s.amount);
-            const fee = feeFor(amount, { percentBps: s.feeBps, fixed: 0n, minimum: 0n });
-            await store.transact((tx) =>
-              service.ledger.creditCollection(tx, { merchantId, currency, orderId, amount, fee, settleAt: 0 }),
-            );
-            model.awaiting += amount - fee;
-          } else if (s.op === 'settle') {
-            await service.settleDue(10_000);
-            model.available += model.awaiting;
-            model.awaiting = 0n;
-          } else if (s.op === 'adjust') {
-            const amount = BigInt(s.amount);
-            try {
-              await service.adjust(merchantId, { currency, amount: formatMinor(amount, CURRENCIES[currency]), reason: 'random' });
-              model.available += amount;
-            } catch {
-              assert.ok(model.available + amount < 0n, 'only an overdraft is refused');
+      fc.asyncProperty(
+        fc.array(step, { minLength: 1, maxLength: 12 }),
+        fc.constantFrom<Currency>('BRL', 'KES'),
+        async (steps, currency) => {
+          const merchantId = await newMerchant();
+          // The model: what each balance must be, computed independently with plain bigint sums.
+          const model = { available: 0n, frozen: 0n, awaiting: 0n };
+          let seq = 0;
+          for (const s of steps as Step[]) {
+            const orderId = `ord_${merchantId}_${++seq}`;
+            if (s.op === 'collect') {
+              const amount = BigInt(s.amount);
+              const fee = feeFor(amount, { percentBps: s.feeBps, fixed: 0n, minimum: 0n });
+              await store.transact((tx) =>
+                service.ledger.creditCollection(tx, { merchantId, currency, orderId, amount, fee, settleAt: 0 }),
+              );
+              model.awaiting += amount - fee;
+            } else if (s.op === 'settle') {
+              await service.settleDue(10_000);
+              model.available += model.awaiting;
+              model.awaiting = 0n;
+            } else if (s.op === 'adjust') {
+              const amount = BigInt(s.amount);
+              try {
+                await service.adjust(merchantId, {
+                  currency,
+                  amount: formatMinor(amount, CURRENCIES[currency]),
+                  reason: 'random',
+                });
+                model.available += amount;
+              } catch {
+                assert.ok(model.available + amount < 0n, 'only an overdraft is refused');
+              }
+            } else {
+              const t: TransferMoney = { merchantId, currency, orderId, amount: BigInt(s.amount), fee: BigInt(s.fee) };
+              try {
+                await store.transact(async (tx) => {
+                  await service.ledger.freezeForTransfer(tx, t);
+                });
+              } catch (error) {
+                assert.ok(error instanceof InsufficientBalanceError);
+                assert.ok(model.available < t.amount + t.fee, 'only a shortfall is refused');
+                continue;
+              }
+              model.available -= t.amount + t.fee;
+              model.frozen += t.amount + t.fee;
+              if (s.outcome === 'paid') {
+                await store.transact((tx) => service.ledger.completeTransfer(tx, t));
+                model.frozen -= t.amount + t.fee;
+              } else if (s.outcome === 'released') {
+                await store.transact((tx) => service.ledger.releaseTransfer(tx, t));
+                model.frozen -= t.amount + t.fee;
+                model.available += t.amount + t.fee;
+              }
             }
-          } else {
-            const t: TransferMoney = { merchantId, currency, orderId, amount: BigInt(s.amount), fee: BigInt(s.fee) };
-            try {
-              await store.transact(async (tx) => {
-                await service.ledger.freezeForTransfer(tx, t);
-              });
-            } catch (error) {
-              assert.ok(error instanceof InsufficientBalanceError);
-              assert.ok(model.available < t.amount + t.fee, 'only a shortfall is refused');
-              continue;
-            }
-            model.available -= t.amount + t.fee;
-            model.frozen += t.amount + t.fee;
-            if (s.outcome === 'paid') {
-              await store.transact((tx) => service.ledger.completeTransfer(tx, t));
-              model.frozen -= t.amount + t.fee;
-            } else if (s.outcome === 'released') {
-              await store.transact((tx) => service.ledger.releaseTransfer(tx, t));
-              model.frozen -= t.amount + t.fee;
-              model.available += t.amount + t.fee;
-            }
+            const [balance] = await service.balances(store.read, merchantId, [currency]);
+            assert.deepEqual(balance, {
+              currency,
+              available: model.available,
+              frozen: model.frozen,
+              awaitingSettlement: model.awaiting,
+            });
+            await clean();
           }
-          const [balance] = await service.balances(store.read, merchantId, [currency]);
-          assert.deepEqual(balance, { currency, available: model.available, frozen: model.frozen, awaitingSettlement: model.awaiting });
-          await clean();
-        }
-      }),
+        },
+      ),
       { numRuns: TEST_DATABASE_URL === undefined ? 60 : 25 },
     );
   });

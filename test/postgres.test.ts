@@ -7,7 +7,9 @@ import { signedCall, startTestGateway } from './support/gateway.js';
 // Every HTTP suite runs on SQLite, and on PostgreSQL when TEST_DATABASE_URL is set. Say so when it is not.
 describe('PostgreSQL', () => {
   if (TEST_DATABASE_URL === undefined) {
-    it.skip('suites on PostgreSQL skipped: TEST_DATABASE_URL is not set (e.g. postgres://postgres@127.0.0.1:5432/test)');
+    it.skip(
+      'suites on PostgreSQL skipped: TEST_DATABASE_URL is not set (e.g. postgres://postgres@127.0.0.1:5432/test)',
+    );
     return;
   }
 
@@ -15,7 +17,8 @@ describe('PostgreSQL', () => {
     const gw = await startTestGateway();
     try {
       const k = await gw.merchantWithKey();
-      const call = () => signedCall(gw.url, k.credentials, { path: '/api/v3/bra/query/bank', body: {} }, gw.clock.now());
+      const call = () =>
+        signedCall(gw.url, k.credentials, { path: '/api/v3/bra/query/bank', body: {} }, gw.clock.now());
       assert.equal((await call()).body.code, '200');
       const database = new URL(gw.databaseUrl ?? '').pathname.slice(1);
       const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });

@@ -119,7 +119,14 @@ describe('failure table', () => {
 
   it('maps 307 to signature faults and 301 to key state, IP and permission', () => {
     const codes = Object.fromEntries(samples.map((f) => [f.kind, describeFailure(f, 'en').code]));
-    for (const kind of ['header_missing', 'header_malformed', 'unknown_access_key', 'signature_mismatch', 'timestamp_outside_window', 'nonce_reused']) {
+    for (const kind of [
+      'header_missing',
+      'header_malformed',
+      'unknown_access_key',
+      'signature_mismatch',
+      'timestamp_outside_window',
+      'nonce_reused',
+    ]) {
       assert.equal(codes[kind], '307', kind);
     }
     for (const kind of ['key_not_active', 'key_disabled', 'key_deleted', 'ip_not_whitelisted', 'permission_denied']) {

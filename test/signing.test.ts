@@ -53,13 +53,21 @@ describe('string to sign rules', () => {
   });
 
   it('sorts by UTF-8 bytes, not by locale', () => {
-    assert.equal(stringToSign({ é: '1', z: '2', Z: '3' }, headers).split('&').map((p) => p.split('=')[0]).join(','),
-      'Z,access_key,nonce,timestamp,z,é');
+    assert.equal(
+      stringToSign({ é: '1', z: '2', Z: '3' }, headers)
+        .split('&')
+        .map((p) => p.split('=')[0])
+        .join(','),
+      'Z,access_key,nonce,timestamp,z,é',
+    );
   });
 
   it('is HMAC-SHA1 in standard Base64 with padding', () => {
     const text = stringToSign({ amount: '1.00' }, headers);
-    assert.equal(computeSign('secret', { amount: '1.00' }, headers), createHmac('sha1', 'secret').update(text).digest('base64'));
+    assert.equal(
+      computeSign('secret', { amount: '1.00' }, headers),
+      createHmac('sha1', 'secret').update(text).digest('base64'),
+    );
     assert.match(computeSign('secret', null, headers), /^[A-Za-z0-9+/]{27}=$/);
   });
 

@@ -29,11 +29,27 @@ describe(`store (${databaseLabel})`, () => {
   it('writes a callback with its unit of work and wakes delivery only after the commit', async () => {
     const now = systemClock.now();
     await store.transact((tx) =>
-      tx.insertInto('merchants').values({ id: 'mch_outbox', name: 'Outbox', language: 'en', callback_url: 'https://m.example/cb', created_at: now, updated_at: now }).execute(),
+      tx
+        .insertInto('merchants')
+        .values({
+          id: 'mch_outbox',
+          name: 'Outbox',
+          language: 'en',
+          callback_url: 'https://m.example/cb',
+          created_at: now,
+          updated_at: now,
+        })
+        .execute(),
     );
     let wakes = 0;
     const outbox = new CallbackOutbox(store, systemClock, () => (wakes += 1));
-    const callback = { orderKind: 'test', merchantId: 'mch_outbox', accessKey: 'AKx', notifyUrl: null, payload: { a: '1' } };
+    const callback = {
+      orderKind: 'test',
+      merchantId: 'mch_outbox',
+      accessKey: 'AKx',
+      notifyUrl: null,
+      payload: { a: '1' },
+    };
     const events = (orderId: string) =>
       store.read.selectFrom('callback_events').selectAll().where('order_id', '=', orderId).execute();
 
@@ -64,8 +80,14 @@ describe(`store (${databaseLabel})`, () => {
     const merchant = { name: 'Atomic', language: 'en', callback_url: null, created_at: 1, updated_at: 1 };
     await assert.rejects(
       store.transact(async (tx) => {
-        await tx.insertInto('merchants').values({ ...merchant, id: 'mch_atomic_1' }).execute();
-        await tx.insertInto('merchants').values({ ...merchant, id: 'mch_atomic_1' }).execute();
+        await tx
+          .insertInto('merchants')
+          .values({ ...merchant, id: 'mch_atomic_1' })
+          .execute();
+        await tx
+          .insertInto('merchants')
+          .values({ ...merchant, id: 'mch_atomic_1' })
+          .execute();
       }),
       (error: unknown) => isUniqueViolation(error),
     );
@@ -76,18 +98,37 @@ describe(`store (${databaseLabel})`, () => {
   it('keeps bigint milliseconds exact', async () => {
     const when = 1_795_412_351_492;
     await store.transact((tx) =>
-      tx.insertInto('merchants').values({ id: 'mch_time', name: 't', language: 'en', callback_url: null, created_at: when, updated_at: when }).execute(),
+      tx
+        .insertInto('merchants')
+        .values({ id: 'mch_time', name: 't', language: 'en', callback_url: null, created_at: when, updated_at: when })
+        .execute(),
     );
-    const row = await store.read.selectFrom('merchants').select('created_at').where('id', '=', 'mch_time').executeTakeFirstOrThrow();
+    const row = await store.read
+      .selectFrom('merchants')
+      .select('created_at')
+      .where('id', '=', 'mch_time')
+      .executeTakeFirstOrThrow();
     assert.equal(row.created_at, when);
     assert.equal(typeof row.created_at, 'number');
   });
 
   it('records a nonce once per key and prunes only expired ones', async () => {
-    assert.equal(await store.transact((tx) => recordNonce(tx, 'AK1', 'a0000000-0000-4000-8000-000000000001', 1_000)), true);
-    assert.equal(await store.transact((tx) => recordNonce(tx, 'AK1', 'A0000000-0000-4000-8000-000000000001', 9_000)), false);
-    assert.equal(await store.transact((tx) => recordNonce(tx, 'AK2', 'a0000000-0000-4000-8000-000000000001', 1_000)), true);
-    assert.equal(await store.transact((tx) => recordNonce(tx, 'AK1', 'a0000000-0000-4000-8000-000000000002', 5_000)), true);
+    assert.equal(
+      await store.transact((tx) => recordNonce(tx, 'AK1', 'a0000000-0000-4000-8000-000000000001', 1_000)),
+      true,
+    );
+    assert.equal(
+      await store.transact((tx) => recordNonce(tx, 'AK1', 'A0000000-0000-4000-8000-000000000001', 9_000)),
+      false,
+    );
+    assert.equal(
+      await store.transact((tx) => recordNonce(tx, 'AK2', 'a0000000-0000-4000-8000-000000000001', 1_000)),
+      true,
+    );
+    assert.equal(
+      await store.transact((tx) => recordNonce(tx, 'AK1', 'a0000000-0000-4000-8000-000000000002', 5_000)),
+      true,
+    );
     assert.equal(await store.transact((tx) => pruneExpiredNonces(tx, 2_000, 1)), 1, 'batch limit respected');
     assert.equal(await store.transact((tx) => pruneExpiredNonces(tx, 2_000, 100)), 1);
     assert.equal(await store.transact((tx) => pruneExpiredNonces(tx, 2_000, 100)), 0);

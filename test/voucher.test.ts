@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { pdfText } from './support/pdf.js';
-import { brasiliaTime, drawableText, formatBrl, maskDocument, renderVoucher, type VoucherFacts } from '../src/brazil/voucher.js';
+import {
+  brasiliaTime,
+  drawableText,
+  formatBrl,
+  maskDocument,
+  renderVoucher,
+  type VoucherFacts,
+} from '../src/brazil/voucher.js';
 import { databaseLabel } from './support/database.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 
@@ -11,7 +18,6 @@ const LINK = /^https:\/\/pay\.example\.com\/vouchers\/[A-Za-z0-9_-]{32}\.pdf$/;
 
 let seq = 0;
 const unique = (prefix: string) => `${prefix}-${Date.now()}-${++seq}`;
-
 
 const FACTS: VoucherFacts = {
   kind: 'pix_received',
@@ -91,22 +97,38 @@ describe(`Brazil payment vouchers (${databaseLabel})`, () => {
   let gw: TestGateway;
   let merchant: Awaited<ReturnType<TestGateway['merchantWithKey']>>;
   let other: Awaited<ReturnType<TestGateway['merchantWithKey']>>;
-  const call = (path: string, body: unknown, credentials = merchant.credentials) => signedCall(gw.url, credentials, { path, body }, gw.clock.now());
+  const call = (path: string, body: unknown, credentials = merchant.credentials) =>
+    signedCall(gw.url, credentials, { path, body }, gw.clock.now());
   const sandbox = async (orderId: string, event: string) => {
     const response = await gw.sandbox(orderId, event);
     assert.equal(response.status, 200, JSON.stringify(response.body));
   };
   const voucher = (orderId: string, credentials = merchant.credentials) => call(VOUCHER, { orderId }, credentials);
-  const details = async (orderId: string) => JSON.parse((await gw.gateway.orders.find(orderId))?.details ?? '{}') as { endToEndId: string; voucherToken: string };
+  const details = async (orderId: string) =>
+    JSON.parse((await gw.gateway.orders.find(orderId))?.details ?? '{}') as {
+      endToEndId: string;
+      voucherToken: string;
+    };
   const fetchVoucher = (link: string) => fetch(new URL(new URL(link).pathname, gw.url));
 
   const collect = async (body: Record<string, unknown>) => {
-    const response = await call('/api/v3/bra/createCollectingOrder', { amount: '1234.56', channelType: 'PIX', externalOrderId: unique('vc-col'), ...body });
+    const response = await call('/api/v3/bra/createCollectingOrder', {
+      amount: '1234.56',
+      channelType: 'PIX',
+      externalOrderId: unique('vc-col'),
+      ...body,
+    });
     assert.equal(response.body.code, '200', response.body.msgEn);
     return response.body.data.currencyOrderVo.orderId as string;
   };
   const transfer = async (path: string, body: Record<string, unknown>) => {
-    const response = await call(path, { externalOrderId: unique('vc-trf'), personIdType: 'CPF', personId: '529.982.247-25', personName: 'João da Conceição', ...body });
+    const response = await call(path, {
+      externalOrderId: unique('vc-trf'),
+      personIdType: 'CPF',
+      personId: '529.982.247-25',
+      personName: 'João da Conceição',
+      ...body,
+    });
     assert.equal(response.body.code, '200', response.body.msgEn);
     return response.body.data.orderId as string;
   };
@@ -124,21 +146,33 @@ describe(`Brazil payment vouchers (${databaseLabel})`, () => {
     gw = await startTestGateway({ env: { PUBLIC_BASE_URL } });
     merchant = await gw.merchantWithKey();
     other = await gw.merchantWithKey();
-    await gw.admin('POST', `/admin/v1/merchants/${merchant.merchantId}/balance-adjustments`, { currency: 'BRL', amount: '1000.00', reason: 'float' });
+    await gw.admin('POST', `/admin/v1/merchants/${merchant.merchantId}/balance-adjustments`, {
+      currency: 'BRL',
+      amount: '1000.00',
+      reason: 'float',
+    });
   });
   after(async () => {
     await gw.close();
   });
 
   it('links a paid PIX collection to its PDF receipt, with the same link on every call', async () => {
-    const orderId = await collect({ userInfoType: 'CPF', userInfoNo: '52998224725', userInfoName: 'Maria da Conceição' });
+    const orderId = await collect({
+      userInfoType: 'CPF',
+      userInfoNo: '52998224725',
+      userInfoName: 'Maria da Conceição',
+    });
     await sandbox(orderId, 'paid');
     const first = await voucher(orderId);
     assert.equal(first.status, 200);
     assert.equal(first.body.code, '200', first.body.msgEn);
     assert.match(first.body.data, LINK);
     const { endToEndId, voucherToken } = await details(orderId);
-    assert.equal(first.body.data, `${PUBLIC_BASE_URL}/vouchers/${voucherToken}.pdf`, 'the token settled with the order');
+    assert.equal(
+      first.body.data,
+      `${PUBLIC_BASE_URL}/vouchers/${voucherToken}.pdf`,
+      'the token settled with the order',
+    );
     assert.equal((await voucher(orderId)).body.data, first.body.data, 'the link is stable');
 
     const response = await fetchVoucher(first.body.data);
@@ -150,7 +184,18 @@ describe(`Brazil payment vouchers (${databaseLabel})`, () => {
     const bytes = new Uint8Array(await response.arrayBuffer());
     assert.equal(Buffer.from(bytes.subarray(0, 5)).toString('latin1'), '%PDF-');
     const text = await pdfText(bytes);
-    for (const expected of ['Pix recebido / Pix received', 'R$ 1.234,56', 'BRL 1234.56', endToEndId, 'Maria da Conceição', '***.982.247-**', 'CASHGATE SANDBOX', merchant.merchantId, orderId, 'Issued by Cashgate']) {
+    for (const expected of [
+      'Pix recebido / Pix received',
+      'R$ 1.234,56',
+      'BRL 1234.56',
+      endToEndId,
+      'Maria da Conceição',
+      '***.982.247-**',
+      'CASHGATE SANDBOX',
+      merchant.merchantId,
+      orderId,
+      'Issued by Cashgate',
+    ]) {
       assert.ok(text.includes(expected), `the voucher shows ${expected}:\n${text}`);
     }
   });
@@ -167,23 +212,53 @@ describe(`Brazil payment vouchers (${databaseLabel})`, () => {
     assert.equal(pdf.headers.get('content-type'), 'application/pdf');
     const text = await pdfText(new Uint8Array(await pdf.arrayBuffer()));
     const { endToEndId } = await details(orderId);
-    for (const expected of ['Transferência bancária / Bank transfer', 'R$ 80,10', 'BRL 80.10', endToEndId, 'João da Conceição', '***.982.247-**', 'Banco do Brasil S.A.', '1234', '12345-6', 'Test Merchant']) {
+    for (const expected of [
+      'Transferência bancária / Bank transfer',
+      'R$ 80,10',
+      'BRL 80.10',
+      endToEndId,
+      'João da Conceição',
+      '***.982.247-**',
+      'Banco do Brasil S.A.',
+      '1234',
+      '12345-6',
+      'Test Merchant',
+    ]) {
       assert.ok(text.includes(expected), `the voucher shows ${expected}:\n${text}`);
     }
     assert.ok(!text.includes('529.982.247-25') && !text.includes('52998224725'), 'the CPF is masked');
   });
 
   it('shows the Pix key of a succeeded PIX transfer and the boleto kind of a paid boleto', async () => {
-    const pixId = await transfer('/api/v3/bra/createTransferOrder', { currencyAmount: '12.00', channelType: 'PIX', accountType: 'EMAIL', accountId: 'joao@example.com.br' });
+    const pixId = await transfer('/api/v3/bra/createTransferOrder', {
+      currencyAmount: '12.00',
+      channelType: 'PIX',
+      accountType: 'EMAIL',
+      accountId: 'joao@example.com.br',
+    });
     await sandbox(pixId, 'processing');
     await sandbox(pixId, 'succeeded');
-    const pixText = await pdfText(new Uint8Array(await (await fetchVoucher((await voucher(pixId)).body.data)).arrayBuffer()));
-    assert.ok(pixText.includes('Pix enviado / Pix sent') && pixText.includes('joao@example.com.br') && pixText.includes('R$ 12,00'), pixText);
+    const pixText = await pdfText(
+      new Uint8Array(await (await fetchVoucher((await voucher(pixId)).body.data)).arrayBuffer()),
+    );
+    assert.ok(
+      pixText.includes('Pix enviado / Pix sent') &&
+        pixText.includes('joao@example.com.br') &&
+        pixText.includes('R$ 12,00'),
+      pixText,
+    );
 
     const boletoId = await collect({ channelType: 'BOLETO', amount: '99.90' });
     await sandbox(boletoId, 'paid');
-    const boletoText = await pdfText(new Uint8Array(await (await fetchVoucher((await voucher(boletoId)).body.data)).arrayBuffer()));
-    assert.ok(boletoText.includes('Boleto pago / Boleto paid') && boletoText.includes('R$ 99,90') && boletoText.includes('Não informado'), boletoText);
+    const boletoText = await pdfText(
+      new Uint8Array(await (await fetchVoucher((await voucher(boletoId)).body.data)).arrayBuffer()),
+    );
+    assert.ok(
+      boletoText.includes('Boleto pago / Boleto paid') &&
+        boletoText.includes('R$ 99,90') &&
+        boletoText.includes('Não informado'),
+      boletoText,
+    );
   });
 
   it('gives concurrent first requests one link, also for an order settled without a token', async () => {
@@ -191,12 +266,22 @@ describe(`Brazil payment vouchers (${databaseLabel})`, () => {
     await sandbox(orderId, 'paid');
     const settled: Record<string, unknown> = await details(orderId);
     delete settled.voucherToken;
-    await gw.gateway.store.transact((tx) => tx.updateTable('orders').set({ details: JSON.stringify(settled) }).where('id', '=', orderId).execute());
+    await gw.gateway.store.transact((tx) =>
+      tx
+        .updateTable('orders')
+        .set({ details: JSON.stringify(settled) })
+        .where('id', '=', orderId)
+        .execute(),
+    );
     const links = await Promise.all(Array.from({ length: 6 }, () => voucher(orderId)));
     const distinct = new Set(links.map((r) => r.body.data as string));
     assert.equal(distinct.size, 1, JSON.stringify([...distinct]));
     assert.match([...distinct][0] ?? '', LINK);
-    const rows = await gw.gateway.store.read.selectFrom('vouchers').selectAll().where('order_id', '=', orderId).execute();
+    const rows = await gw.gateway.store.read
+      .selectFrom('vouchers')
+      .selectAll()
+      .where('order_id', '=', orderId)
+      .execute();
     assert.equal(rows.length, 1);
     assert.equal((await fetchVoucher([...distinct][0] ?? '')).status, 200);
   });
@@ -207,7 +292,10 @@ describe(`Brazil payment vouchers (${databaseLabel})`, () => {
     assert.equal(response.status, 400);
     assert.equal(response.body.code, '300');
     assert.equal(response.body.data, null);
-    assert.equal(response.body.msgEn, 'no voucher: the order is not successful (status WAITING_PAYMENT); a voucher exists once the payment succeeds');
+    assert.equal(
+      response.body.msgEn,
+      'no voucher: the order is not successful (status WAITING_PAYMENT); a voucher exists once the payment succeeds',
+    );
 
     const expired = await collect({});
     await sandbox(expired, 'expired');
@@ -218,19 +306,30 @@ describe(`Brazil payment vouchers (${databaseLabel})`, () => {
     assert.match((await voucher(processing)).body.msgEn, /status BANK_PROCESSING/);
     await sandbox(processing, 'failed');
     assert.match((await voucher(processing)).body.msgEn, /status FAILED/);
-    assert.equal(await gw.gateway.store.read.selectFrom('vouchers').select('token').where('order_id', 'in', [pending, expired, processing]).executeTakeFirst(), undefined);
+    assert.equal(
+      await gw.gateway.store.read
+        .selectFrom('vouchers')
+        .select('token')
+        .where('order_id', 'in', [pending, expired, processing])
+        .executeTakeFirst(),
+      undefined,
+    );
   });
 
   it('says it in the merchant language', async () => {
     const portuguese = await gw.merchantWithKey({ language: 'pt-BR' });
-    const response = await call('/api/v3/bra/createCollectingOrder', { amount: '1.00', channelType: 'PIX', externalOrderId: unique('vc-pt') }, portuguese.credentials);
+    const response = await call(
+      '/api/v3/bra/createCollectingOrder',
+      { amount: '1.00', channelType: 'PIX', externalOrderId: unique('vc-pt') },
+      portuguese.credentials,
+    );
     const refused = await voucher(response.body.data.currencyOrderVo.orderId, portuguese.credentials);
     assert.equal(refused.body.code, '300');
     assert.match(refused.body.msg, /^sem comprovante: .*WAITING_PAYMENT/);
     assert.match(refused.body.msgEn, /^no voucher: /);
   });
 
-  it('treats an unknown order, another merchant\'s order and a Kenya order as not found', async () => {
+  it("treats an unknown order, another merchant's order and a Kenya order as not found", async () => {
     const paid = await collect({});
     await sandbox(paid, 'paid');
     const kenya = await call('/api/v3/ken/createCollectingOrder', {
@@ -267,7 +366,11 @@ describe(`Brazil payment vouchers (${databaseLabel})`, () => {
   });
 
   it('refuses an unsigned call and a key without the query permission', async () => {
-    const unsigned = await fetch(new URL(VOUCHER, gw.url), { method: 'POST', headers: { 'content-type': 'application/json;charset=utf-8' }, body: JSON.stringify({ orderId: 'BC1' }) });
+    const unsigned = await fetch(new URL(VOUCHER, gw.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json;charset=utf-8' },
+      body: JSON.stringify({ orderId: 'BC1' }),
+    });
     assert.equal(unsigned.status, 401);
     assert.equal(((await unsigned.json()) as { code: string }).code, '307');
     const collector = await gw.merchantWithKey({ permissions: ['bra.collection'] });
@@ -277,7 +380,12 @@ describe(`Brazil payment vouchers (${databaseLabel})`, () => {
   });
 
   it('answers 404 in plain text for an unknown or malformed token', async () => {
-    for (const path of [`/vouchers/${'A'.repeat(32)}.pdf`, '/vouchers/short.pdf', `/vouchers/${'A'.repeat(32)}`, '/vouchers/..%2F..%2Fetc.pdf']) {
+    for (const path of [
+      `/vouchers/${'A'.repeat(32)}.pdf`,
+      '/vouchers/short.pdf',
+      `/vouchers/${'A'.repeat(32)}`,
+      '/vouchers/..%2F..%2Fetc.pdf',
+    ]) {
       const response = await fetch(new URL(path, gw.url));
       assert.equal(response.status, 404, path);
       assert.match(response.headers.get('content-type') ?? '', /^text\/plain/);

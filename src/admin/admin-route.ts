@@ -13,7 +13,11 @@ export interface AdminRouteDef<B extends TSchema | undefined, R extends TSchema>
   description?: string;
   body?: B;
   response: R;
-  handle(input: { body: StaticOrUndefined<B>; params: Record<string, string>; reply: FastifyReply }): Promise<Static<R>>;
+  handle(input: {
+    body: StaticOrUndefined<B>;
+    params: Record<string, string>;
+    reply: FastifyReply;
+  }): Promise<Static<R>>;
 }
 
 /** Mounts an operator route (bearer-protected by its scope) and lists it in the catalog. */

@@ -23,7 +23,9 @@ export type OperatorFailure =
 type FailureOf<K extends OperatorFailure['kind']> = Extract<OperatorFailure, { kind: K }>;
 
 /** HTTP status and message of each failure; the compiler asks for an entry for every new kind. */
-const DESCRIPTIONS: { [K in OperatorFailure['kind']]: { status: 400 | 403 | 404 | 409; message(f: FailureOf<K>): string } } = {
+const DESCRIPTIONS: {
+  [K in OperatorFailure['kind']]: { status: 400 | 403 | 404 | 409; message(f: FailureOf<K>): string };
+} = {
   merchant_not_found: { status: 404, message: (f) => `merchant ${f.merchantId} does not exist` },
   api_key_not_found: { status: 404, message: (f) => `API key ${f.accessKey} does not exist for this merchant` },
   api_key_deleted: { status: 409, message: (f) => `API key ${f.accessKey} was deleted and cannot change` },
@@ -34,7 +36,8 @@ const DESCRIPTIONS: { [K in OperatorFailure['kind']]: { status: 400 | 403 | 404 
   },
   insufficient_balance: {
     status: 409,
-    message: (f) => `merchant ${f.merchantId} has not enough available ${f.currency} for this debit: nothing was changed`,
+    message: (f) =>
+      `merchant ${f.merchantId} has not enough available ${f.currency} for this debit: nothing was changed`,
   },
   event_not_allowed: {
     status: 409,
@@ -44,7 +47,8 @@ const DESCRIPTIONS: { [K in OperatorFailure['kind']]: { status: 400 | 403 | 404 
   sandbox_disabled: { status: 403, message: () => 'sandbox controls are off (CASHGATE_SANDBOX=false)' },
   rate_pair_not_supported: {
     status: 404,
-    message: (f) => `the exchange does not price ${f.token} in ${f.currency}: pairs are ${EXCHANGE_CURRENCIES.map((c) => TOKENS.map((t) => `${c}/${t}`).join(', ')).join(', ')}`,
+    message: (f) =>
+      `the exchange does not price ${f.token} in ${f.currency}: pairs are ${EXCHANGE_CURRENCIES.map((c) => TOKENS.map((t) => `${c}/${t}`).join(', ')).join(', ')}`,
   },
   invalid_rate: { status: 400, message: (f) => f.detail },
   invalid_cashier_settings: { status: 400, message: (f) => f.detail },
@@ -57,7 +61,9 @@ const DESCRIPTIONS: { [K in OperatorFailure['kind']]: { status: 400 | 403 | 404 
   },
 };
 
-function describe<K extends OperatorFailure['kind']>(failure: FailureOf<K>): { status: 400 | 403 | 404 | 409; message: string } {
+function describe<K extends OperatorFailure['kind']>(
+  failure: FailureOf<K>,
+): { status: 400 | 403 | 404 | 409; message: string } {
   const description = DESCRIPTIONS[failure.kind];
   return { status: description.status, message: description.message(failure) };
 }

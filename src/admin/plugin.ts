@@ -4,7 +4,13 @@ import { ApiError, describeFailure } from '../http/failures.js';
 import { OperatorError } from './failures.js';
 
 /** Operator API errors: `{ "error": { "code", "message", … } }` with a plain HTTP status. */
-export function sendAdminError(reply: FastifyReply, status: number, code: string, message: string, extra: Record<string, unknown> = {}): FastifyReply {
+export function sendAdminError(
+  reply: FastifyReply,
+  status: number,
+  code: string,
+  message: string,
+  extra: Record<string, unknown> = {},
+): FastifyReply {
   return reply.code(status).send({ error: { code, message, ...extra } });
 }
 
@@ -23,7 +29,12 @@ function bearerMatches(request: FastifyRequest, expected: string): boolean {
 export function registerAdminAuth(scope: FastifyInstance, adminToken: string | undefined): void {
   scope.addHook('onRequest', async (request, reply) => {
     if (adminToken === undefined) {
-      return sendAdminError(reply, 403, 'admin_api_disabled', 'the admin API is disabled: set CASHGATE_ADMIN_TOKEN to enable it');
+      return sendAdminError(
+        reply,
+        403,
+        'admin_api_disabled',
+        'the admin API is disabled: set CASHGATE_ADMIN_TOKEN to enable it',
+      );
     }
     if (!bearerMatches(request, adminToken)) {
       void reply.header('www-authenticate', 'Bearer realm="cashgate-admin"');

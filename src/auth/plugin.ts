@@ -101,7 +101,9 @@ export function registerMerchantAuth(scope: FastifyInstance, deps: AuthDeps): vo
     request.callerHints = {
       language: key.merchantLanguage,
       debug: key.debug,
-      ...(key.debug && { debugKey: { accessKey: key.accessKey, merchantId: key.merchantId, signedString: signed, verified: false } }),
+      ...(key.debug && {
+        debugKey: { accessKey: key.accessKey, merchantId: key.merchantId, signedString: signed, verified: false },
+      }),
     };
 
     if (!signsEqual(signString(key.secretKey, signed), headers.sign)) {
@@ -127,7 +129,8 @@ export function registerMerchantAuth(scope: FastifyInstance, deps: AuthDeps): vo
     if (now < key.activeAt) throw new ApiError({ kind: 'key_not_active', activeAt: key.activeAt });
     if (!key.whitelist.allows(request.ip)) throw new ApiError({ kind: 'ip_not_whitelisted', ip: request.ip });
     const permission = request.routeOptions.config.permission;
-    if (permission === undefined) throw new Error(`signed route ${request.routeOptions.url ?? ''} declares no permission`);
+    if (permission === undefined)
+      throw new Error(`signed route ${request.routeOptions.url ?? ''} declares no permission`);
     if (!grants(key.permissions, permission)) throw new ApiError({ kind: 'permission_denied', permission });
 
     const waitMs = deps.rateLimiter.take(key.accessKey, now);

@@ -53,15 +53,32 @@ export function brazilCollectionCodes(input: {
   const made = new Map<string, PayParam>();
   const make = (orderId: string): PayParam => {
     if (boleto !== undefined) {
-      const barcode = boletoBarcode({ bankCode: rails.boletoBankCode, dueDate: boleto.dueDate, amountCents: amount, freeField: boletoFreeField(orderId) });
+      const barcode = boletoBarcode({
+        bankCode: rails.boletoBankCode,
+        dueDate: boleto.dueDate,
+        amountCents: amount,
+        freeField: boletoFreeField(orderId),
+      });
       return { payParam: linhaDigitavel(barcode), railRef: `boleto:${barcode}`, boletoDueDate: boleto.dueDate };
     }
     if (locationId !== undefined) {
-      return { payParam: dynamicBrCode({ locationUrl: locationUrl(input.publicBaseUrl, locationId), ...rails.pix }), railRef: `loc:${locationId}` };
+      return {
+        payParam: dynamicBrCode({ locationUrl: locationUrl(input.publicBaseUrl, locationId), ...rails.pix }),
+        railRef: `loc:${locationId}`,
+      };
     }
     const txid = orderId.slice(0, 25);
     const amountText = formatMoney(amount, 'BRL');
-    return { payParam: staticBrCode({ pixKey: rails.pix.key, merchantName: rails.pix.merchantName, merchantCity: rails.pix.merchantCity, amount: amountText, txid }), railRef: `txid:${txid}` };
+    return {
+      payParam: staticBrCode({
+        pixKey: rails.pix.key,
+        merchantName: rails.pix.merchantName,
+        merchantCity: rails.pix.merchantCity,
+        amount: amountText,
+        txid,
+      }),
+      railRef: `txid:${txid}`,
+    };
   };
   const payParamFor = (orderId: string): PayParam => {
     const known = made.get(orderId) ?? make(orderId);
@@ -74,7 +91,10 @@ export function brazilCollectionCodes(input: {
       railRef: (orderId: string) => payParamFor(orderId).railRef,
       detailsFor: (order: OrderRow) => {
         const { payParam, boletoDueDate } = payParamFor(order.id);
-        return { payParam, ...(boletoDueDate !== undefined && { boletoDueDate, linhaFormatted: formatLinhaDigitavel(payParam) }) };
+        return {
+          payParam,
+          ...(boletoDueDate !== undefined && { boletoDueDate, linhaFormatted: formatLinhaDigitavel(payParam) }),
+        };
       },
     }),
   };

@@ -2,7 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { calculateJwkThumbprint, CompactSign, exportJWK, exportPKCS8, generateKeyPair, importPKCS8, type CryptoKey, type JWK } from 'jose';
+import {
+  calculateJwkThumbprint,
+  CompactSign,
+  exportJWK,
+  exportPKCS8,
+  generateKeyPair,
+  importPKCS8,
+  type CryptoKey,
+  type JWK,
+} from 'jose';
 import type { Clock } from '../clock.js';
 import { formatMoney, fromDb, type Currency } from '../ledger/money.js';
 import type { OrderRow } from '../orders/queries.js';
@@ -73,7 +82,12 @@ export class PixLocationSigner {
   async sign(payload: Record<string, unknown>): Promise<string> {
     const { privateKey, publicJwk } = await this.#load();
     return new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
-      .setProtectedHeader({ alg: ALG, kid: publicJwk.kid ?? '', jku: `${this.options.publicBaseUrl}/pix/jwks.json`, typ: 'JWT' })
+      .setProtectedHeader({
+        alg: ALG,
+        kid: publicJwk.kid ?? '',
+        jku: `${this.options.publicBaseUrl}/pix/jwks.json`,
+        typ: 'JWT',
+      })
       .sign(privateKey);
   }
 
@@ -120,9 +134,12 @@ export function registerPixLocationRoutes(
 ): void {
   app.get<{ Params: { locationId: string } }>('/pix/v2/:locationId', async (request, reply) => {
     const order = await deps.orders.findByRailRef(`loc:${request.params.locationId}`);
-    if (order === undefined) return reply.code(404).type('application/problem+json').send({ title: 'Cobrança não encontrada', status: 404 });
+    if (order === undefined)
+      return reply.code(404).type('application/problem+json').send({ title: 'Cobrança não encontrada', status: 404 });
     const jws = await deps.signer.sign(cobPayload(order, deps.pixKey, deps.clock.now()));
     return reply.header('cache-control', 'no-store').type('application/jose').send(jws);
   });
-  app.get('/pix/jwks.json', async (_request, reply) => reply.header('cache-control', 'public, max-age=3600').send(await deps.signer.jwks()));
+  app.get('/pix/jwks.json', async (_request, reply) =>
+    reply.header('cache-control', 'public, max-age=3600').send(await deps.signer.jwks()),
+  );
 }

@@ -8,7 +8,16 @@ import { amountField } from '../ledger/money.js';
 import type { MerchantService } from '../merchants/service.js';
 import type { OrderRow } from '../orders/queries.js';
 import { MARK_STATUS_NONE, money, paymentCallbackPayload, payTypeText } from '../orders/records.js';
-import { AmountField, ExternalOrderId, fromCreateRequest, OptionalUrl, orderQueryRoute, Remark, TransferResult, transferResult } from '../orders/schemas.js';
+import {
+  AmountField,
+  ExternalOrderId,
+  fromCreateRequest,
+  OptionalUrl,
+  orderQueryRoute,
+  Remark,
+  TransferResult,
+  transferResult,
+} from '../orders/schemas.js';
 import type { OrderKindSpec, OrderService } from '../orders/service.js';
 import { statusText } from '../orders/state-machine.js';
 import { SANDBOX_RAILS } from '../rails/rails.js';
@@ -25,8 +34,11 @@ const PIX_TRANSFER_PAY_TYPE = 201;
 const BANK_TRANSFER_PAY_TYPE = 202;
 
 /** The largest amount each payment code can carry: a BR Code's tag 54 (13 characters), a boleto's 10-digit amount field. */
-export const MAX_COLLECTION_CENTS = { PIX: 999_999_999_999n, PIX_DYNAMIC: 999_999_999_999n, BOLETO: 9_999_999_999n } as const;
-
+export const MAX_COLLECTION_CENTS = {
+  PIX: 999_999_999_999n,
+  PIX_DYNAMIC: 999_999_999_999n,
+  BOLETO: 9_999_999_999n,
+} as const;
 
 const Amount = AmountField('reais, at most 2 decimal places, as a string (or a number)');
 const Url = OptionalUrl;
@@ -58,7 +70,9 @@ const CollectionResult = Type.Object({
     orderStatus: Type.String(),
     orderStatusCode: Type.Integer({ description: '1 pending payment, 2 payment successful' }),
     orderTime: Type.Integer(),
-    payParam: Type.String({ description: 'PIX and PIX_DYNAMIC: the BR Code (copy and paste); BOLETO: the 47-digit linha digitável' }),
+    payParam: Type.String({
+      description: 'PIX and PIX_DYNAMIC: the BR Code (copy and paste); BOLETO: the 47-digit linha digitável',
+    }),
     payType: Type.Integer(),
     tradeNote: Type.String(),
   }),
@@ -101,13 +115,13 @@ const BankTransferBody = Type.Object({
   notifyUrl: Url,
 });
 
-
 /** requestType, userType, operatorId and expansionParam of the Brazil collection query: orders made through the API by the merchant. */
 export const BRAZIL_QUERY_EXTRAS = { requestType: 1, userType: 1, operatorId: 0 } as const;
 
 const detailsOf = brazilDetails;
 
-const invalid = (field: string, format: FieldFormat) => new ApiError({ kind: 'invalid_field', field, rule: { rule: 'format', format } });
+const invalid = (field: string, format: FieldFormat) =>
+  new ApiError({ kind: 'invalid_field', field, rule: { rule: 'format', format } });
 
 function checkDocument(field: string, type: DocumentType, value: string): string {
   const normalized = normalizeDocument(type, value);
@@ -115,7 +129,13 @@ function checkDocument(field: string, type: DocumentType, value: string): string
   return normalized;
 }
 
-const PIX_KEY_FORMAT: Record<PixKeyType, FieldFormat> = { CPF: 'cpf', CNPJ: 'cnpj', PHONE: 'pixPhone', EMAIL: 'pixEmail', EVP: 'pixEvp' };
+const PIX_KEY_FORMAT: Record<PixKeyType, FieldFormat> = {
+  CPF: 'cpf',
+  CNPJ: 'cnpj',
+  PHONE: 'pixPhone',
+  EMAIL: 'pixEmail',
+  EVP: 'pixEvp',
+};
 
 /** The Brazil transfer callback of the spec. */
 function transferCallback(order: OrderRow): Record<string, unknown> {
@@ -154,7 +174,12 @@ const SANDBOX_ISPB = '00000000';
 export function successDetails(order: OrderRow, now: number): Record<string, unknown> {
   const stamp = new Date(now).toISOString().replace(/[-:T]/g, '').slice(0, 12);
   const random = randomBytes(16).toString('hex').toUpperCase();
-  return { endToEndId: `E${SANDBOX_ISPB}${stamp}${random.slice(0, 11)}`, authenticationCode: random.slice(11, 31), settledAt: now, voucherToken: randomBytes(24).toString('base64url') };
+  return {
+    endToEndId: `E${SANDBOX_ISPB}${stamp}${random.slice(0, 11)}`,
+    authenticationCode: random.slice(11, 31),
+    settledAt: now,
+    voucherToken: randomBytes(24).toString('base64url'),
+  };
 }
 
 export const BRAZIL_ORDER_KINDS: OrderKindSpec[] = [
@@ -190,11 +215,24 @@ export function brazilRoutes(deps: {
   now: () => number;
 }): SignedRouteDef[] {
   const { orders, rails } = deps;
-  const base = (caller: MerchantCaller) => ({ merchantId: caller.merchantId, accessKey: caller.accessKey, area: 'bra' as const, currency: CURRENCY });
+  const base = (caller: MerchantCaller) => ({
+    merchantId: caller.merchantId,
+    accessKey: caller.accessKey,
+    area: 'bra' as const,
+    currency: CURRENCY,
+  });
 
   const createTransfer = async (
     caller: MerchantCaller,
-    body: { currencyAmount: string | number; externalOrderId: string; personIdType: DocumentType; personId: string; personName: string; remark?: string | undefined; notifyUrl?: string | undefined },
+    body: {
+      currencyAmount: string | number;
+      externalOrderId: string;
+      personIdType: DocumentType;
+      personId: string;
+      personName: string;
+      remark?: string | undefined;
+      notifyUrl?: string | undefined;
+    },
     channel: { channelType: 'PIX' | 'BANK'; payType: number; details: Record<string, unknown> },
   ) => {
     const personId = checkDocument('personId', body.personIdType, body.personId);
@@ -225,7 +263,11 @@ export function brazilRoutes(deps: {
       handle: async ({ body, caller }) => {
         const problem = pixKeyProblem(body.accountType, body.accountId);
         if (problem !== undefined) throw invalid('accountId', PIX_KEY_FORMAT[body.accountType]);
-        return createTransfer(caller, body, { channelType: 'PIX', payType: PIX_TRANSFER_PAY_TYPE, details: { accountType: body.accountType, accountId: body.accountId } });
+        return createTransfer(caller, body, {
+          channelType: 'PIX',
+          payType: PIX_TRANSFER_PAY_TYPE,
+          details: { accountType: body.accountType, accountId: body.accountId },
+        });
       },
     });
 
@@ -242,10 +284,21 @@ export function brazilRoutes(deps: {
         if ((body.userInfoType === undefined) !== (body.userInfoNo === undefined)) {
           throw invalid(body.userInfoType === undefined ? 'userInfoType' : 'userInfoNo', 'pairedWith');
         }
-        const userInfoNo = body.userInfoType === undefined || body.userInfoNo === undefined ? undefined : checkDocument('userInfoNo', body.userInfoType, body.userInfoNo);
-        const amount = amountField('amount', body.amount, CURRENCY, { maximum: MAX_COLLECTION_CENTS[body.channelType] });
+        const userInfoNo =
+          body.userInfoType === undefined || body.userInfoNo === undefined
+            ? undefined
+            : checkDocument('userInfoNo', body.userInfoType, body.userInfoNo);
+        const amount = amountField('amount', body.amount, CURRENCY, {
+          maximum: MAX_COLLECTION_CENTS[body.channelType],
+        });
         const merchant = await deps.merchants.getMerchant(caller.merchantId);
-        const codes = brazilCollectionCodes({ channelType: body.channelType, amount, now: deps.now(), rails, publicBaseUrl: deps.publicBaseUrl });
+        const codes = brazilCollectionCodes({
+          channelType: body.channelType,
+          amount,
+          now: deps.now(),
+          rails,
+          publicBaseUrl: deps.publicBaseUrl,
+        });
         const { data } = await orders.create({
           ...base(caller),
           kind: 'collection',
@@ -304,11 +357,16 @@ export function brazilRoutes(deps: {
       body: BankTransferBody,
       data: TransferResult,
       handle: ({ body, caller }) =>
-        createTransfer(
-          caller,
-          body,
-          { channelType: 'BANK', payType: BANK_TRANSFER_PAY_TYPE, details: { accountType: body.accountType, accountId: body.accountId, bankName: body.bankName, agency: body.agency } },
-        ),
+        createTransfer(caller, body, {
+          channelType: 'BANK',
+          payType: BANK_TRANSFER_PAY_TYPE,
+          details: {
+            accountType: body.accountType,
+            accountId: body.accountId,
+            bankName: body.bankName,
+            agency: body.agency,
+          },
+        }),
     }),
     orderQueryRoute({
       path: '/api/v3/bra/query/collectingOrder',
@@ -324,9 +382,13 @@ export function brazilRoutes(deps: {
         businessId: Type.String({ description: 'the merchant id' }),
         userType: Type.Integer({ description: '1: a merchant' }),
         operatorId: Type.Integer({ description: '0: no console operator involved' }),
-        expansionParam: Type.String({ description: 'the payment parameter (BR Code, linha digitável, or an aggregate cashier USDT order\'s deposit address)' }),
+        expansionParam: Type.String({
+          description:
+            "the payment parameter (BR Code, linha digitável, or an aggregate cashier USDT order's deposit address)",
+        }),
         payerDocumentSource: Type.String({
-          description: "where accountNo (the payer's CPF/CNPJ) came from: merchant (the create request), saved, entered (by the payer on an aggregate cashier), generated (by Cashgate: no userIdentity), or empty",
+          description:
+            "where accountNo (the payer's CPF/CNPJ) came from: merchant (the create request), saved, entered (by the payer on an aggregate cashier), generated (by Cashgate: no userIdentity), or empty",
         }),
       }),
       extra: (order) => {
@@ -339,6 +401,14 @@ export function brazilRoutes(deps: {
         };
       },
     }),
-    orderQueryRoute({ path: '/api/v3/bra/query/transferOrder', area: 'bra', kind: 'transfer', tag: 'Brazil', summary: 'Query a Brazil transfer', orders, account }),
+    orderQueryRoute({
+      path: '/api/v3/bra/query/transferOrder',
+      area: 'bra',
+      kind: 'transfer',
+      tag: 'Brazil',
+      summary: 'Query a Brazil transfer',
+      orders,
+      account,
+    }),
   ];
 }

@@ -86,7 +86,21 @@ export function maskDocument(type: string | undefined, value: string): string {
 }
 
 /** Letters the standard fonts lack that Unicode does not decompose. */
-const FALLBACKS: Record<string, string> = { ł: 'l', Ł: 'L', đ: 'd', Đ: 'D', ħ: 'h', ı: 'i', ø: 'o', Ø: 'O', '‐': '-', '‑': '-', '‒': '-', '―': '-', '−': '-' };
+const FALLBACKS: Record<string, string> = {
+  ł: 'l',
+  Ł: 'L',
+  đ: 'd',
+  Đ: 'D',
+  ħ: 'h',
+  ı: 'i',
+  ø: 'o',
+  Ø: 'O',
+  '‐': '-',
+  '‑': '-',
+  '‒': '-',
+  '―': '-',
+  '−': '-',
+};
 
 /**
  * Text the font can draw: characters outside its set (Helvetica: WinAnsi) lose their accents
@@ -99,7 +113,9 @@ export function drawableText(text: string, charset: ReadonlySet<number>): string
     if (/\p{Cc}/u.test(char)) out += ' ';
     else if (charset.has(code)) out += char;
     else {
-      const base = Array.from(char.normalize('NFD')).filter((c) => !/\p{M}/u.test(c) && charset.has(c.codePointAt(0) ?? 0)).join('');
+      const base = Array.from(char.normalize('NFD'))
+        .filter((c) => !/\p{M}/u.test(c) && charset.has(c.codePointAt(0) ?? 0))
+        .join('');
       out += base !== '' ? base : (FALLBACKS[char] ?? '?');
     }
   }
@@ -157,12 +173,24 @@ class Writer {
     return this.page.getWidth() - 2 * this.margin;
   }
 
-
-  text(text: string, options: { size?: number; bold?: boolean; color?: ReturnType<typeof rgb>; x?: number; width?: number; gap?: number } = {}): void {
+  text(
+    text: string,
+    options: {
+      size?: number;
+      bold?: boolean;
+      color?: ReturnType<typeof rgb>;
+      x?: number;
+      width?: number;
+      gap?: number;
+    } = {},
+  ): void {
     const size = options.size ?? 10;
     const font = options.bold === true ? this.bold : this.regular;
     const x = this.margin + (options.x ?? 0);
-    for (const line of wrapText(drawableText(text, this.#charset), (line) => font.widthOfTextAtSize(line, size) <= (options.width ?? this.width - (options.x ?? 0)))) {
+    for (const line of wrapText(
+      drawableText(text, this.#charset),
+      (line) => font.widthOfTextAtSize(line, size) <= (options.width ?? this.width - (options.x ?? 0)),
+    )) {
       this.y -= size * 1.25;
       this.page.drawText(line, { x, y: this.y, size, font, color: options.color ?? INK });
     }
@@ -187,7 +215,12 @@ class Writer {
 
   rule(): void {
     this.y -= 4;
-    this.page.drawLine({ start: { x: this.margin, y: this.y }, end: { x: this.margin + this.width, y: this.y }, thickness: 0.6, color: RULE });
+    this.page.drawLine({
+      start: { x: this.margin, y: this.y },
+      end: { x: this.margin + this.width, y: this.y },
+      thickness: 0.6,
+      color: RULE,
+    });
     this.y -= 2;
   }
 }
@@ -196,7 +229,12 @@ class Writer {
  * A new PDF signed by Cashgate, with the standard Helvetica fonts, dated `at` (not the clock), so the
  * same facts give the same bytes.
  */
-export async function newPdf(meta: { title: string; subject: string; at: number; language?: string }): Promise<{ doc: PDFDocument; regular: PDFFont; bold: PDFFont }> {
+export async function newPdf(meta: {
+  title: string;
+  subject: string;
+  at: number;
+  language?: string;
+}): Promise<{ doc: PDFDocument; regular: PDFFont; bold: PDFFont }> {
   const doc = await PDFDocument.create();
   const when = new Date(meta.at);
   doc.setTitle(meta.title);
@@ -207,12 +245,20 @@ export async function newPdf(meta: { title: string; subject: string; at: number;
   if (meta.language !== undefined) doc.setLanguage(meta.language);
   doc.setCreationDate(when);
   doc.setModificationDate(when);
-  return { doc, regular: await doc.embedFont(StandardFonts.Helvetica), bold: await doc.embedFont(StandardFonts.HelveticaBold) };
+  return {
+    doc,
+    regular: await doc.embedFont(StandardFonts.Helvetica),
+    bold: await doc.embedFont(StandardFonts.HelveticaBold),
+  };
 }
 
 /** The voucher as a one-page A4 PDF in the standard Helvetica fonts. Pure: the same facts give the same bytes. */
 export async function renderVoucher(facts: VoucherFacts): Promise<Uint8Array> {
-  const { doc, regular, bold } = await newPdf({ title: `Comprovante de pagamento / Payment receipt ${facts.orderId}`, subject: KIND_TITLES[facts.kind], at: facts.settledAt });
+  const { doc, regular, bold } = await newPdf({
+    title: `Comprovante de pagamento / Payment receipt ${facts.orderId}`,
+    subject: KIND_TITLES[facts.kind],
+    at: facts.settledAt,
+  });
   const page = doc.addPage(PageSizes.A4);
   const w = new Writer(page, regular, bold, 56);
 
@@ -248,8 +294,15 @@ export async function renderVoucher(facts: VoucherFacts): Promise<Uint8Array> {
   const size = 9;
   page.drawLine({ start: { x: 56, y: 72 }, end: { x: page.getWidth() - 56, y: 72 }, thickness: 0.6, color: RULE });
   page.drawText(footer, { x: 56, y: 56, size, font: regular, color: MUTED });
-  const note = 'Este comprovante confirma a liquidação do pagamento acima. / This receipt confirms the settlement of the payment above.';
-  page.drawText(drawableText(note, new Set(regular.getCharacterSet())), { x: 56, y: 44, size: 7, font: regular, color: MUTED });
+  const note =
+    'Este comprovante confirma a liquidação do pagamento acima. / This receipt confirms the settlement of the payment above.';
+  page.drawText(drawableText(note, new Set(regular.getCharacterSet())), {
+    x: 56,
+    y: 44,
+    size: 7,
+    font: regular,
+    color: MUTED,
+  });
   return doc.save();
 }
 
@@ -264,11 +317,17 @@ function isBrazilOrder(order: OrderRow): boolean {
 
 /** Whether the order is a successful Brazil order (a collection paid, a transfer succeeded). */
 export function hasVoucher(order: OrderRow): boolean {
-  return isBrazilOrder(order) && (order.kind === 'collection' ? order.status === COLLECTION_STATUS.paid : order.status === TRANSFER_STATUS.succeeded);
+  return (
+    isBrazilOrder(order) &&
+    (order.kind === 'collection' ? order.status === COLLECTION_STATUS.paid : order.status === TRANSFER_STATUS.succeeded)
+  );
 }
 
 /** The facts of a successful Brazil order's voucher. */
-export function voucherFacts(order: OrderRow, context: { merchantName: string; pixMerchantName: string }): VoucherFacts {
+export function voucherFacts(
+  order: OrderRow,
+  context: { merchantName: string; pixMerchantName: string },
+): VoucherFacts {
   const d = detailsOf(order);
   const merchantLine = `Lojista / Merchant ID: ${order.merchant_id}`;
   const common = {
@@ -280,7 +339,10 @@ export function voucherFacts(order: OrderRow, context: { merchantName: string; p
     remark: order.remark ?? undefined,
   };
   if (order.kind === 'collection') {
-    const payerLines = d.userInfoNo === undefined ? [] : [`${d.userInfoType ?? 'Documento / Document'}: ${maskDocument(d.userInfoType, d.userInfoNo)}`];
+    const payerLines =
+      d.userInfoNo === undefined
+        ? []
+        : [`${d.userInfoType ?? 'Documento / Document'}: ${maskDocument(d.userInfoType, d.userInfoNo)}`];
     return {
       ...common,
       kind: order.channel_type === 'BOLETO' ? 'boleto_paid' : 'pix_received',
@@ -297,7 +359,10 @@ export function voucherFacts(order: OrderRow, context: { merchantName: string; p
       `Conta / Account: ${d.accountId ?? ''} (${ACCOUNT_TYPES[d.accountType ?? ''] ?? d.accountType ?? ''})`,
     );
   } else {
-    const key = d.accountType === 'CPF' || d.accountType === 'CNPJ' ? maskDocument(d.accountType, d.accountId ?? '') : (d.accountId ?? '');
+    const key =
+      d.accountType === 'CPF' || d.accountType === 'CNPJ'
+        ? maskDocument(d.accountType, d.accountId ?? '')
+        : (d.accountId ?? '');
     payeeLines.push(`Chave Pix / Pix key (${d.accountType ?? ''}): ${key}`);
   }
   return {
@@ -315,13 +380,18 @@ export function voucherFacts(order: OrderRow, context: { merchantName: string; p
  * node, all return the one row that was stored.
  */
 async function voucherToken(store: Store, order: OrderRow, now: number): Promise<string> {
-  const stored = () => store.read.selectFrom('vouchers').select('token').where('order_id', '=', order.id).executeTakeFirst();
+  const stored = () =>
+    store.read.selectFrom('vouchers').select('token').where('order_id', '=', order.id).executeTakeFirst();
   const existing = await stored();
   if (existing !== undefined) return existing.token;
   const settled = detailsOf(order).voucherToken;
   const token = settled !== undefined && TOKEN.test(settled) ? settled : randomBytes(24).toString('base64url');
   await store.transact(async (tx) => {
-    await tx.insertInto('vouchers').values({ token, order_id: order.id, created_at: now }).onConflict((oc) => oc.doNothing()).execute();
+    await tx
+      .insertInto('vouchers')
+      .values({ token, order_id: order.id, created_at: now })
+      .onConflict((oc) => oc.doNothing())
+      .execute();
   });
   const row = await stored();
   if (row === undefined) throw new Error(`voucher of order ${order.id} was not stored`);
@@ -332,7 +402,10 @@ async function voucherToken(store: Store, order: OrderRow, now: number): Promise
  * The link to a successful Brazil order's voucher (endpoint 17 and the console): the token is
  * recorded on first request and the same link is returned on every later one.
  */
-export async function voucherLink(deps: { store: Store; publicBaseUrl: string; clock: Clock }, order: OrderRow): Promise<string> {
+export async function voucherLink(
+  deps: { store: Store; publicBaseUrl: string; clock: Clock },
+  order: OrderRow,
+): Promise<string> {
   const token = await voucherToken(deps.store, order, deps.clock.now());
   return `${deps.publicBaseUrl}/vouchers/${token}.pdf`;
 }
@@ -340,13 +413,19 @@ export async function voucherLink(deps: { store: Store; publicBaseUrl: string; c
 const VoucherBody = Type.Object({ orderId: Type.String({ minLength: 1, maxLength: 64 }) });
 
 /** Endpoint 17: the link to the PDF voucher of a successful Brazil order of the caller. */
-export function voucherRoute(deps: { store: Store; orders: OrderService; publicBaseUrl: string; clock: Clock }): SignedRouteDef {
+export function voucherRoute(deps: {
+  store: Store;
+  orders: OrderService;
+  publicBaseUrl: string;
+  clock: Clock;
+}): SignedRouteDef {
   return signedRoute({
     method: 'POST',
     path: '/api/v3/bra/query/voucher',
     permission: 'query',
     tag: 'Brazil',
-    summary: 'Link to the PDF payment voucher of a successful Brazil collection or transfer (also a Pix or boleto paid on an aggregate cashier)',
+    summary:
+      'Link to the PDF payment voucher of a successful Brazil collection or transfer (also a Pix or boleto paid on an aggregate cashier)',
     description:
       'data is an unguessable link, the same on every call, to a one-page PDF receipt that anyone holding it can open. ' +
       'An order that has not succeeded (collection status 2, transfer status 8) has no voucher: code 300 says its status.',
@@ -354,8 +433,10 @@ export function voucherRoute(deps: { store: Store; orders: OrderService; publicB
     data: Type.String({ description: 'absolute link to the voucher PDF' }),
     handle: async ({ body, caller }) => {
       const order = await deps.orders.find(body.orderId);
-      if (order?.merchant_id !== caller.merchantId || !isBrazilOrder(order)) throw new ApiError({ kind: 'order_not_found' });
-      if (!hasVoucher(order)) throw new ApiError({ kind: 'voucher_unavailable', orderStatus: statusText(order.kind, order.status) });
+      if (order?.merchant_id !== caller.merchantId || !isBrazilOrder(order))
+        throw new ApiError({ kind: 'order_not_found' });
+      if (!hasVoucher(order))
+        throw new ApiError({ kind: 'voucher_unavailable', orderStatus: statusText(order.kind, order.status) });
       return voucherLink(deps, order);
     },
   });
@@ -378,11 +459,17 @@ export function registerVoucherRoutes(
   app.get<{ Params: { file: string } }>('/vouchers/:file', async (request, reply) => {
     const token = request.params.file.endsWith('.pdf') ? request.params.file.slice(0, -4) : '';
     if (!TOKEN.test(token)) return notFound(reply);
-    const row = await deps.store.read.selectFrom('vouchers').select('order_id').where('token', '=', token).executeTakeFirst();
+    const row = await deps.store.read
+      .selectFrom('vouchers')
+      .select('order_id')
+      .where('token', '=', token)
+      .executeTakeFirst();
     const order = row === undefined ? undefined : await deps.orders.find(row.order_id);
     if (order === undefined || !hasVoucher(order)) return notFound(reply);
     const merchant = await deps.merchants.getMerchant(order.merchant_id);
-    const pdf = await renderVoucher(voucherFacts(order, { merchantName: merchant.name, pixMerchantName: deps.pixMerchantName }));
+    const pdf = await renderVoucher(
+      voucherFacts(order, { merchantName: merchant.name, pixMerchantName: deps.pixMerchantName }),
+    );
     return reply
       .header('content-disposition', `inline; filename="cashgate-voucher-${order.id}.pdf"`)
       .header('cache-control', 'private, no-store')

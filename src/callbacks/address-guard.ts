@@ -63,7 +63,9 @@ export class ForbiddenTargetError extends Error {
   readonly code = 'ECALLBACKFORBIDDEN';
 
   constructor(host: string, address: string, reason: string) {
-    super(`target refused: ${host} resolves to ${address} (${reason}); set CALLBACK_ALLOW_PRIVATE_NETWORKS=true to allow private networks`);
+    super(
+      `target refused: ${host} resolves to ${address} (${reason}); set CALLBACK_ALLOW_PRIVATE_NETWORKS=true to allow private networks`,
+    );
     this.name = 'ForbiddenTargetError';
   }
 }

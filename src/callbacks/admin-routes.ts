@@ -20,9 +20,13 @@ const CallbackAttempt = Type.Object({
   startedAt: Type.Integer({ description: 'Unix milliseconds' }),
   latencyMs: Type.Integer(),
   httpStatus: Type.Union([Type.Integer(), Type.Null()]),
-  outcome: Type.Union(['delivered', 'failed', 'refused', 'interrupted'].map((o) => Type.Literal(o)), {
-    description: 'refused: the target is not allowed; interrupted: the worker stopped mid-delivery and the event was sent again',
-  }),
+  outcome: Type.Union(
+    ['delivered', 'failed', 'refused', 'interrupted'].map((o) => Type.Literal(o)),
+    {
+      description:
+        'refused: the target is not allowed; interrupted: the worker stopped mid-delivery and the event was sent again',
+    },
+  ),
   error: Type.Union([Type.String(), Type.Null()]),
   responseExcerpt: Type.Union([Type.String(), Type.Null()], { description: 'the first 4 KB of the response body' }),
 });
@@ -33,9 +37,13 @@ const CallbackEvent = Type.Object({
   orderId: Type.String(),
   orderKind: Type.String(),
   trigger: Type.Union([Type.Literal('automatic'), Type.Literal('manual')]),
-  state: Type.Union(['pending', 'delivering', 'delivered', 'failed', 'no_target'].map((s) => Type.Literal(s)), {
-    description: 'pending (waiting for its next attempt), delivering, delivered, failed (retries exhausted) or no_target',
-  }),
+  state: Type.Union(
+    ['pending', 'delivering', 'delivered', 'failed', 'no_target'].map((s) => Type.Literal(s)),
+    {
+      description:
+        'pending (waiting for its next attempt), delivering, delivered, failed (retries exhausted) or no_target',
+    },
+  ),
   targetUrl: Type.Union([Type.String(), Type.Null()]),
   accessKey: Type.String({ description: 'the key whose secret signs the callback' }),
   payload: Type.Unknown({ description: 'the JSON body sent' }),
@@ -57,13 +65,16 @@ export function registerCallbackAdminRoutes(
   catalog: RouteCatalog,
   deps: { outbox: CallbackOutbox; dispatcher: CallbackDispatcher; tests: TestCallbacks; merchants: MerchantService },
 ): void {
-
   registerAdminRoute(scope, catalog, {
     method: 'GET',
     path: '/admin/v1/orders/:orderId/callbacks',
     tag: TAG,
     summary: "An order's callback events and every delivery attempt, newest last",
-    response: Type.Object({ orderId: Type.String(), events: Type.Array(CallbackEvent), attempts: Type.Array(CallbackAttempt) }),
+    response: Type.Object({
+      orderId: Type.String(),
+      events: Type.Array(CallbackEvent),
+      attempts: Type.Array(CallbackAttempt),
+    }),
     handle: ({ params }) => deps.outbox.history(params.orderId ?? ''),
   });
 
@@ -77,7 +88,9 @@ export function registerCallbackAdminRoutes(
       "unified address). The notify_id is the one of the order's latest callback. One attempt, made before the answer; it is not retried.",
     response: Delivery,
     handle: async ({ params }) => {
-      const { event, attempt } = await deps.dispatcher.createAndDeliver((tx) => deps.outbox.retrigger(tx, params.orderId ?? ''));
+      const { event, attempt } = await deps.dispatcher.createAndDeliver((tx) =>
+        deps.outbox.retrigger(tx, params.orderId ?? ''),
+      );
       return { event: toEventView(event), attempt: attempt === undefined ? null : toAttemptView(attempt, event) };
     },
   });
@@ -90,12 +103,10 @@ export function registerCallbackAdminRoutes(
     description:
       'The test callback goes through the outbox like an order callback (same headers, signing, retries and log); ' +
       'read its attempts at GET /admin/v1/orders/{orderId}/callbacks.',
-    body: Type.Object(
-      {
-        url: Type.Optional(Type.Union([CallbackUrl, Type.Null()])),
-        accessKey: Type.Optional(Type.String({ maxLength: 64, description: "default: the merchant's newest key" })),
-      },
-    ),
+    body: Type.Object({
+      url: Type.Optional(Type.Union([CallbackUrl, Type.Null()])),
+      accessKey: Type.Optional(Type.String({ maxLength: 64, description: "default: the merchant's newest key" })),
+    }),
     response: CallbackEvent,
     handle: async ({ params, body }) => {
       const merchantId = params.merchantId ?? '';

@@ -37,7 +37,11 @@ export interface DeliveryOptions {
 }
 
 /** The callback's headers: access_key, timestamp, nonce and sign over the body, plus notify_id. */
-export function callbackHeaders(call: CallbackRequest, now: number, nonce: string = randomUUID()): Record<string, string> {
+export function callbackHeaders(
+  call: CallbackRequest,
+  now: number,
+  nonce: string = randomUUID(),
+): Record<string, string> {
   const signing = { access_key: call.accessKey, timestamp: String(now), nonce };
   const body = JSON.parse(call.payload) as Record<string, unknown>;
   return {
@@ -53,7 +57,10 @@ function describeError(error: unknown, timeoutMs: number): { outcome: CallbackAt
   if (error instanceof ForbiddenTargetError) return { outcome: 'refused', text: error.message };
   const cause = error instanceof Error && error.cause instanceof ForbiddenTargetError ? error.cause : undefined;
   if (cause !== undefined) return { outcome: 'refused', text: cause.message };
-  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError' || /timeout/i.test(error.name))) {
+  if (
+    error instanceof Error &&
+    (error.name === 'TimeoutError' || error.name === 'AbortError' || /timeout/i.test(error.name))
+  ) {
     return { outcome: 'failed', text: `no HTTP 200 within ${timeoutMs} ms (timeout)` };
   }
   const code = (error as { code?: unknown }).code;
@@ -97,7 +104,8 @@ export class CallbackSender {
 
   /** Why the URL can never be a target (scheme, or a literal forbidden address), or undefined. */
   targetProblem(url: URL): string | undefined {
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return `target refused: only http and https callback addresses are allowed, not ${url.protocol}`;
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      return `target refused: only http and https callback addresses are allowed, not ${url.protocol}`;
     if (this.options.allowPrivateNetworks) return undefined;
     const host = url.hostname.replace(/^\[|\]$/g, '');
     if (isIP(host) === 0) return undefined;
@@ -113,7 +121,13 @@ export class CallbackSender {
     try {
       url = new URL(call.url);
     } catch {
-      return { outcome: 'refused', httpStatus: null, error: `target refused: ${call.url} is not a URL`, responseExcerpt: null, latencyMs: 0 };
+      return {
+        outcome: 'refused',
+        httpStatus: null,
+        error: `target refused: ${call.url} is not a URL`,
+        responseExcerpt: null,
+        latencyMs: 0,
+      };
     }
     const problem = this.targetProblem(url);
     if (problem !== undefined) {

@@ -86,7 +86,10 @@ export class CallbackDispatcher {
   ): Promise<{ event: q.CallbackEventRow; attempt?: q.CallbackAttemptRow }> {
     const { event, claimed } = await this.deps.store.transact(async (tx) => {
       const created = await create(tx);
-      return { event: created, claimed: created.state === 'pending' ? (await this.#lease(tx, [created]))[0] : undefined };
+      return {
+        event: created,
+        claimed: created.state === 'pending' ? (await this.#lease(tx, [created]))[0] : undefined,
+      };
     });
     if (claimed === undefined) return { event };
     const attempt = await this.#deliver(claimed);
@@ -157,7 +160,12 @@ export class CallbackDispatcher {
       const counts = new Map(this.#perHost);
       for (const event of due) {
         const firstAt = event.first_attempt_at;
-        if (event.state === 'pending' && event.trigger === 'automatic' && firstAt !== null && now - firstAt > policy.windowMs) {
+        if (
+          event.state === 'pending' &&
+          event.trigger === 'automatic' &&
+          firstAt !== null &&
+          now - firstAt > policy.windowMs
+        ) {
           late.push(event.id);
           continue;
         }
@@ -169,19 +177,27 @@ export class CallbackDispatcher {
         chosen.push(event.state === 'delivering' ? { ...event, attempts: event.attempts + 1 } : event);
         if (event.state === 'delivering') {
           const startedAt = (event.next_attempt_at ?? now) - leaseMs;
-          interrupted.push(this.#attemptRow(event, startedAt, {
-            outcome: 'interrupted',
-            httpStatus: null,
-            error: 'the worker delivering this callback stopped before recording a result; sent again',
-            responseExcerpt: null,
-            latencyMs: 0,
-          }));
-          this.deps.logger.warn({ eventId: event.id }, 'a callback delivery was interrupted (its worker stopped); delivering it again');
+          interrupted.push(
+            this.#attemptRow(event, startedAt, {
+              outcome: 'interrupted',
+              httpStatus: null,
+              error: 'the worker delivering this callback stopped before recording a result; sent again',
+              responseExcerpt: null,
+              latencyMs: 0,
+            }),
+          );
+          this.deps.logger.warn(
+            { eventId: event.id },
+            'a callback delivery was interrupted (its worker stopped); delivering it again',
+          );
         }
       }
       await q.expireLateRetries(tx, late, now);
       await q.insertAttempts(tx, interrupted);
-      await q.countAttempts(tx, interrupted.map((a) => a.event_id));
+      await q.countAttempts(
+        tx,
+        interrupted.map((a) => a.event_id),
+      );
       return this.#lease(tx, chosen);
     });
   }
@@ -189,8 +205,15 @@ export class CallbackDispatcher {
   async #lease(tx: Tx, events: q.CallbackEventRow[]): Promise<Claimed[]> {
     const now = this.deps.clock.now();
     const token = newId('lease', 8);
-    await q.leaseEvents(tx, events.map((e) => e.id), { token, until: now + this.options.leaseMs, now });
-    return events.map((event) => ({ event: { ...event, first_attempt_at: event.first_attempt_at ?? now }, leaseToken: token }));
+    await q.leaseEvents(
+      tx,
+      events.map((e) => e.id),
+      { token, until: now + this.options.leaseMs, now },
+    );
+    return events.map((event) => ({
+      event: { ...event, first_attempt_at: event.first_attempt_at ?? now },
+      leaseToken: token,
+    }));
   }
 
   async #deliver({ event, leaseToken }: Claimed): Promise<q.CallbackAttemptRow> {
@@ -208,13 +231,21 @@ export class CallbackDispatcher {
 
   /** One attempt; whatever goes wrong becomes a failed attempt, so the event never sticks. */
   async #send(event: q.CallbackEventRow): Promise<DeliveryResult> {
-    const failed = (error: string): DeliveryResult => ({ outcome: 'failed', httpStatus: null, error, responseExcerpt: null, latencyMs: 0 });
+    const failed = (error: string): DeliveryResult => ({
+      outcome: 'failed',
+      httpStatus: null,
+      error,
+      responseExcerpt: null,
+      latencyMs: 0,
+    });
     let secretKey: string | undefined;
     try {
       secretKey = await this.deps.secretOf(event.access_key);
     } catch (error) {
       this.deps.logger.error({ err: error, eventId: event.id }, 'the secret that signs a callback could not be opened');
-      return failed(`the secret of access key ${event.access_key} could not be opened (check CASHGATE_MASTER_KEY on this node)`);
+      return failed(
+        `the secret of access key ${event.access_key} could not be opened (check CASHGATE_MASTER_KEY on this node)`,
+      );
     }
     if (secretKey === undefined) return failed(`access key ${event.access_key} does not exist`);
     const result = await this.deps.sender.send({
@@ -242,25 +273,55 @@ export class CallbackDispatcher {
     };
   }
 
-  async #record(event: q.CallbackEventRow, leaseToken: string, startedAt: number, result: DeliveryResult): Promise<q.CallbackAttemptRow> {
+  async #record(
+    event: q.CallbackEventRow,
+    leaseToken: string,
+    startedAt: number,
+    result: DeliveryResult,
+  ): Promise<q.CallbackAttemptRow> {
     const attemptsMade = event.attempts + 1;
     const now = this.deps.clock.now();
     const policy = event.trigger === 'manual' ? { ...this.options.policy, maxRetries: 0 } : this.options.policy;
     const retryAt =
       result.outcome === 'delivered'
         ? undefined
-        : nextRetryAt(policy, { attemptsMade, firstAttemptAt: event.first_attempt_at ?? startedAt, lastAttemptAt: startedAt });
+        : nextRetryAt(policy, {
+            attemptsMade,
+            firstAttemptAt: event.first_attempt_at ?? startedAt,
+            lastAttemptAt: startedAt,
+          });
     const state = result.outcome === 'delivered' ? 'delivered' : retryAt === undefined ? 'failed' : 'pending';
     const attempt = this.#attemptRow(event, startedAt, result);
     const kept = await this.deps.store.transact(async (tx) => {
       await q.insertAttempts(tx, [attempt]);
-      return q.finishAttempt(tx, event.id, leaseToken, { state, nextAttemptAt: retryAt ?? null, attempts: attemptsMade, now });
+      return q.finishAttempt(tx, event.id, leaseToken, {
+        state,
+        nextAttemptAt: retryAt ?? null,
+        attempts: attemptsMade,
+        now,
+      });
     });
     this.deps.metrics.recordAttempt(result);
-    const log = { eventId: event.id, orderId: event.order_id, notifyId: event.notify_id, attempt: attemptsMade, outcome: result.outcome, status: result.httpStatus, ms: result.latencyMs };
-    if (!kept) this.deps.logger.warn(log, 'callback attempt finished after its lease ran out; another worker owns the event now');
+    const log = {
+      eventId: event.id,
+      orderId: event.order_id,
+      notifyId: event.notify_id,
+      attempt: attemptsMade,
+      outcome: result.outcome,
+      status: result.httpStatus,
+      ms: result.latencyMs,
+    };
+    if (!kept)
+      this.deps.logger.warn(
+        log,
+        'callback attempt finished after its lease ran out; another worker owns the event now',
+      );
     else if (result.outcome === 'delivered') this.deps.logger.info(log, 'callback delivered');
-    else this.deps.logger.warn({ ...log, error: result.error, next: retryAt ?? null }, state === 'failed' ? 'callback failed for good' : 'callback attempt failed; will retry');
+    else
+      this.deps.logger.warn(
+        { ...log, error: result.error, next: retryAt ?? null },
+        state === 'failed' ? 'callback failed for good' : 'callback attempt failed; will retry',
+      );
     return attempt;
   }
 }

@@ -24,7 +24,8 @@ export class CallbackMetrics {
     });
     // Queue figures come from the database, so every node reports the whole queue.
     let stats: Promise<{ depth: number; oldestDueAt: number | null }> | undefined;
-    const read = () => (stats ??= queueStats(store.read, clock.now()).finally(() => setImmediate(() => (stats = undefined))));
+    const read = () =>
+      (stats ??= queueStats(store.read, clock.now()).finally(() => setImmediate(() => (stats = undefined))));
     new Gauge({
       name: 'cashgate_callback_queue_depth',
       help: 'Callback events waiting for delivery or being delivered',

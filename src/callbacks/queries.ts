@@ -84,7 +84,10 @@ export async function finishAttempt(
 
 export async function insertAttempts(db: Db, rows: readonly CallbackAttemptRow[]): Promise<void> {
   if (rows.length === 0) return;
-  await db.insertInto('callback_attempts').values([...rows]).execute();
+  await db
+    .insertInto('callback_attempts')
+    .values([...rows])
+    .execute();
 }
 
 /** Adds one made attempt to each event (an interrupted one). */
@@ -175,7 +178,12 @@ export interface MerchantLogFilter {
 }
 
 /** The merchant's callback attempts across orders, newest first. */
-export function attemptsOfMerchant(db: Db, merchantId: string, filter: MerchantLogFilter, limit: number): Promise<MerchantAttemptRow[]> {
+export function attemptsOfMerchant(
+  db: Db,
+  merchantId: string,
+  filter: MerchantLogFilter,
+  limit: number,
+): Promise<MerchantAttemptRow[]> {
   const { orderId, from, to, before } = filter;
   return db
     .selectFrom('callback_attempts as a')
@@ -239,7 +247,12 @@ export async function noTargetEventsOfMerchant(
  * The orders (test callbacks included) with a failed event created in [from, to), newest first, one
  * per order. An order whose failed event was followed by a delivered or still running one is left out.
  */
-export async function ordersWithFailedEvents(db: Db, merchantId: string, range: { from: number; to: number }, limit: number): Promise<string[]> {
+export async function ordersWithFailedEvents(
+  db: Db,
+  merchantId: string,
+  range: { from: number; to: number },
+  limit: number,
+): Promise<string[]> {
   const rows = await db
     .selectFrom('callback_events as e')
     .select('e.order_id')

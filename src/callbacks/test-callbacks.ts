@@ -36,7 +36,10 @@ export class TestCallbacks implements CallbackOrderSource {
     private readonly outbox: CallbackOutbox,
   ) {}
 
-  async currentCallback(db: Parameters<CallbackOrderSource['currentCallback']>[0], orderId: string): Promise<OrderCallback | undefined> {
+  async currentCallback(
+    db: Parameters<CallbackOrderSource['currentCallback']>[0],
+    orderId: string,
+  ): Promise<OrderCallback | undefined> {
     const row = await q.findTest(db, orderId);
     return row === undefined ? undefined : testCallback(row);
   }
@@ -53,7 +56,11 @@ export class TestCallbacks implements CallbackOrderSource {
    * Writes a test callback and enqueues its event in the caller's transaction (the one code path
    * of `send` and of the console's send-now, which passes it to the dispatcher's createAndDeliver).
    */
-  async create(tx: Tx, merchantId: string, input: { url?: string | null | undefined; accessKey?: string | undefined }): Promise<q.CallbackEventRow> {
+  async create(
+    tx: Tx,
+    merchantId: string,
+    input: { url?: string | null | undefined; accessKey?: string | undefined },
+  ): Promise<q.CallbackEventRow> {
     const chosen = input.accessKey;
     const key = await tx
       .selectFrom('api_keys')
@@ -64,7 +71,8 @@ export class TestCallbacks implements CallbackOrderSource {
       .orderBy('created_at', 'desc')
       .limit(1)
       .executeTakeFirst();
-    if (key === undefined && chosen !== undefined) throw new OperatorError({ kind: 'api_key_not_found', accessKey: chosen });
+    if (key === undefined && chosen !== undefined)
+      throw new OperatorError({ kind: 'api_key_not_found', accessKey: chosen });
     if (key === undefined) throw new OperatorError({ kind: 'no_signing_key', merchantId });
     const row: q.CallbackTestRow = {
       id: newId('cbt'),

@@ -3,10 +3,26 @@
  * the bottom of the page, below a cut line, the Ficha de Compensação with its Interleaved 2 of 5
  * barcode drawn as filled rectangles. Standard Helvetica fonts (WinAnsi), so the file embeds no font.
  */
-import { PageSizes, fill, popGraphicsState, pushGraphicsState, rectangle, rgb, setFillingRgbColor, type PDFFont, type PDFPage } from 'pdf-lib';
+import {
+  PageSizes,
+  fill,
+  popGraphicsState,
+  pushGraphicsState,
+  rectangle,
+  rgb,
+  setFillingRgbColor,
+  type PDFFont,
+  type PDFPage,
+} from 'pdf-lib';
 import { BRAZILIAN_BANKS } from '../banks/bank-list.js';
 import { brasiliaTime, drawableText, formatBrl, maskDocument, newPdf, wrapText } from '../brazil/voucher.js';
-import { boletoBarcodeFields, dueFactor, formatLinhaDigitavel, isValidBarcode, linhaDigitavel } from '../rails/boleto/boleto.js';
+import {
+  boletoBarcodeFields,
+  dueFactor,
+  formatLinhaDigitavel,
+  isValidBarcode,
+  linhaDigitavel,
+} from '../rails/boleto/boleto.js';
 import { itfModules } from './itf-barcode.js';
 
 export interface BoletoPdfFacts {
@@ -78,15 +94,19 @@ function brazilianDate(iso: string): string {
 
 /** Rejects facts whose printed values would disagree with the barcode a bank reads. */
 function checkFacts(facts: BoletoPdfFacts): string {
-  if (!isValidBarcode(facts.barcode)) throw new RangeError('barcode must be 44 digits in reais (currency 9) with a matching mod-11 DAC');
+  if (!isValidBarcode(facts.barcode))
+    throw new RangeError('barcode must be 44 digits in reais (currency 9) with a matching mod-11 DAC');
   const fields = boletoBarcodeFields(facts.barcode);
-  if (facts.bankCode !== fields.bankCode) throw new RangeError(`bankCode ${facts.bankCode} is not the barcode's bank ${fields.bankCode}`);
+  if (facts.bankCode !== fields.bankCode)
+    throw new RangeError(`bankCode ${facts.bankCode} is not the barcode's bank ${fields.bankCode}`);
   const line = linhaDigitavel(facts.barcode);
-  if (facts.linhaFormatted.replace(/[.\s]/g, '') !== line) throw new RangeError("linhaFormatted is not the barcode's linha digitável");
+  if (facts.linhaFormatted.replace(/[.\s]/g, '') !== line)
+    throw new RangeError("linhaFormatted is not the barcode's linha digitável");
   if (fields.amountCents !== 0n && fields.amountCents !== facts.amount) {
     throw new RangeError(`amount ${facts.amount} centavos is not the barcode's ${fields.amountCents}`);
   }
-  if (fields.dueFactor !== 0 && dueFactor(facts.dueDate) !== fields.dueFactor) throw new RangeError(`dueDate ${facts.dueDate} is not the barcode's due date`);
+  if (fields.dueFactor !== 0 && dueFactor(facts.dueDate) !== fields.dueFactor)
+    throw new RangeError(`dueDate ${facts.dueDate} is not the barcode's due date`);
   return formatLinhaDigitavel(line);
 }
 
@@ -116,7 +136,9 @@ class Canvas {
     const lines: string[] = [];
     const fits = (candidate: string) => font.widthOfTextAtSize(candidate, size) <= width;
     for (const paragraph of text.split(/\r\n|\r|\n/)) {
-      const words = drawableText(paragraph, this.#charset).split(' ').filter((w) => w !== '');
+      const words = drawableText(paragraph, this.#charset)
+        .split(' ')
+        .filter((w) => w !== '');
       if (words.length > 0) lines.push(...wrapText(words.join(' '), fits));
     }
     if (lines.length <= max) return lines;
@@ -125,7 +147,18 @@ class Canvas {
     return kept;
   }
 
-  text(text: string, x: number, y: number, options: { size?: number; bold?: boolean; width?: number; align?: 'left' | 'right'; color?: ReturnType<typeof rgb> }): void {
+  text(
+    text: string,
+    x: number,
+    y: number,
+    options: {
+      size?: number;
+      bold?: boolean;
+      width?: number;
+      align?: 'left' | 'right';
+      color?: ReturnType<typeof rgb>;
+    },
+  ): void {
     const size = options.size ?? 9;
     const font = options.bold === true ? this.bold : this.regular;
     const line = this.fit(text, font, size, options.width ?? (options.align === 'right' ? x - LEFT : RIGHT - x));
@@ -141,13 +174,26 @@ class Canvas {
    * A FEBRABAN field: a small label at the top left of the box from `x` to `x + w` and from `top`
    * down `h`, and its value on the box's last line, left or right aligned; the box's left and bottom rules.
    */
-  field(x: number, top: number, w: number, h: number, label: string, value: string, options: { bold?: boolean; align?: 'left' | 'right'; size?: number } = {}): void {
+  field(
+    x: number,
+    top: number,
+    w: number,
+    h: number,
+    label: string,
+    value: string,
+    options: { bold?: boolean; align?: 'left' | 'right'; size?: number } = {},
+  ): void {
     this.line(x, top, x, top - h);
     this.line(x, top - h, x + w, top - h);
     this.text(label, x + 2.5, top - 7, { size: 6, width: w - 5, color: MUTED });
     if (value === '') return;
     const right = options.align === 'right';
-    this.text(value, right ? x + w - 3 : x + 3, top - h + 4, { size: options.size ?? 9, bold: options.bold ?? false, width: w - 6, align: right ? 'right' : 'left' });
+    this.text(value, right ? x + w - 3 : x + 3, top - h + 4, {
+      size: options.size ?? 9,
+      bold: options.bold ?? false,
+      width: w - 6,
+      align: right ? 'right' : 'left',
+    });
   }
 
   /** The header both parts share: bank name, bank code with its digit between heavy rules, and text at the right. */
@@ -159,7 +205,11 @@ class Canvas {
     const codeW = 58;
     this.line(codeX, top - h, codeX, top - 4, HEAVY);
     this.line(codeX + codeW, top - h, codeX + codeW, top - 4, HEAVY);
-    this.text(code, codeX + codeW / 2 - this.bold.widthOfTextAtSize(code, 14) / 2, base - 1, { size: 14, bold: true, width: codeW });
+    this.text(code, codeX + codeW / 2 - this.bold.widthOfTextAtSize(code, 14) / 2, base - 1, {
+      size: 14,
+      bold: true,
+      width: codeW,
+    });
     this.text(right, RIGHT, base, { size: rightSize, bold: true, width: RIGHT - codeX - codeW - 8, align: 'right' });
     this.line(LEFT, top - h, RIGHT, top - h, HEAVY);
   }
@@ -200,7 +250,9 @@ export async function renderBoletoPdf(facts: BoletoPdfFacts): Promise<Uint8Array
   const givenPayer = facts.payerName?.trim() ?? '';
   const payerName = givenPayer === '' ? 'Não informado' : givenPayer;
   const payerDocument =
-    facts.payerDocument === undefined ? '' : `${facts.payerDocument.type} ${maskDocument(facts.payerDocument.type, facts.payerDocument.number)}`;
+    facts.payerDocument === undefined
+      ? ''
+      : `${facts.payerDocument.type} ${maskDocument(facts.payerDocument.type, facts.payerDocument.number)}`;
 
   const { doc, regular, bold } = await newPdf({
     title: `Boleto ${facts.documentNumber}`,
@@ -219,7 +271,14 @@ export async function renderBoletoPdf(facts: BoletoPdfFacts): Promise<Uint8Array
   c.field(LEFT, top, SPLIT - LEFT, row, 'Beneficiário', payee);
   c.field(SPLIT, top, COLUMN, row, 'Vencimento', due, { bold: true, align: 'right' });
   top -= row;
-  c.field(LEFT, top, SPLIT - LEFT, row, 'Pagador', payerDocument === '' ? payerName : `${payerName} — ${payerDocument}`);
+  c.field(
+    LEFT,
+    top,
+    SPLIT - LEFT,
+    row,
+    'Pagador',
+    payerDocument === '' ? payerName : `${payerName} — ${payerDocument}`,
+  );
   c.field(SPLIT, top, COLUMN, row, 'Valor do documento', amount, { bold: true, align: 'right' });
   top -= row;
   const half = (SPLIT - LEFT) / 2;
@@ -239,7 +298,13 @@ export async function renderBoletoPdf(facts: BoletoPdfFacts): Promise<Uint8Array
   const payerRow = 30;
   top = fichaBottom + payerRow + 5 * small + 3 * row + 24;
 
-  page.drawLine({ start: { x: LEFT, y: top + 22 }, end: { x: RIGHT, y: top + 22 }, thickness: 0.5, color: MUTED, dashArray: [3, 2] });
+  page.drawLine({
+    start: { x: LEFT, y: top + 22 },
+    end: { x: RIGHT, y: top + 22 },
+    thickness: 0.5,
+    color: MUTED,
+    dashArray: [3, 2],
+  });
   c.text('Corte na linha pontilhada', RIGHT, top + 26, { size: 6, color: MUTED, align: 'right' });
 
   c.header(top, bankName, code, linha, 10.5);
@@ -264,7 +329,13 @@ export async function renderBoletoPdf(facts: BoletoPdfFacts): Promise<Uint8Array
   c.field(LEFT, top, left, instructionsHeight, 'Instruções (texto de responsabilidade do beneficiário)', '');
   const lines = c.wrap(facts.instructions ?? '', regular, 8, left - 8, 8);
   lines.forEach((l, n) => page.drawText(l, { x: LEFT + 3, y: top - 17 - n * 10, size: 8, font: regular, color: INK }));
-  for (const [n, label] of ['(-) Desconto / Abatimento', '(-) Outras deduções', '(+) Mora / Multa', '(+) Outros acréscimos', '(=) Valor cobrado'].entries()) {
+  for (const [n, label] of [
+    '(-) Desconto / Abatimento',
+    '(-) Outras deduções',
+    '(+) Mora / Multa',
+    '(+) Outros acréscimos',
+    '(=) Valor cobrado',
+  ].entries()) {
     c.field(SPLIT, top - n * small, COLUMN, small, label, '');
   }
   top -= instructionsHeight;

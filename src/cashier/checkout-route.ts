@@ -12,12 +12,14 @@ const CheckoutBody = Type.Object({
     Type.String({
       minLength: 1,
       maxLength: 128,
-      description: "the merchant's id for the payer: a CPF/CNPJ saved under it is reused and the input step skipped; unknown, the payer enters one and it is saved",
+      description:
+        "the merchant's id for the payer: a CPF/CNPJ saved under it is reused and the input step skipped; unknown, the payer enters one and it is saved",
     }),
   ),
   dynamicAmountNotify: Type.Optional(
     Type.Union([Type.Literal(1), Type.Literal(2)], {
-      description: '1 (default): a payment of another amount completes the order with the amount paid (markStatus 1); 2: it is refused and the order waits for the exact amount',
+      description:
+        '1 (default): a payment of another amount completes the order with the amount paid (markStatus 1); 2: it is refused and the order waits for the exact amount',
     }),
   ),
 });
@@ -29,7 +31,8 @@ export function checkoutRoute(checkouts: CheckoutService): SignedRouteDef {
     path: '/api/v3/polymerize/createCollectingOrder',
     permission: 'polymerize',
     tag: 'Aggregate cashier',
-    summary: 'Open an aggregate cashier: the payer enters the amount and pays by PIX, PIX dynamic, Boleto or USDT (TRON)',
+    summary:
+      'Open an aggregate cashier: the payer enters the amount and pays by PIX, PIX dynamic, Boleto or USDT (TRON)',
     body: CheckoutBody,
     data: Type.String({ description: 'the aggregate cashier address' }),
     handle: async ({ body, caller }) => checkouts.create(caller, body) as never,

@@ -2,11 +2,24 @@ import { randomInt } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { MerchantCaller } from '../auth/plugin.js';
 import { brazilCollectionCodes, type BrazilRails } from '../brazil/collection-codes.js';
-import { documentTypeOf, generateCpf, isValidDocument, normalizeDocument, type DocumentType } from '../brazil/documents.js';
+import {
+  documentTypeOf,
+  generateCpf,
+  isValidDocument,
+  normalizeDocument,
+  type DocumentType,
+} from '../brazil/documents.js';
 import { MAX_COLLECTION_CENTS, successDetails as brazilSuccessDetails } from '../brazil/routes.js';
 import type { Clock } from '../clock.js';
 import type { DepositAddress, DepositAddresses } from '../exchange/deposit-addresses.js';
-import { fiatForTokens, formatRate, formatUnits, parseRate, TOKEN_DECIMALS, tokensToCover } from '../exchange/amounts.js';
+import {
+  fiatForTokens,
+  formatRate,
+  formatUnits,
+  parseRate,
+  TOKEN_DECIMALS,
+  tokensToCover,
+} from '../exchange/amounts.js';
 import { orderRate, type RateSource } from '../exchange/rates.js';
 import { ApiError } from '../http/failures.js';
 import { amountField, CURRENCIES, formatMoney, fromDb, MAX_MINOR, parseDecimal, type Minor } from '../ledger/money.js';
@@ -51,7 +64,9 @@ export type CheckoutProblem =
 
 export class CheckoutInputError extends Error {
   constructor(readonly problems: CheckoutProblem[]) {
-    super(`the cashier form has ${problems.length} problem(s): ${problems.map((p) => `${p.field} (${p.rule})`).join(', ')}`);
+    super(
+      `the cashier form has ${problems.length} problem(s): ${problems.map((p) => `${p.field} (${p.rule})`).join(', ')}`,
+    );
     this.name = 'CheckoutInputError';
   }
 }
@@ -152,23 +167,41 @@ export class CheckoutService {
         const d = cashierDetails(order);
         return paymentCallbackPayload(order, d.payParam ?? d.addressTo ?? '');
       },
-      successDetails: (order, now) => (CASHIER_METHOD_SPECS[cashierDetails(order).method].rail === 'brazil' ? brazilSuccessDetails(order, now) : {}),
+      successDetails: (order, now) =>
+        CASHIER_METHOD_SPECS[cashierDetails(order).method].rail === 'brazil' ? brazilSuccessDetails(order, now) : {},
       rail: (order) => {
         const d = cashierDetails(order);
         if (d.method === 'USDT_TRC20') {
           const chain = this.deps.chain;
-          return { name: chain.name, start: async () => ({ channelOrderId: (await chain.watchDeposits({ orderId: order.id, address: d.addressTo ?? '', token: 'USDT' })).watchId }) };
+          return {
+            name: chain.name,
+            start: async () => ({
+              channelOrderId: (
+                await chain.watchDeposits({ orderId: order.id, address: d.addressTo ?? '', token: 'USDT' })
+              ).watchId,
+            }),
+          };
         }
         return d.method === 'BOLETO' ? SANDBOX_RAILS.boleto : SANDBOX_RAILS.pix;
       },
-      clearing: (order) => (CASHIER_METHOD_SPECS[cashierDetails(order).method].rail === 'chain' ? 'token_clearing' : 'rail_clearing'),
+      clearing: (order) =>
+        CASHIER_METHOD_SPECS[cashierDetails(order).method].rail === 'chain' ? 'token_clearing' : 'rail_clearing',
       refusePayment: (order, options) => this.#refusePayment(order, options),
       transition: ({ order, event, options }) => {
         // A token payment keeps what the chain reported: the units and the transaction hash; and
         // whether they differ from the units asked for (a difference the reais may round away).
         if (event !== 'paid' || options.data === undefined) return Promise.resolve({ changes: {} });
-        const amountDiffers = options.data.paidUnits !== undefined && options.data.paidUnits !== cashierDetails(order).tokenUnits;
-        return Promise.resolve({ changes: { details: JSON.stringify({ ...cashierDetails(order), ...options.data, ...(amountDiffers && { amountDiffers }) }) } });
+        const amountDiffers =
+          options.data.paidUnits !== undefined && options.data.paidUnits !== cashierDetails(order).tokenUnits;
+        return Promise.resolve({
+          changes: {
+            details: JSON.stringify({
+              ...cashierDetails(order),
+              ...options.data,
+              ...(amountDiffers && { amountDiffers }),
+            }),
+          },
+        });
       },
     };
   }
@@ -176,7 +209,14 @@ export class CheckoutService {
   /** Endpoint 19: opens an aggregate cashier; an identical repeat of the externalOrderId returns the same address. */
   async create(
     caller: MerchantCaller,
-    body: { externalOrderId: string; notifyUrl?: string | undefined; remark?: string | undefined; returnUrl?: string | undefined; userIdentity?: string | undefined; dynamicAmountNotify?: number | undefined },
+    body: {
+      externalOrderId: string;
+      notifyUrl?: string | undefined;
+      remark?: string | undefined;
+      returnUrl?: string | undefined;
+      userIdentity?: string | undefined;
+      dynamicAmountNotify?: number | undefined;
+    },
   ): Promise<string> {
     const hash = requestHash(body);
     const merchant = await this.deps.merchants.getMerchant(caller.merchantId);
@@ -211,7 +251,8 @@ export class CheckoutService {
         .where('external_order_id', '=', body.externalOrderId)
         .executeTakeFirst();
       if (first === undefined) throw error;
-      if (first.request_hash !== hash) throw new ApiError({ kind: 'duplicate_external_order_id', externalOrderId: body.externalOrderId });
+      if (first.request_hash !== hash)
+        throw new ApiError({ kind: 'duplicate_external_order_id', externalOrderId: body.externalOrderId });
       return this.address(first.id);
     }
   }
@@ -231,7 +272,10 @@ export class CheckoutService {
     return {
       checkout,
       merchantName: merchant.name,
-      methods: merchant.cashierMethods.map((method) => ({ method, available: CASHIER_METHOD_SPECS[method].rail === 'brazil' || usdt })),
+      methods: merchant.cashierMethods.map((method) => ({
+        method,
+        available: CASHIER_METHOD_SPECS[method].rail === 'brazil' || usdt,
+      })),
       document: await this.#document(checkout),
       order,
       expired: checkout.expire_at <= this.deps.clock.now(),
@@ -239,7 +283,8 @@ export class CheckoutService {
   }
 
   async #document(checkout: CheckoutRow): Promise<PayerDocument> {
-    if (checkout.generated_document !== null) return { source: 'generated', type: 'CPF', number: checkout.generated_document };
+    if (checkout.generated_document !== null)
+      return { source: 'generated', type: 'CPF', number: checkout.generated_document };
     if (checkout.user_identity === null) return { source: 'ask' };
     const saved = await this.deps.store.read
       .selectFrom('payer_documents')
@@ -247,7 +292,9 @@ export class CheckoutService {
       .where('merchant_id', '=', checkout.merchant_id)
       .where('user_identity', '=', checkout.user_identity)
       .executeTakeFirst();
-    return saved === undefined ? { source: 'ask' } : { source: 'saved', type: saved.document_type as DocumentType, number: saved.document_number };
+    return saved === undefined
+      ? { source: 'ask' }
+      : { source: 'saved', type: saved.document_type as DocumentType, number: saved.document_number };
   }
 
   /**
@@ -267,17 +314,21 @@ export class CheckoutService {
     const method = isCashierMethod(choice.method) && offered !== undefined ? choice.method : undefined;
     if (method === undefined) problems.push({ field: 'method', rule: 'choose' });
     else if (offered?.available !== true) problems.push({ field: 'method', rule: 'unavailable' });
-    const maximum = method === undefined || method === 'USDT_TRC20' ? MAX_COLLECTION_CENTS.PIX : MAX_COLLECTION_CENTS[method];
+    const maximum =
+      method === undefined || method === 'USDT_TRC20' ? MAX_COLLECTION_CENTS.PIX : MAX_COLLECTION_CENTS[method];
     const amount = parsePayerAmount(choice.amount ?? '');
-    if (amount === undefined || amount < MIN_CASHIER_CENTS || amount > maximum) problems.push({ field: 'amount', rule: 'amount', minimum: MIN_CASHIER_CENTS, maximum });
+    if (amount === undefined || amount < MIN_CASHIER_CENTS || amount > maximum)
+      problems.push({ field: 'amount', rule: 'amount', minimum: MIN_CASHIER_CENTS, maximum });
     let document: { type: DocumentType; number: string; source: 'saved' | 'entered' | 'generated' } | undefined;
     // The document is checked when the method needs it, and when one was typed before a method was chosen.
     const typed = (choice.document ?? '').trim() !== '';
     if (method === undefined ? typed && state.document.source === 'ask' : CASHIER_METHOD_SPECS[method].needsDocument) {
       if (state.document.source === 'ask') {
         const type = documentTypeOf(choice.document ?? '');
-        const number = type === undefined ? undefined : normalizeDocument(type, (choice.document ?? '').replace(/\s/g, ''));
-        if (type === undefined || number === undefined || !isValidDocument(type, number)) problems.push({ field: 'document', rule: 'document' });
+        const number =
+          type === undefined ? undefined : normalizeDocument(type, (choice.document ?? '').replace(/\s/g, ''));
+        if (type === undefined || number === undefined || !isValidDocument(type, number))
+          problems.push({ field: 'document', rule: 'document' });
         else document = { type, number, source: 'entered' };
       } else {
         document = { type: state.document.type, number: state.document.number, source: state.document.source };
@@ -309,7 +360,11 @@ export class CheckoutService {
       method,
       dynamicAmountNotify: checkout.dynamic_amount_notify,
       ...(checkout.user_identity !== null && { userIdentity: checkout.user_identity }),
-      ...(document !== undefined && { userInfoType: document.type, userInfoNo: document.number, documentSource: document.source }),
+      ...(document !== undefined && {
+        userInfoType: document.type,
+        userInfoNo: document.number,
+        documentSource: document.source,
+      }),
     };
     let hooks;
     let deposit: DepositAddress | undefined;
@@ -330,11 +385,21 @@ export class CheckoutService {
         prepare: async (tx: Tx, order: OrderRow) => {
           deposit = await this.deps.addresses.reserve(tx, 'tron');
           order.rail_ref = deposit.address;
-          order.details = JSON.stringify({ ...cashierDetails(order), addressTo: deposit.address, depositPath: deposit.path });
+          order.details = JSON.stringify({
+            ...cashierDetails(order),
+            addressTo: deposit.address,
+            depositPath: deposit.path,
+          });
         },
       };
     } else {
-      hooks = brazilCollectionCodes({ channelType: method, amount, now, rails: this.deps.rails, publicBaseUrl: this.deps.publicBaseUrl }).orderHooks(merchant.cashierLifetimeMs);
+      hooks = brazilCollectionCodes({
+        channelType: method,
+        amount,
+        now,
+        rails: this.deps.rails,
+        publicBaseUrl: this.deps.publicBaseUrl,
+      }).orderHooks(merchant.cashierLifetimeMs);
     }
     const { order } = await this.deps.orders.create({
       merchantId: checkout.merchant_id,
@@ -355,12 +420,24 @@ export class CheckoutService {
       ...hooks,
       afterInsert: async (tx, order) => {
         if (deposit !== undefined) await this.deps.addresses.assign(tx, deposit, order.id, order.created_at);
-        const bound = await tx.updateTable('checkouts').set({ order_id: order.id }).where('id', '=', checkout.id).where('order_id', 'is', null).executeTakeFirst();
-        if (bound.numUpdatedRows === 0n) throw new ApiError({ kind: 'duplicate_external_order_id', externalOrderId: checkout.external_order_id });
+        const bound = await tx
+          .updateTable('checkouts')
+          .set({ order_id: order.id })
+          .where('id', '=', checkout.id)
+          .where('order_id', 'is', null)
+          .executeTakeFirst();
+        if (bound.numUpdatedRows === 0n)
+          throw new ApiError({ kind: 'duplicate_external_order_id', externalOrderId: checkout.external_order_id });
         if (document?.source === 'entered' && checkout.user_identity !== null) {
           await tx
             .insertInto('payer_documents')
-            .values({ merchant_id: checkout.merchant_id, user_identity: checkout.user_identity, document_type: document.type, document_number: document.number, created_at: order.created_at })
+            .values({
+              merchant_id: checkout.merchant_id,
+              user_identity: checkout.user_identity,
+              document_type: document.type,
+              document_number: document.number,
+              created_at: order.created_at,
+            })
             .onConflict((oc) => oc.columns(['merchant_id', 'user_identity']).doNothing())
             .execute();
         }
@@ -376,14 +453,24 @@ export class CheckoutService {
    * to the cent). Whether another amount is taken is decided under the order's lock by the order
    * kind's `refusePayment` (dynamicAmountNotify).
    */
-  async reportPayment(order: OrderRow, payment: { amount?: Minor; units?: bigint; tradeHash?: string; source: string }): Promise<OrderRow> {
+  async reportPayment(
+    order: OrderRow,
+    payment: { amount?: Minor; units?: bigint; tradeHash?: string; source: string },
+  ): Promise<OrderRow> {
     const d = cashierDetails(order);
-    if (d.method !== 'USDT_TRC20') return this.deps.orders.applyEvent(order.id, 'paid', { source: payment.source, amount: payment.amount ?? fromDb(order.amount) });
+    if (d.method !== 'USDT_TRC20')
+      return this.deps.orders.applyEvent(order.id, 'paid', {
+        source: payment.source,
+        amount: payment.amount ?? fromDb(order.amount),
+      });
     const expected = BigInt(d.tokenUnits ?? '0');
     const units = payment.units ?? expected;
     const rate = parseRate(d.exchangeRate ?? '');
     if (rate === undefined) throw new Error(`order ${order.id} has no valid exchangeRate`);
-    const amount = units === expected ? fromDb(order.amount) : fiatForTokens(units, d.tokenDecimals ?? 6, rate, CURRENCIES[CASHIER_CURRENCY]);
+    const amount =
+      units === expected
+        ? fromDb(order.amount)
+        : fiatForTokens(units, d.tokenDecimals ?? 6, rate, CURRENCIES[CASHIER_CURRENCY]);
     return this.deps.orders.applyEvent(order.id, 'paid', {
       source: payment.source,
       amount,
@@ -414,9 +501,15 @@ export class CheckoutService {
     const tradeHash = input.tradeHash === undefined ? {} : { tradeHash: input.tradeHash };
     if (input.amount === undefined) return this.reportPayment(order, { ...tradeHash, source: input.source });
     if (d.method === 'USDT_TRC20') {
-      const units = amountField('amount', input.amount, CASHIER_CURRENCY, { decimals: d.tokenDecimals ?? 6, maximum: MAX_MINOR });
+      const units = amountField('amount', input.amount, CASHIER_CURRENCY, {
+        decimals: d.tokenDecimals ?? 6,
+        maximum: MAX_MINOR,
+      });
       return this.reportPayment(order, { units, ...tradeHash, source: input.source });
     }
-    return this.reportPayment(order, { amount: amountField('amount', input.amount, CASHIER_CURRENCY), source: input.source });
+    return this.reportPayment(order, {
+      amount: amountField('amount', input.amount, CASHIER_CURRENCY),
+      source: input.source,
+    });
   }
 }

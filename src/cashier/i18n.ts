@@ -8,19 +8,32 @@ import { rankedLanguageTags } from '../http/language.js';
 export const CASHIER_LANGUAGES = ['en', 'pt-BR', 'es', 'sw'] as const;
 export type CashierLanguage = (typeof CASHIER_LANGUAGES)[number];
 
-export const LANGUAGE_NAMES: Record<CashierLanguage, string> = { en: 'English', 'pt-BR': 'Português', es: 'Español', sw: 'Kiswahili' };
+export const LANGUAGE_NAMES: Record<CashierLanguage, string> = {
+  en: 'English',
+  'pt-BR': 'Português',
+  es: 'Español',
+  sw: 'Kiswahili',
+};
 
 /** The language of a currency's country, when the payer's browser names none we have. */
 const CURRENCY_LANGUAGE: Record<string, CashierLanguage> = { BRL: 'pt-BR', MXN: 'es', KES: 'en' };
 
 /** The time zone a currency's payers read times in. */
-export const CURRENCY_TIME_ZONE: Record<string, string> = { BRL: 'America/Sao_Paulo', MXN: 'America/Mexico_City', KES: 'Africa/Nairobi' };
+export const CURRENCY_TIME_ZONE: Record<string, string> = {
+  BRL: 'America/Sao_Paulo',
+  MXN: 'America/Mexico_City',
+  KES: 'Africa/Nairobi',
+};
 
 function isCashierLanguage(value: unknown): value is CashierLanguage {
   return typeof value === 'string' && (CASHIER_LANGUAGES as readonly string[]).includes(value);
 }
 
-export function pickLanguage(input: { query?: unknown; acceptLanguage?: string | undefined; currency: string }): CashierLanguage {
+export function pickLanguage(input: {
+  query?: unknown;
+  acceptLanguage?: string | undefined;
+  currency: string;
+}): CashierLanguage {
   if (isCashierLanguage(input.query)) return input.query;
   for (const tag of rankedLanguageTags(input.acceptLanguage)) {
     const primary = tag.split('-')[0];
@@ -42,9 +55,24 @@ const TEXTS = {
   copy: ['Copy', 'Copiar', 'Copiar', 'Nakili'],
   copied: ['Copied', 'Copiado', 'Copiado', 'Imenakiliwa'],
   pixTitle: ['Pay with Pix', 'Pague com Pix', 'Paga con Pix', 'Lipa kwa Pix'],
-  pixScan: ['Scan the QR code with your bank app', 'Escaneie o QR code no app do seu banco', 'Escanea el código QR con la app de tu banco', 'Changanua msimbo wa QR kwa programu ya benki yako'],
-  pixQrTitle: ['Pix QR code for {amount}', 'QR code Pix de {amount}', 'Código QR Pix de {amount}', 'Msimbo wa QR wa Pix wa {amount}'],
-  pixCodeLabel: ['Or copy this Pix code ("copia e cola")', 'Ou copie este código Pix (copia e cola)', 'O copia este código Pix ("copia e cola")', 'Au nakili msimbo huu wa Pix ("copia e cola")'],
+  pixScan: [
+    'Scan the QR code with your bank app',
+    'Escaneie o QR code no app do seu banco',
+    'Escanea el código QR con la app de tu banco',
+    'Changanua msimbo wa QR kwa programu ya benki yako',
+  ],
+  pixQrTitle: [
+    'Pix QR code for {amount}',
+    'QR code Pix de {amount}',
+    'Código QR Pix de {amount}',
+    'Msimbo wa QR wa Pix wa {amount}',
+  ],
+  pixCodeLabel: [
+    'Or copy this Pix code ("copia e cola")',
+    'Ou copie este código Pix (copia e cola)',
+    'O copia este código Pix ("copia e cola")',
+    'Au nakili msimbo huu wa Pix ("copia e cola")',
+  ],
   pixSteps: [
     'Open your bank app, choose Pix, then "pay with QR code" or "Pix copia e cola", and confirm.',
     'Abra o app do seu banco, escolha Pix, depois "pagar com QR code" ou "Pix copia e cola", e confirme.',
@@ -53,8 +81,18 @@ const TEXTS = {
   ],
   boletoTitle: ['Pay with boleto', 'Pague com boleto', 'Paga con boleto', 'Lipa kwa boleto'],
   boletoDue: ['Due date', 'Vencimento', 'Vencimiento', 'Tarehe ya mwisho'],
-  boletoLine: ['Boleto number (linha digitável)', 'Linha digitável', 'Número del boleto (linha digitável)', 'Nambari ya boleto (linha digitável)'],
-  boletoBarcode: ['Boleto barcode {line}', 'Código de barras do boleto {line}', 'Código de barras del boleto {line}', 'Msimbo pau wa boleto {line}'],
+  boletoLine: [
+    'Boleto number (linha digitável)',
+    'Linha digitável',
+    'Número del boleto (linha digitável)',
+    'Nambari ya boleto (linha digitável)',
+  ],
+  boletoBarcode: [
+    'Boleto barcode {line}',
+    'Código de barras do boleto {line}',
+    'Código de barras del boleto {line}',
+    'Msimbo pau wa boleto {line}',
+  ],
   boletoSteps: [
     'Pay in your bank app ("pay boleto"), at an ATM, a lottery shop or any bank, by the due date. It can take up to 3 business days to confirm.',
     'Pague no app do seu banco ("pagar boleto"), em caixa eletrônico, lotérica ou qualquer banco até o vencimento. A confirmação pode levar até 3 dias úteis.',
@@ -69,15 +107,30 @@ const TEXTS = {
     'Se envió una solicitud de pago a {phone}. Ingresa tu PIN de M-Pesa en tu teléfono para pagar.',
     'Ombi la malipo limetumwa kwa {phone}. Weka PIN yako ya M-Pesa kwenye simu yako ili kulipa.',
   ],
-  mpesaNoPrompt: ['No prompt on your phone?', 'O pedido não apareceu no celular?', '¿No apareció la solicitud en tu teléfono?', 'Hujapokea ombi kwenye simu yako?'],
+  mpesaNoPrompt: [
+    'No prompt on your phone?',
+    'O pedido não apareceu no celular?',
+    '¿No apareció la solicitud en tu teléfono?',
+    'Hujapokea ombi kwenye simu yako?',
+  ],
   mpesaChecks: [
     'Keep the phone on and unlocked, with signal, and check that the number is yours. Then send the request again.',
     'Deixe o celular ligado e desbloqueado, com sinal, e confira se o número é o seu. Depois envie o pedido de novo.',
     'Mantén el teléfono encendido y desbloqueado, con señal, y verifica que el número sea el tuyo. Luego envía la solicitud otra vez.',
     'Hakikisha simu imewashwa, haijafungwa na ina mtandao, na kwamba nambari ni yako. Kisha tuma ombi tena.',
   ],
-  mpesaResend: ['Send the request again ({left} left)', 'Enviar o pedido de novo (restam {left})', 'Enviar la solicitud otra vez (quedan {left})', 'Tuma ombi tena (yamebaki {left})'],
-  mpesaResent: ['A new request was sent. Check your phone.', 'Um novo pedido foi enviado. Confira o celular.', 'Se envió una nueva solicitud. Revisa tu teléfono.', 'Ombi jipya limetumwa. Angalia simu yako.'],
+  mpesaResend: [
+    'Send the request again ({left} left)',
+    'Enviar o pedido de novo (restam {left})',
+    'Enviar la solicitud otra vez (quedan {left})',
+    'Tuma ombi tena (yamebaki {left})',
+  ],
+  mpesaResent: [
+    'A new request was sent. Check your phone.',
+    'Um novo pedido foi enviado. Confira o celular.',
+    'Se envió una nueva solicitud. Revisa tu teléfono.',
+    'Ombi jipya limetumwa. Angalia simu yako.',
+  ],
   mpesaNoMore: [
     'The request cannot be sent again. Ask the merchant for a new payment link.',
     'O pedido não pode ser enviado de novo. Peça um novo link de pagamento ao lojista.',
@@ -85,29 +138,74 @@ const TEXTS = {
     'Ombi haliwezi kutumwa tena. Omba kiungo kipya cha malipo kutoka kwa mfanyabiashara.',
   ],
   usdtTitle: ['Pay with USDT (TRON)', 'Pague com USDT (TRON)', 'Paga con USDT (TRON)', 'Lipa kwa USDT (TRON)'],
-  usdtSend: ['Send exactly this amount of USDT', 'Envie exatamente este valor em USDT', 'Envía exactamente este monto de USDT', 'Tuma kiasi hiki kamili cha USDT'],
-  usdtAddress: ['To this TRON (TRC-20) address', 'Para este endereço TRON (TRC-20)', 'A esta dirección TRON (TRC-20)', 'Kwa anwani hii ya TRON (TRC-20)'],
-  usdtQrTitle: ['QR code of the TRON address {address}', 'QR code do endereço TRON {address}', 'Código QR de la dirección TRON {address}', 'Msimbo wa QR wa anwani ya TRON {address}'],
+  usdtSend: [
+    'Send exactly this amount of USDT',
+    'Envie exatamente este valor em USDT',
+    'Envía exactamente este monto de USDT',
+    'Tuma kiasi hiki kamili cha USDT',
+  ],
+  usdtAddress: [
+    'To this TRON (TRC-20) address',
+    'Para este endereço TRON (TRC-20)',
+    'A esta dirección TRON (TRC-20)',
+    'Kwa anwani hii ya TRON (TRC-20)',
+  ],
+  usdtQrTitle: [
+    'QR code of the TRON address {address}',
+    'QR code do endereço TRON {address}',
+    'Código QR de la dirección TRON {address}',
+    'Msimbo wa QR wa anwani ya TRON {address}',
+  ],
   usdtWarning: [
     'Only USDT on the TRON network (TRC-20). Tokens sent on another network, or another token, are lost.',
     'Somente USDT na rede TRON (TRC-20). Tokens enviados por outra rede, ou outro token, serão perdidos.',
     'Solo USDT en la red TRON (TRC-20). Los tokens enviados por otra red, u otro token, se pierden.',
     'USDT kwenye mtandao wa TRON (TRC-20) pekee. Tokeni zilizotumwa kwa mtandao mwingine, au tokeni nyingine, zitapotea.',
   ],
-  usdtRate: ['{tokens} at {rate} per USDT = {amount}', '{tokens} a {rate} por USDT = {amount}', '{tokens} a {rate} por USDT = {amount}', '{tokens} kwa {rate} kwa kila USDT = {amount}'],
+  usdtRate: [
+    '{tokens} at {rate} per USDT = {amount}',
+    '{tokens} a {rate} por USDT = {amount}',
+    '{tokens} a {rate} por USDT = {amount}',
+    '{tokens} kwa {rate} kwa kila USDT = {amount}',
+  ],
   paidTitle: ['Payment received', 'Pagamento recebido', 'Pago recibido', 'Malipo yamepokelewa'],
-  paidThanks: ['Thank you. Your payment of {amount} was received.', 'Obrigado. Seu pagamento de {amount} foi recebido.', 'Gracias. Tu pago de {amount} fue recibido.', 'Asante. Malipo yako ya {amount} yamepokelewa.'],
-  returning: ['Taking you back to {host}…', 'Voltando para {host}…', 'Volviendo a {host}…', 'Tunakurudisha kwa {host}…'],
+  paidThanks: [
+    'Thank you. Your payment of {amount} was received.',
+    'Obrigado. Seu pagamento de {amount} foi recebido.',
+    'Gracias. Tu pago de {amount} fue recibido.',
+    'Asante. Malipo yako ya {amount} yamepokelewa.',
+  ],
+  returning: [
+    'Taking you back to {host}…',
+    'Voltando para {host}…',
+    'Volviendo a {host}…',
+    'Tunakurudisha kwa {host}…',
+  ],
   returnLink: ['Return to {host}', 'Voltar para {host}', 'Volver a {host}', 'Rudi kwa {host}'],
-  closePage: ['You can close this page.', 'Você pode fechar esta página.', 'Puedes cerrar esta página.', 'Unaweza kufunga ukurasa huu.'],
-  expiredTitle: ['This payment has expired', 'Este pagamento expirou', 'Este pago venció', 'Malipo haya yamepitwa na muda'],
+  closePage: [
+    'You can close this page.',
+    'Você pode fechar esta página.',
+    'Puedes cerrar esta página.',
+    'Unaweza kufunga ukurasa huu.',
+  ],
+  expiredTitle: [
+    'This payment has expired',
+    'Este pagamento expirou',
+    'Este pago venció',
+    'Malipo haya yamepitwa na muda',
+  ],
   expiredText: [
     'The time to pay ran out and nothing was charged. Ask the merchant for a new payment link.',
     'O prazo para pagar acabou e nada foi cobrado. Peça um novo link de pagamento ao lojista.',
     'El plazo para pagar terminó y no se cobró nada. Pide un nuevo enlace de pago al comercio.',
     'Muda wa kulipa umekwisha na hakuna kilichotozwa. Omba kiungo kipya cha malipo kutoka kwa mfanyabiashara.',
   ],
-  cancelledTitle: ['This payment was cancelled', 'Este pagamento foi cancelado', 'Este pago fue cancelado', 'Malipo haya yameghairiwa'],
+  cancelledTitle: [
+    'This payment was cancelled',
+    'Este pagamento foi cancelado',
+    'Este pago fue cancelado',
+    'Malipo haya yameghairiwa',
+  ],
   cancelledText: [
     'Nothing was charged. Ask the merchant for a new payment link if you still want to pay.',
     'Nada foi cobrado. Peça um novo link de pagamento ao lojista se ainda quiser pagar.',
@@ -132,13 +230,43 @@ const TEXTS = {
   amountHint: ['For example 42,50', 'Por exemplo 42,50', 'Por ejemplo 42,50', 'Kwa mfano 42,50'],
   methodLegend: ['Payment method', 'Forma de pagamento', 'Método de pago', 'Njia ya malipo'],
   method_PIX: ['Pix', 'Pix', 'Pix', 'Pix'],
-  method_PIX_DYNAMIC: ['Pix with a one-time QR code', 'Pix com QR code de uso único', 'Pix con código QR de un solo uso', 'Pix kwa msimbo wa QR wa mara moja'],
+  method_PIX_DYNAMIC: [
+    'Pix with a one-time QR code',
+    'Pix com QR code de uso único',
+    'Pix con código QR de un solo uso',
+    'Pix kwa msimbo wa QR wa mara moja',
+  ],
   method_BOLETO: ['Boleto', 'Boleto', 'Boleto', 'Boleto'],
-  method_USDT_TRC20: ['USDT on TRON (TRC-20)', 'USDT na rede TRON (TRC-20)', 'USDT en TRON (TRC-20)', 'USDT kwenye TRON (TRC-20)'],
-  hint_PIX: ['Instant, any Brazilian bank app', 'Na hora, em qualquer app de banco', 'Al instante, con cualquier app bancaria brasileña', 'Papo hapo, programu yoyote ya benki ya Brazil'],
-  hint_PIX_DYNAMIC: ['Instant; the code is made for this payment only', 'Na hora; o código vale só para este pagamento', 'Al instante; el código sirve solo para este pago', 'Papo hapo; msimbo ni wa malipo haya pekee'],
-  hint_BOLETO: ['Pay by the due date; confirms in up to 3 business days', 'Pague até o vencimento; confirma em até 3 dias úteis', 'Paga antes del vencimiento; se confirma en hasta 3 días hábiles', 'Lipa kabla ya tarehe ya mwisho; inathibitishwa ndani ya siku 3 za kazi'],
-  hint_USDT_TRC20: ['From a crypto wallet, at the rate shown on the next page', 'De uma carteira cripto, na cotação da próxima página', 'Desde una billetera cripto, al tipo de cambio de la siguiente página', 'Kutoka pochi ya crypto, kwa kiwango kitakachoonyeshwa ukurasa unaofuata'],
+  method_USDT_TRC20: [
+    'USDT on TRON (TRC-20)',
+    'USDT na rede TRON (TRC-20)',
+    'USDT en TRON (TRC-20)',
+    'USDT kwenye TRON (TRC-20)',
+  ],
+  hint_PIX: [
+    'Instant, any Brazilian bank app',
+    'Na hora, em qualquer app de banco',
+    'Al instante, con cualquier app bancaria brasileña',
+    'Papo hapo, programu yoyote ya benki ya Brazil',
+  ],
+  hint_PIX_DYNAMIC: [
+    'Instant; the code is made for this payment only',
+    'Na hora; o código vale só para este pagamento',
+    'Al instante; el código sirve solo para este pago',
+    'Papo hapo; msimbo ni wa malipo haya pekee',
+  ],
+  hint_BOLETO: [
+    'Pay by the due date; confirms in up to 3 business days',
+    'Pague até o vencimento; confirma em até 3 dias úteis',
+    'Paga antes del vencimiento; se confirma en hasta 3 días hábiles',
+    'Lipa kabla ya tarehe ya mwisho; inathibitishwa ndani ya siku 3 za kazi',
+  ],
+  hint_USDT_TRC20: [
+    'From a crypto wallet, at the rate shown on the next page',
+    'De uma carteira cripto, na cotação da próxima página',
+    'Desde una billetera cripto, al tipo de cambio de la siguiente página',
+    'Kutoka pochi ya crypto, kwa kiwango kitakachoonyeshwa ukurasa unaofuata',
+  ],
   unavailable: ['unavailable right now', 'indisponível no momento', 'no disponible ahora', 'haipatikani kwa sasa'],
   documentInput: ['CPF or CNPJ', 'CPF ou CNPJ', 'CPF o CNPJ', 'CPF au CNPJ'],
   documentHint: [
@@ -147,7 +275,12 @@ const TEXTS = {
     'Necesario para Pix y boleto. Se guarda para tu próximo pago a {merchant}.',
     'Inahitajika kwa Pix na boleto. Itahifadhiwa kwa malipo yako yajayo kwa {merchant}.',
   ],
-  documentSaved: ['Paying as {type} {number} (saved)', 'Pagando como {type} {number} (salvo)', 'Pagando como {type} {number} (guardado)', 'Unalipa kama {type} {number} (imehifadhiwa)'],
+  documentSaved: [
+    'Paying as {type} {number} (saved)',
+    'Pagando como {type} {number} (salvo)',
+    'Pagando como {type} {number} (guardado)',
+    'Unalipa kama {type} {number} (imehifadhiwa)',
+  ],
   continue: ['Continue', 'Continuar', 'Continuar', 'Endelea'],
   errorSummary: ['Please check the form', 'Confira o formulário', 'Revisa el formulario', 'Tafadhali kagua fomu'],
   error_amount: [
@@ -156,8 +289,18 @@ const TEXTS = {
     'Ingresa un importe de {min} a {max}, con 2 decimales como máximo.',
     'Weka kiasi kuanzia {min} hadi {max}, chenye desimali zisizozidi 2.',
   ],
-  error_choose: ['Choose a payment method.', 'Escolha uma forma de pagamento.', 'Elige un método de pago.', 'Chagua njia ya malipo.'],
-  error_unavailable: ['This method is unavailable right now: choose another.', 'Esta forma está indisponível no momento: escolha outra.', 'Este método no está disponible ahora: elige otro.', 'Njia hii haipatikani kwa sasa: chagua nyingine.'],
+  error_choose: [
+    'Choose a payment method.',
+    'Escolha uma forma de pagamento.',
+    'Elige un método de pago.',
+    'Chagua njia ya malipo.',
+  ],
+  error_unavailable: [
+    'This method is unavailable right now: choose another.',
+    'Esta forma está indisponível no momento: escolha outra.',
+    'Este método no está disponible ahora: elige otro.',
+    'Njia hii haipatikani kwa sasa: chagua nyingine.',
+  ],
   error_document: [
     'Enter a valid CPF (11 digits) or CNPJ (14 characters).',
     'Informe um CPF (11 dígitos) ou CNPJ (14 caracteres) válido.',
@@ -165,14 +308,29 @@ const TEXTS = {
     'Weka CPF halali (tarakimu 11) au CNPJ (herufi 14).',
   ],
   language: ['Language', 'Idioma', 'Idioma', 'Lugha'],
-  sandboxTitle: ['Sandbox: simulate the payer', 'Sandbox: simule o pagador', 'Sandbox: simula al pagador', 'Sandbox: igiza mlipaji'],
-  sandboxText: ['Test mode: no real money moves.', 'Modo de teste: nenhum dinheiro real se move.', 'Modo de prueba: no se mueve dinero real.', 'Hali ya majaribio: hakuna pesa halisi inayohamishwa.'],
+  sandboxTitle: [
+    'Sandbox: simulate the payer',
+    'Sandbox: simule o pagador',
+    'Sandbox: simula al pagador',
+    'Sandbox: igiza mlipaji',
+  ],
+  sandboxText: [
+    'Test mode: no real money moves.',
+    'Modo de teste: nenhum dinheiro real se move.',
+    'Modo de prueba: no se mueve dinero real.',
+    'Hali ya majaribio: hakuna pesa halisi inayohamishwa.',
+  ],
   sandboxPay: ['Pay {amount}', 'Pagar {amount}', 'Pagar {amount}', 'Lipa {amount}'],
   sandboxOther: ['Another amount ({unit})', 'Outro valor ({unit})', 'Otro importe ({unit})', 'Kiasi kingine ({unit})'],
   sandboxPayOther: ['Pay this amount', 'Pagar este valor', 'Pagar este importe', 'Lipa kiasi hiki'],
   sandboxCancel: ['Cancel', 'Cancelar', 'Cancelar', 'Ghairi'],
   sandboxTimeout: ['Time out', 'Expirar', 'Vencer', 'Muda uishe'],
-  sandboxBadAmount: ['Enter an amount such as 10.50.', 'Informe um valor como 10.50.', 'Ingresa un importe como 10.50.', 'Weka kiasi kama 10.50.'],
+  sandboxBadAmount: [
+    'Enter an amount such as 10.50.',
+    'Informe um valor como 10.50.',
+    'Ingresa un importe como 10.50.',
+    'Weka kiasi kama 10.50.',
+  ],
 } as const satisfies Record<string, readonly [string, string, string, string]>;
 
 export type TextKey = keyof typeof TEXTS;
@@ -183,7 +341,9 @@ export type Translate = (key: TextKey, params?: Readonly<Record<string, string |
 /** The texts of one language: `t('payMerchant', { merchant })`. */
 export function translator(lang: CashierLanguage): Translate {
   return (key, params = {}) =>
-    (TEXTS[key][INDEX[lang]] ?? TEXTS[key][0]).replace(/\{(\w+)\}/g, (whole, name: string) => (Object.hasOwn(params, name) ? String(params[name]) : whole));
+    (TEXTS[key][INDEX[lang]] ?? TEXTS[key][0]).replace(/\{(\w+)\}/g, (whole, name: string) =>
+      Object.hasOwn(params, name) ? String(params[name]) : whole,
+    );
 }
 
 /** Every language's texts, for the test that each key is translated. */
@@ -198,14 +358,16 @@ export function allTexts(): Readonly<Record<string, readonly string[]>> {
 export function formatAmount(lang: CashierLanguage, decimalText: string, currency: string): string {
   // As many decimals as the amount has: KES in whole shillings, reais in cents, a rate in its own places.
   const decimals = decimalText.split('.')[1]?.length ?? 0;
-  const format = formatter(`n|${lang}|${currency}|${decimals}`, () =>
-    new Intl.NumberFormat(lang, {
-      style: 'currency',
-      currency,
-      currencyDisplay: currency === 'BRL' ? 'narrowSymbol' : 'code',
-      minimumFractionDigits: decimals,
-      maximumFractionDigits: decimals,
-    }),
+  const format = formatter(
+    `n|${lang}|${currency}|${decimals}`,
+    () =>
+      new Intl.NumberFormat(lang, {
+        style: 'currency',
+        currency,
+        currencyDisplay: currency === 'BRL' ? 'narrowSymbol' : 'code',
+        minimumFractionDigits: decimals,
+        maximumFractionDigits: decimals,
+      }),
   );
   // Intl formats a decimal string exactly (no conversion to a binary float).
   return format.format(decimalText as unknown as number).replace(/\u00a0/g, ' ');
@@ -214,14 +376,18 @@ export function formatAmount(lang: CashierLanguage, decimalText: string, currenc
 /** A time of day in the currency's time zone: "14:35". */
 export function formatTime(lang: CashierLanguage, ms: number, currency: string): string {
   const timeZone = CURRENCY_TIME_ZONE[currency] ?? 'UTC';
-  return formatter(`t|${lang}|${timeZone}`, () => new Intl.DateTimeFormat(lang, { hour: '2-digit', minute: '2-digit', timeZone })).format(new Date(ms));
+  return formatter(
+    `t|${lang}|${timeZone}`,
+    () => new Intl.DateTimeFormat(lang, { hour: '2-digit', minute: '2-digit', timeZone }),
+  ).format(new Date(ms));
 }
 
 /** A date in the currency's time zone: "26/11/2026" in Portuguese. */
 export function formatDate(lang: CashierLanguage, isoDate: string): string {
-  return formatter(`d|${lang}`, () => new Intl.DateTimeFormat(lang, { day: '2-digit', month: '2-digit', year: 'numeric', timeZone: 'UTC' })).format(
-    new Date(`${isoDate}T00:00:00Z`),
-  );
+  return formatter(
+    `d|${lang}`,
+    () => new Intl.DateTimeFormat(lang, { day: '2-digit', month: '2-digit', year: 'numeric', timeZone: 'UTC' }),
+  ).format(new Date(`${isoDate}T00:00:00Z`));
 }
 
 /** Intl formatters are costly to make and few differ (languages × currencies × decimals): each is made once. */

@@ -13,9 +13,18 @@ export const ITF_WIDE = 3;
 export const ITF_QUIET_ZONE = 10;
 
 /** Per digit 0-9, its five elements: true = wide. */
-const DIGIT_PATTERNS: readonly (readonly boolean[])[] = ['NNWWN', 'WNNNW', 'NWNNW', 'WWNNN', 'NNWNW', 'WNWNN', 'NWWNN', 'NNNWW', 'WNNWN', 'NWNWN'].map((p) =>
-  Array.from(p, (c) => c === 'W'),
-);
+const DIGIT_PATTERNS: readonly (readonly boolean[])[] = [
+  'NNWWN',
+  'WNNNW',
+  'NWNNW',
+  'WWNNN',
+  'NNWNW',
+  'WNWNN',
+  'NWWNN',
+  'NNNWW',
+  'WNNWN',
+  'NWNWN',
+].map((p) => Array.from(p, (c) => c === 'W'));
 
 export interface ItfBarcodeOptions {
   /** CSS pixels per narrow module; default 2. */
@@ -65,7 +74,6 @@ export function itfModules(digits: string): boolean[] {
   for (let i = 0; i < ITF_QUIET_ZONE; i++) modules.push(false);
   return modules;
 }
-
 
 /** A number for an SVG attribute, at most three decimals and no trailing zeros. */
 const svgNumber = (n: number): string => String(+n.toFixed(3));

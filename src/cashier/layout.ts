@@ -7,7 +7,6 @@ import type { FastifyReply } from 'fastify';
 import { escapeXml, html, pageHeaders, strictCsp, type Html } from '../http/html.js';
 import { CASHIER_LANGUAGES, LANGUAGE_NAMES, type CashierLanguage, type Translate } from './i18n.js';
 
-
 const STYLE = `
 :root{color-scheme:light;--ink:#111827;--muted:#374151;--line:#d1d5db;--accent:#0b4f9c;--ok:#065f46;--bad:#991b1b;--warn:#78350f}
 *{box-sizing:border-box}[hidden]{display:none!important}
@@ -91,13 +90,14 @@ export function sendPage(reply: FastifyReply, status: number, page: PageInput): 
       : page.reloadWithoutScript !== undefined
         ? `<noscript><meta http-equiv="refresh" content="${page.reloadWithoutScript}"></noscript>`
         : '';
-  const languages = html`<nav aria-label="${page.t('language')}">${CASHIER_LANGUAGES.filter((l) => l !== page.lang).map(
-    (l) => html`<a href="${page.path}?lang=${l}" lang="${l}" hreflang="${l}">${LANGUAGE_NAMES[l]}</a>`,
-  )}</nav>`;
-  return pageHeaders(reply.code(status), CASHIER_CSP)
-    .send(
-      `<!doctype html><html lang="${page.lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
-        `<meta name="robots" content="noindex">${refresh}<title>${escapeXml(page.title)}</title><style>${STYLE}</style></head>` +
-        `<body${data}><main>${page.body.text}${languages.text}</main><script>${SCRIPT}</script></body></html>`,
-    );
+  const languages = html`<nav aria-label="${page.t('language')}">
+    ${CASHIER_LANGUAGES.filter((l) => l !== page.lang).map(
+      (l) => html`<a href="${page.path}?lang=${l}" lang="${l}" hreflang="${l}">${LANGUAGE_NAMES[l]}</a>`,
+    )}
+  </nav>`;
+  return pageHeaders(reply.code(status), CASHIER_CSP).send(
+    `<!doctype html><html lang="${page.lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
+      `<meta name="robots" content="noindex">${refresh}<title>${escapeXml(page.title)}</title><style>${STYLE}</style></head>` +
+      `<body${data}><main>${page.body.text}${languages.text}</main><script>${SCRIPT}</script></body></html>`,
+  );
 }

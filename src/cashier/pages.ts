@@ -10,7 +10,13 @@ import { EventNotAllowedError, type OrderService } from '../orders/service.js';
 import { COLLECTION_STATUS } from '../orders/state-machine.js';
 import { barcodeFromLinha } from '../rails/boleto/boleto.js';
 import { renderBoletoPdf } from './boleto-pdf.js';
-import { CheckoutExpiredError, CheckoutInputError, cashierDetails, type CheckoutChoice, type CheckoutService } from './checkout.js';
+import {
+  CheckoutExpiredError,
+  CheckoutInputError,
+  cashierDetails,
+  type CheckoutChoice,
+  type CheckoutService,
+} from './checkout.js';
 import { CASHIER_LANGUAGES, pickLanguage, translator } from './i18n.js';
 import { sendPage } from './layout.js';
 import { CASHIER_CURRENCY } from './methods.js';
@@ -54,7 +60,10 @@ export function cashierState(order: OrderRow, now: number): CashierState {
 
 const HTTP_STATUS: Record<CashierState, number> = { pending: 200, paid: 200, expired: 410, cancelled: 410 };
 
-type CashierRequest = FastifyRequest<{ Params: { cashierId: string }; Querystring: Record<string, string | undefined> }>;
+type CashierRequest = FastifyRequest<{
+  Params: { cashierId: string };
+  Querystring: Record<string, string | undefined>;
+}>;
 
 /**
  * The payer's pages: the cashier of each collection (`/cashier/{cashierId}`: M-Pesa, Pix, boleto,
@@ -68,15 +77,22 @@ export async function registerCashierPages(parent: FastifyInstance, deps: Cashie
 function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
   // The pages' forms post url-encoded bodies, and nothing else is taken here (JSON and the rest: 415).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 2048 }, (_request, body, done) => {
-    done(null, Object.fromEntries(new URLSearchParams(String(body))));
-  });
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: 2048 },
+    (_request, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(String(body))));
+    },
+  );
   /** The form's fields as text (a field sent twice keeps its last value). */
-  const formOf = (request: FastifyRequest): Record<string, string | undefined> => (request.body as Record<string, string> | undefined) ?? {};
+  const formOf = (request: FastifyRequest): Record<string, string | undefined> =>
+    (request.body as Record<string, string> | undefined) ?? {};
   /** `?lang=` carried over to a redirect, when it names one of the cashier's languages. */
   const langSuffix = (request: FastifyRequest<{ Querystring: Record<string, string | undefined> }>) => {
     const lang = request.query.lang;
-    return lang !== undefined && (CASHIER_LANGUAGES as readonly string[]).includes(lang) ? `?lang=${encodeURIComponent(lang)}` : '';
+    return lang !== undefined && (CASHIER_LANGUAGES as readonly string[]).includes(lang)
+      ? `?lang=${encodeURIComponent(lang)}`
+      : '';
   };
 
   const languageOf = (request: FastifyRequest<{ Querystring: Record<string, string | undefined> }>, currency: string) =>
@@ -97,97 +113,141 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
     };
   };
 
-  const notFound = (request: FastifyRequest<{ Querystring: Record<string, string | undefined> }>, reply: FastifyReply, path: string) => {
+  const notFound = (
+    request: FastifyRequest<{ Querystring: Record<string, string | undefined> }>,
+    reply: FastifyReply,
+    path: string,
+  ) => {
     const lang = languageOf(request, '');
     const t = translator(lang);
     return sendPage(reply, 404, { lang, t, path, ...notFoundView(t) });
   };
 
-  app.get<{ Params: { cashierId: string }; Querystring: Record<string, string | undefined> }>('/cashier/:cashierId', async (request, reply) => {
-    const order = await deps.orders.findByCashier(request.params.cashierId);
-    if (order === undefined) return notFound(request, reply, `/cashier/${encodeURIComponent(request.params.cashierId)}`);
-    const ctx = await contextFor(request, order);
-    const state = cashierState(order, ctx.now);
-    const data = { 'status-url': `${ctx.path}/status`, state, now: String(ctx.now) };
-    if (state === 'pending') {
-      const view = pendingView(ctx, order, { sandboxError: request.query.sandbox === 'amount', resent: request.query.resent === '1' });
-      return sendPage(reply, 200, { ...ctx, ...view, data, reloadWithoutScript: RELOAD_WITHOUT_SCRIPT_SECONDS });
-    }
-    const target = returnTarget(order);
-    const refresh = state === 'paid' && target !== undefined ? { refresh: { seconds: RETURN_DELAY_SECONDS, url: target.href } } : {};
-    return sendPage(reply, HTTP_STATUS[state], { ...ctx, ...finalView(ctx, order, state), ...refresh });
-  });
+  app.get<{ Params: { cashierId: string }; Querystring: Record<string, string | undefined> }>(
+    '/cashier/:cashierId',
+    async (request, reply) => {
+      const order = await deps.orders.findByCashier(request.params.cashierId);
+      if (order === undefined)
+        return notFound(request, reply, `/cashier/${encodeURIComponent(request.params.cashierId)}`);
+      const ctx = await contextFor(request, order);
+      const state = cashierState(order, ctx.now);
+      const data = { 'status-url': `${ctx.path}/status`, state, now: String(ctx.now) };
+      if (state === 'pending') {
+        const view = pendingView(ctx, order, {
+          sandboxError: request.query.sandbox === 'amount',
+          resent: request.query.resent === '1',
+        });
+        return sendPage(reply, 200, { ...ctx, ...view, data, reloadWithoutScript: RELOAD_WITHOUT_SCRIPT_SECONDS });
+      }
+      const target = returnTarget(order);
+      const refresh =
+        state === 'paid' && target !== undefined
+          ? { refresh: { seconds: RETURN_DELAY_SECONDS, url: target.href } }
+          : {};
+      return sendPage(reply, HTTP_STATUS[state], { ...ctx, ...finalView(ctx, order, state), ...refresh });
+    },
+  );
 
   // The page's poll: a few bytes, never cached.
   app.get<{ Params: { cashierId: string } }>('/cashier/:cashierId/status', async (request, reply) => {
     const order = await deps.orders.findByCashier(request.params.cashierId);
     void reply.header('cache-control', 'no-store');
     if (order === undefined) return reply.code(404).send({ state: 'not_found' });
-    return { state: cashierState(order, deps.clock.now()), orderStatus: order.status, expiresAt: order.cashier_expire_at, paidAt: order.pay_time };
+    return {
+      state: cashierState(order, deps.clock.now()),
+      orderStatus: order.status,
+      expiresAt: order.cashier_expire_at,
+      paidAt: order.pay_time,
+    };
   });
 
-  app.get<{ Params: { cashierId: string }; Querystring: Record<string, string | undefined> }>('/cashier/:cashierId/boleto.pdf', async (request, reply) => {
-    const order = await deps.orders.findByCashier(request.params.cashierId);
-    const path = `/cashier/${encodeURIComponent(request.params.cashierId)}`;
-    if (order === undefined || payPageOf(order) !== 'boleto') return notFound(request, reply, path);
-    // Only a boleto that can still be paid is handed out: an expired or cancelled one would be refused.
-    if (cashierState(order, deps.clock.now()) !== 'pending') return reply.redirect(`${path}${langSuffix(request)}`, 303);
-    const d = cashierDetails(order);
-    const merchant = await deps.merchants.getMerchant(order.merchant_id);
-    const pdf = await renderBoletoPdf({
-      bankCode: deps.boletoBankCode,
-      barcode: barcodeFromLinha(d.payParam ?? ''),
-      linhaFormatted: d.linhaFormatted ?? d.payParam ?? '',
-      amount: fromDb(order.amount),
-      dueDate: d.boletoDueDate ?? '',
-      issuedAt: order.created_at,
-      payeeName: `${deps.pix.merchantName} (${merchant.name})`,
-      payeeCity: deps.pix.merchantCity,
-      payerName: (d as { userInfoName?: string }).userInfoName,
-      payerDocument: d.userInfoType === undefined || d.userInfoNo === undefined ? undefined : { type: d.userInfoType, number: d.userInfoNo },
-      documentNumber: order.id,
-      nossoNumero: order.channel_order_id ?? '',
-      instructions: order.remark ?? undefined,
-    });
-    return reply
-      .header('cache-control', 'no-store')
-      .header('x-content-type-options', 'nosniff')
-      .header('content-disposition', `attachment; filename="boleto-${order.external_order_id.replace(/[^\w.-]/g, '_')}.pdf"`)
-      .type('application/pdf')
-      .send(Buffer.from(pdf));
-  });
+  app.get<{ Params: { cashierId: string }; Querystring: Record<string, string | undefined> }>(
+    '/cashier/:cashierId/boleto.pdf',
+    async (request, reply) => {
+      const order = await deps.orders.findByCashier(request.params.cashierId);
+      const path = `/cashier/${encodeURIComponent(request.params.cashierId)}`;
+      if (order === undefined || payPageOf(order) !== 'boleto') return notFound(request, reply, path);
+      // Only a boleto that can still be paid is handed out: an expired or cancelled one would be refused.
+      if (cashierState(order, deps.clock.now()) !== 'pending')
+        return reply.redirect(`${path}${langSuffix(request)}`, 303);
+      const d = cashierDetails(order);
+      const merchant = await deps.merchants.getMerchant(order.merchant_id);
+      const pdf = await renderBoletoPdf({
+        bankCode: deps.boletoBankCode,
+        barcode: barcodeFromLinha(d.payParam ?? ''),
+        linhaFormatted: d.linhaFormatted ?? d.payParam ?? '',
+        amount: fromDb(order.amount),
+        dueDate: d.boletoDueDate ?? '',
+        issuedAt: order.created_at,
+        payeeName: `${deps.pix.merchantName} (${merchant.name})`,
+        payeeCity: deps.pix.merchantCity,
+        payerName: (d as { userInfoName?: string }).userInfoName,
+        payerDocument:
+          d.userInfoType === undefined || d.userInfoNo === undefined
+            ? undefined
+            : { type: d.userInfoType, number: d.userInfoNo },
+        documentNumber: order.id,
+        nossoNumero: order.channel_order_id ?? '',
+        instructions: order.remark ?? undefined,
+      });
+      return reply
+        .header('cache-control', 'no-store')
+        .header('x-content-type-options', 'nosniff')
+        .header(
+          'content-disposition',
+          `attachment; filename="boleto-${order.external_order_id.replace(/[^\w.-]/g, '_')}.pdf"`,
+        )
+        .type('application/pdf')
+        .send(Buffer.from(pdf));
+    },
+  );
 
-  app.post<{ Params: { cashierId: string }; Querystring: Record<string, string | undefined> }>('/cashier/:cashierId/resend', async (request, reply) => {
-    const order = await deps.orders.findByCashier(request.params.cashierId);
-    const path = `/cashier/${encodeURIComponent(request.params.cashierId)}`;
-    const lang = langSuffix(request);
-    if (order === undefined || payPageOf(order) !== 'mpesa') return reply.redirect(`${path}${lang}`, 303);
-    const resent = await deps.orders.restartOnRail(order.id, MPESA_RESEND_LIMIT, 'cashier:payer');
-    return reply.redirect(resent ? `${path}${lang === '' ? '?' : `${lang}&`}resent=1` : `${path}${lang}`, 303);
-  });
+  app.post<{ Params: { cashierId: string }; Querystring: Record<string, string | undefined> }>(
+    '/cashier/:cashierId/resend',
+    async (request, reply) => {
+      const order = await deps.orders.findByCashier(request.params.cashierId);
+      const path = `/cashier/${encodeURIComponent(request.params.cashierId)}`;
+      const lang = langSuffix(request);
+      if (order === undefined || payPageOf(order) !== 'mpesa') return reply.redirect(`${path}${lang}`, 303);
+      const resent = await deps.orders.restartOnRail(order.id, MPESA_RESEND_LIMIT, 'cashier:payer');
+      return reply.redirect(resent ? `${path}${lang === '' ? '?' : `${lang}&`}resent=1` : `${path}${lang}`, 303);
+    },
+  );
 
-  app.post<{ Params: { cashierId: string }; Querystring: Record<string, string | undefined> }>('/cashier/:cashierId/sandbox', async (request, reply) => {
-    const order = await deps.orders.findByCashier(request.params.cashierId);
-    const lang = langSuffix(request);
-    const path = `/cashier/${encodeURIComponent(request.params.cashierId)}`;
-    if (order === undefined || !deps.sandbox.enabled) return reply.code(404).type('text/plain').send('not found');
-    // A post without a form (no content type) changes nothing.
-    const body = formOf(request);
-    const action = body.action;
-    const events: Record<string, string> = { paid: 'paid', paid_other: 'paid', cancelled: 'cancelled', expired: 'expired' };
-    const event = action === undefined ? undefined : events[action];
-    if (event !== undefined) {
-      try {
-        // The same code path as the admin API's sandbox events.
-        await deps.sandbox.apply(order.id, event, { source: 'sandbox:cashier', ...(action === 'paid_other' && { amount: body.amount ?? '' }) });
-      } catch (error) {
-        if (error instanceof ApiError) return reply.redirect(`${path}${lang === '' ? '?' : `${lang}&`}sandbox=amount`, 303);
-        // A second click after the order moved on changes nothing; the page shows the state.
-        if (!(error instanceof EventNotAllowedError) && !(error instanceof OperatorError)) throw error;
+  app.post<{ Params: { cashierId: string }; Querystring: Record<string, string | undefined> }>(
+    '/cashier/:cashierId/sandbox',
+    async (request, reply) => {
+      const order = await deps.orders.findByCashier(request.params.cashierId);
+      const lang = langSuffix(request);
+      const path = `/cashier/${encodeURIComponent(request.params.cashierId)}`;
+      if (order === undefined || !deps.sandbox.enabled) return reply.code(404).type('text/plain').send('not found');
+      // A post without a form (no content type) changes nothing.
+      const body = formOf(request);
+      const action = body.action;
+      const events: Record<string, string> = {
+        paid: 'paid',
+        paid_other: 'paid',
+        cancelled: 'cancelled',
+        expired: 'expired',
+      };
+      const event = action === undefined ? undefined : events[action];
+      if (event !== undefined) {
+        try {
+          // The same code path as the admin API's sandbox events.
+          await deps.sandbox.apply(order.id, event, {
+            source: 'sandbox:cashier',
+            ...(action === 'paid_other' && { amount: body.amount ?? '' }),
+          });
+        } catch (error) {
+          if (error instanceof ApiError)
+            return reply.redirect(`${path}${lang === '' ? '?' : `${lang}&`}sandbox=amount`, 303);
+          // A second click after the order moved on changes nothing; the page shows the state.
+          if (!(error instanceof EventNotAllowedError) && !(error instanceof OperatorError)) throw error;
+        }
       }
-    }
-    return reply.redirect(`${path}${lang}`, 303);
-  });
+      return reply.redirect(`${path}${lang}`, 303);
+    },
+  );
 
   const checkoutPage = async (
     request: FastifyRequest<{ Params: { checkoutId: string }; Querystring: Record<string, string | undefined> }>,
@@ -197,32 +257,48 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
     const path = `/checkout/${encodeURIComponent(request.params.checkoutId)}`;
     const state = await deps.checkouts.state(request.params.checkoutId);
     if (state === undefined) return notFound(request, reply, path);
-    if (state.order?.cashier_id != null) return reply.redirect(`/cashier/${encodeURIComponent(state.order.cashier_id)}${langSuffix(request)}`, 303);
+    if (state.order?.cashier_id != null)
+      return reply.redirect(`/cashier/${encodeURIComponent(state.order.cashier_id)}${langSuffix(request)}`, 303);
     const lang = languageOf(request, CASHIER_CURRENCY);
     const t = translator(lang);
-    if (state.expired) return sendPage(reply, 410, { lang, t, path, ...checkoutExpiredView({ t, merchantName: state.merchantName }, state) });
-    const view = checkoutView({ t, lang, path, langQuery: langSuffix(request) }, state, input?.choice, input?.error.problems);
+    if (state.expired)
+      return sendPage(reply, 410, {
+        lang,
+        t,
+        path,
+        ...checkoutExpiredView({ t, merchantName: state.merchantName }, state),
+      });
+    const view = checkoutView(
+      { t, lang, path, langQuery: langSuffix(request) },
+      state,
+      input?.choice,
+      input?.error.problems,
+    );
     return sendPage(reply, input === undefined ? 200 : 400, { lang, t, path, ...view });
   };
 
-  app.get<{ Params: { checkoutId: string }; Querystring: Record<string, string | undefined> }>('/checkout/:checkoutId', (request, reply) => checkoutPage(request, reply));
-
-  app.post<{ Params: { checkoutId: string }; Querystring: Record<string, string | undefined>; Body: Record<string, string | undefined> }>(
+  app.get<{ Params: { checkoutId: string }; Querystring: Record<string, string | undefined> }>(
     '/checkout/:checkoutId',
-    async (request, reply) => {
-      const body = formOf(request);
-      const choice: CheckoutChoice = { amount: body.amount, method: body.method, document: body.document };
-      let order: OrderRow | undefined;
-      try {
-        order = await deps.checkouts.choose(request.params.checkoutId, choice);
-      } catch (error) {
-        if (error instanceof CheckoutInputError) return checkoutPage(request, reply, { choice, error });
-        if (error instanceof CheckoutExpiredError) return checkoutPage(request, reply);
-        throw error;
-      }
-      // An unknown cashier: its page says so.
-      if (order === undefined) return checkoutPage(request, reply);
-      return reply.redirect(`/cashier/${encodeURIComponent(order.cashier_id ?? '')}${langSuffix(request)}`, 303);
-    },
+    (request, reply) => checkoutPage(request, reply),
   );
+
+  app.post<{
+    Params: { checkoutId: string };
+    Querystring: Record<string, string | undefined>;
+    Body: Record<string, string | undefined>;
+  }>('/checkout/:checkoutId', async (request, reply) => {
+    const body = formOf(request);
+    const choice: CheckoutChoice = { amount: body.amount, method: body.method, document: body.document };
+    let order: OrderRow | undefined;
+    try {
+      order = await deps.checkouts.choose(request.params.checkoutId, choice);
+    } catch (error) {
+      if (error instanceof CheckoutInputError) return checkoutPage(request, reply, { choice, error });
+      if (error instanceof CheckoutExpiredError) return checkoutPage(request, reply);
+      throw error;
+    }
+    // An unknown cashier: its page says so.
+    if (order === undefined) return checkoutPage(request, reply);
+    return reply.redirect(`/cashier/${encodeURIComponent(order.cashier_id ?? '')}${langSuffix(request)}`, 303);
+  });
 }

@@ -69,7 +69,6 @@ function runsPath(matrix: QrMatrix, offset: number): string {
   return parts.join('');
 }
 
-
 /**
  * `text` as a QR code in one inline SVG: a viewBox in modules with the 4-module quiet zone, a white
  * background and the dark modules as one black path, drawn with crisp edges so no module is

@@ -29,18 +29,30 @@ import { otpauthUri } from './totp.js';
 
 const TEXTS = consoleTexts('account', {
   signInTitle: ['Sign in', 'Entrar', 'Iniciar sesión'],
-  signInLead: ['Sign in to your merchant console.', 'Entre no console do lojista.', 'Inicia sesión en la consola de comercio.'],
+  signInLead: [
+    'Sign in to your merchant console.',
+    'Entre no console do lojista.',
+    'Inicia sesión en la consola de comercio.',
+  ],
   email: ['E-mail', 'E-mail', 'Correo electrónico'],
   password: ['Password', 'Senha', 'Contraseña'],
   signIn: ['Sign in', 'Entrar', 'Iniciar sesión'],
-  wrongCredentials: ['The e-mail or the password is wrong.', 'O e-mail ou a senha está errado.', 'El correo o la contraseña es incorrecto.'],
+  wrongCredentials: [
+    'The e-mail or the password is wrong.',
+    'O e-mail ou a senha está errado.',
+    'El correo o la contraseña es incorrecto.',
+  ],
   rateLimited: [
     'Too many failed sign-ins. Try again in {minutes} min.',
     'Muitas tentativas de entrada falharam. Tente de novo em {minutes} min.',
     'Demasiados inicios de sesión fallidos. Inténtalo de nuevo en {minutes} min.',
   ],
   signedOut: ['You are signed out.', 'Você saiu.', 'Cerraste la sesión.'],
-  sessionEnded: ['Your session ended. Sign in again.', 'Sua sessão terminou. Entre de novo.', 'Tu sesión terminó. Inicia sesión de nuevo.'],
+  sessionEnded: [
+    'Your session ended. Sign in again.',
+    'Sua sessão terminou. Entre de novo.',
+    'Tu sesión terminó. Inicia sesión de nuevo.',
+  ],
   totpTitle: ['Two-step verification', 'Verificação em duas etapas', 'Verificación en dos pasos'],
   totpLead: [
     'Enter the 6-digit code your authenticator app shows for Cashgate.',
@@ -49,16 +61,36 @@ const TEXTS = consoleTexts('account', {
   ],
   code: ['Code', 'Código', 'Código'],
   verify: ['Verify', 'Verificar', 'Verificar'],
-  wrongCode: ['The code is wrong or was already used. Enter the current one.', 'O código está errado ou já foi usado. Digite o atual.', 'El código es incorrecto o ya se usó. Introduce el actual.'],
+  wrongCode: [
+    'The code is wrong or was already used. Enter the current one.',
+    'O código está errado ou já foi usado. Digite o atual.',
+    'El código es incorrecto o ya se usó. Introduce el actual.',
+  ],
   overview: ['Overview', 'Visão geral', 'Resumen'],
   merchantId: ['Merchant ID', 'ID do lojista', 'ID de comercio'],
   callbackAddress: ['Unified callback address', 'Endereço unificado de callback', 'Dirección unificada de callback'],
   notSet: ['not set', 'não definido', 'no definida'],
   gettingStarted: ['Getting started', 'Primeiros passos', 'Primeros pasos'],
-  step1: ['Create an API key with the permissions your integration needs.', 'Crie uma chave de API com as permissões de que a integração precisa.', 'Crea una clave de API con los permisos que tu integración necesita.'],
-  step2: ['Set the unified callback address and send a test callback to it.', 'Defina o endereço unificado de callback e envie um callback de teste.', 'Define la dirección unificada de callback y envía un callback de prueba.'],
-  step3: ['Check your signatures with the signature tool while you integrate.', 'Confira as suas assinaturas com a ferramenta de assinatura durante a integração.', 'Comprueba tus firmas con la herramienta de firma mientras integras.'],
-  step4: ['Follow orders, callbacks and balances here every day.', 'Acompanhe pedidos, callbacks e saldos aqui todos os dias.', 'Sigue aquí pedidos, callbacks y saldos cada día.'],
+  step1: [
+    'Create an API key with the permissions your integration needs.',
+    'Crie uma chave de API com as permissões de que a integração precisa.',
+    'Crea una clave de API con los permisos que tu integración necesita.',
+  ],
+  step2: [
+    'Set the unified callback address and send a test callback to it.',
+    'Defina o endereço unificado de callback e envie um callback de teste.',
+    'Define la dirección unificada de callback y envía un callback de prueba.',
+  ],
+  step3: [
+    'Check your signatures with the signature tool while you integrate.',
+    'Confira as suas assinaturas com a ferramenta de assinatura durante a integração.',
+    'Comprueba tus firmas con la herramienta de firma mientras integras.',
+  ],
+  step4: [
+    'Follow orders, callbacks and balances here every day.',
+    'Acompanhe pedidos, callbacks e saldos aqui todos os dias.',
+    'Sigue aquí pedidos, callbacks y saldos cada día.',
+  ],
   accountTitle: ['Your account', 'Sua conta', 'Tu cuenta'],
   name: ['Name', 'Nome', 'Nombre'],
   changePassword: ['Change password', 'Alterar senha', 'Cambiar contraseña'],
@@ -69,37 +101,101 @@ const TEXTS = consoleTexts('account', {
     'Pelo menos {min} caracteres. Alterá-la encerra as suas outras sessões.',
     'Al menos {min} caracteres. Cambiarla cierra tus otras sesiones.',
   ],
-  passwordChanged: ['Password changed. Your other sessions were signed out.', 'Senha alterada. As suas outras sessões foram encerradas.', 'Contraseña cambiada. Tus otras sesiones se cerraron.'],
-  wrongPassword: ['The current password is wrong.', 'A senha atual está errada.', 'La contraseña actual es incorrecta.'],
-  tooShort: ['The new password needs at least {min} characters.', 'A nova senha precisa de pelo menos {min} caracteres.', 'La nueva contraseña necesita al menos {min} caracteres.'],
-  tooLong: ['The new password is too long (at most 200 characters).', 'A nova senha é longa demais (no máximo 200 caracteres).', 'La nueva contraseña es demasiado larga (como máximo 200 caracteres).'],
-  totpSection: ['Two-step verification (TOTP)', 'Verificação em duas etapas (TOTP)', 'Verificación en dos pasos (TOTP)'],
-  totpOn: ['On: sign-in asks for a code from your authenticator app.', 'Ativada: a entrada pede um código do seu app autenticador.', 'Activada: el inicio de sesión pide un código de tu app de autenticación.'],
-  totpOff: ['Off. Turn it on to ask for a code from an authenticator app at every sign-in.', 'Desativada. Ative para pedir um código de um app autenticador a cada entrada.', 'Desactivada. Actívala para pedir un código de una app de autenticación en cada inicio de sesión.'],
-  totpStart: ['Turn on two-step verification', 'Ativar a verificação em duas etapas', 'Activar la verificación en dos pasos'],
+  passwordChanged: [
+    'Password changed. Your other sessions were signed out.',
+    'Senha alterada. As suas outras sessões foram encerradas.',
+    'Contraseña cambiada. Tus otras sesiones se cerraron.',
+  ],
+  wrongPassword: [
+    'The current password is wrong.',
+    'A senha atual está errada.',
+    'La contraseña actual es incorrecta.',
+  ],
+  tooShort: [
+    'The new password needs at least {min} characters.',
+    'A nova senha precisa de pelo menos {min} caracteres.',
+    'La nueva contraseña necesita al menos {min} caracteres.',
+  ],
+  tooLong: [
+    'The new password is too long (at most 200 characters).',
+    'A nova senha é longa demais (no máximo 200 caracteres).',
+    'La nueva contraseña es demasiado larga (como máximo 200 caracteres).',
+  ],
+  totpSection: [
+    'Two-step verification (TOTP)',
+    'Verificação em duas etapas (TOTP)',
+    'Verificación en dos pasos (TOTP)',
+  ],
+  totpOn: [
+    'On: sign-in asks for a code from your authenticator app.',
+    'Ativada: a entrada pede um código do seu app autenticador.',
+    'Activada: el inicio de sesión pide un código de tu app de autenticación.',
+  ],
+  totpOff: [
+    'Off. Turn it on to ask for a code from an authenticator app at every sign-in.',
+    'Desativada. Ative para pedir um código de um app autenticador a cada entrada.',
+    'Desactivada. Actívala para pedir un código de una app de autenticación en cada inicio de sesión.',
+  ],
+  totpStart: [
+    'Turn on two-step verification',
+    'Ativar a verificação em duas etapas',
+    'Activar la verificación en dos pasos',
+  ],
   totpScan: [
     'Scan this QR code with your authenticator app (or enter the key below), then enter the code it shows.',
     'Escaneie este QR code com o seu app autenticador (ou digite a chave abaixo) e informe o código exibido.',
     'Escanea este código QR con tu app de autenticación (o introduce la clave de abajo) y escribe el código que muestra.',
   ],
   totpKey: ['Setup key', 'Chave de configuração', 'Clave de configuración'],
-  totpQr: ['QR code to add Cashgate to an authenticator app', 'QR code para adicionar a Cashgate a um app autenticador', 'Código QR para añadir Cashgate a una app de autenticación'],
+  totpQr: [
+    'QR code to add Cashgate to an authenticator app',
+    'QR code para adicionar a Cashgate a um app autenticador',
+    'Código QR para añadir Cashgate a una app de autenticación',
+  ],
   totpConfirm: ['Confirm and turn on', 'Confirmar e ativar', 'Confirmar y activar'],
-  totpEnabled: ['Two-step verification is on.', 'A verificação em duas etapas está ativada.', 'La verificación en dos pasos está activada.'],
-  totpDisable: ['Turn off two-step verification', 'Desativar a verificação em duas etapas', 'Desactivar la verificación en dos pasos'],
-  totpDisabled: ['Two-step verification is off.', 'A verificação em duas etapas está desativada.', 'La verificación en dos pasos está desactivada.'],
+  totpEnabled: [
+    'Two-step verification is on.',
+    'A verificação em duas etapas está ativada.',
+    'La verificación en dos pasos está activada.',
+  ],
+  totpDisable: [
+    'Turn off two-step verification',
+    'Desativar a verificação em duas etapas',
+    'Desactivar la verificación en dos pasos',
+  ],
+  totpDisabled: [
+    'Two-step verification is off.',
+    'A verificação em duas etapas está desativada.',
+    'La verificación en dos pasos está desactivada.',
+  ],
   tooManyTries: [
     'Too many wrong passwords in the last 15 minutes. Try again later.',
     'Senhas erradas demais nos últimos 15 minutos. Tente de novo mais tarde.',
     'Demasiadas contraseñas incorrectas en los últimos 15 minutos. Inténtalo más tarde.',
   ],
   wrongPasswordShort: ['The password is wrong.', 'A senha está errada.', 'La contraseña es incorrecta.'],
-  sessionInfo: ['This session ends after 30 minutes without activity, and at the latest {time}.', 'Esta sessão termina após 30 minutos sem atividade e, no máximo, {time}.', 'Esta sesión termina tras 30 minutos sin actividad y, como muy tarde, {time}.'],
+  sessionInfo: [
+    'This session ends after 30 minutes without activity, and at the latest {time}.',
+    'Esta sessão termina após 30 minutos sem atividade e, no máximo, {time}.',
+    'Esta sesión termina tras 30 minutos sin actividad y, como muy tarde, {time}.',
+  ],
 });
 
 type T = Translator<keyof typeof TEXTS>;
 
-function signInPage(reply: FastifyReply, input: { lang: Language; now: number; status: number; csrf: string; email?: string; next: string; errors?: FieldError[]; info?: string }): FastifyReply {
+function signInPage(
+  reply: FastifyReply,
+  input: {
+    lang: Language;
+    now: number;
+    status: number;
+    csrf: string;
+    email?: string;
+    next: string;
+    errors?: FieldError[];
+    info?: string;
+  },
+): FastifyReply {
   const t = translate(TEXTS, input.lang);
   const errors = input.errors ?? [];
   return sendConsolePage(reply, input.status, {
@@ -107,25 +203,40 @@ function signInPage(reply: FastifyReply, input: { lang: Language; now: number; s
     now: input.now,
     title: t('signInTitle'),
     languageLinksPath: '/console/sign-in',
-    body: html`<div class="panel narrow"><h1>${t('signInTitle')}</h1>${notice(input.info)}${errorSummary(input.lang, errors)}<p class="muted">${t('signInLead')}</p>
-<form method="post" action="/console/sign-in" novalidate>${csrfField(input.csrf)}<input type="hidden" name="next" value="${input.next}">
-${textField({ name: 'email', label: t('email'), type: 'email', value: input.email, autocomplete: 'username', required: true, errors })}
-${textField({ name: 'password', label: t('password'), type: 'password', autocomplete: 'current-password', required: true, errors })}
-<button type="submit">${t('signIn')}</button></form></div>`,
+    body: html`<div class="panel narrow">
+      <h1>${t('signInTitle')}</h1>
+      ${notice(input.info)}${errorSummary(input.lang, errors)}
+      <p class="muted">${t('signInLead')}</p>
+      <form method="post" action="/console/sign-in" novalidate>
+        ${csrfField(input.csrf)}<input type="hidden" name="next" value="${input.next}" />
+        ${textField({ name: 'email', label: t('email'), type: 'email', value: input.email, autocomplete: 'username', required: true, errors })}
+        ${textField({ name: 'password', label: t('password'), type: 'password', autocomplete: 'current-password', required: true, errors })}
+        <button type="submit">${t('signIn')}</button>
+      </form>
+    </div>`,
   });
 }
 
-function totpPage(reply: FastifyReply, input: { lang: Language; now: number; status: number; csrf: string; errors?: FieldError[] }): FastifyReply {
+function totpPage(
+  reply: FastifyReply,
+  input: { lang: Language; now: number; status: number; csrf: string; errors?: FieldError[] },
+): FastifyReply {
   const t = translate(TEXTS, input.lang);
   const errors = input.errors ?? [];
   return sendConsolePage(reply, input.status, {
     lang: input.lang,
     now: input.now,
     title: t('totpTitle'),
-    body: html`<div class="panel narrow"><h1>${t('totpTitle')}</h1>${errorSummary(input.lang, errors)}<p>${t('totpLead')}</p>
-<form method="post" action="/console/sign-in/totp" novalidate>${csrfField(input.csrf)}
-${textField({ name: 'code', label: t('code'), inputmode: 'numeric', autocomplete: 'one-time-code', maxlength: 7, required: true, errors })}
-<button type="submit">${t('verify')}</button></form></div>`,
+    body: html`<div class="panel narrow">
+      <h1>${t('totpTitle')}</h1>
+      ${errorSummary(input.lang, errors)}
+      <p>${t('totpLead')}</p>
+      <form method="post" action="/console/sign-in/totp" novalidate>
+        ${csrfField(input.csrf)}
+        ${textField({ name: 'code', label: t('code'), inputmode: 'numeric', autocomplete: 'one-time-code', maxlength: 7, required: true, errors })}
+        <button type="submit">${t('verify')}</button>
+      </form>
+    </div>`,
   });
 }
 
@@ -136,7 +247,8 @@ export interface AccountPageDeps {
 
 /** The pages before and around the signed-in console: sign-in, second factor, sign-out, language. */
 export function registerSignInPages(scope: FastifyInstance, router: ConsoleRouter, deps: AccountPageDeps): void {
-  const langOf = (request: FastifyRequest): Language => languageOfRequest(queryParam(request, 'lang'), request.headers['accept-language']);
+  const langOf = (request: FastifyRequest): Language =>
+    languageOfRequest(queryParam(request, 'lang'), request.headers['accept-language']);
   /** The sign-in form's double-submit token: a cookie, and the same value in the form. */
   const signInToken = (request: FastifyRequest, reply: FastifyReply): string => {
     const existing = readCookie(request, SIGN_IN_CSRF_COOKIE);
@@ -151,8 +263,20 @@ export function registerSignInPages(scope: FastifyInstance, router: ConsoleRoute
     if (session?.stage === 'full') return seeOther(reply, consolePath(queryParam(request, 'next')));
     const lang = langOf(request);
     const t = translate(TEXTS, lang);
-    const info = queryParam(request, 'signed-out') === '1' ? t('signedOut') : queryParam(request, 'next') !== '' ? t('sessionEnded') : undefined;
-    return signInPage(reply, { lang, now: deps.now(), status: 200, csrf: signInToken(request, reply), next: consolePath(queryParam(request, 'next')), info });
+    const info =
+      queryParam(request, 'signed-out') === '1'
+        ? t('signedOut')
+        : queryParam(request, 'next') !== ''
+          ? t('sessionEnded')
+          : undefined;
+    return signInPage(reply, {
+      lang,
+      now: deps.now(),
+      status: 200,
+      csrf: signInToken(request, reply),
+      next: consolePath(queryParam(request, 'next')),
+      info,
+    });
   });
 
   scope.post('/console/sign-in', async (request, reply) => {
@@ -165,7 +289,15 @@ export function registerSignInPages(scope: FastifyInstance, router: ConsoleRoute
     const next = consolePath(form.get('next') ?? '');
     const result = await deps.accounts.signIn(email, form.get('password') ?? '', request.ip);
     const again = (status: number, message: string) =>
-      signInPage(reply, { lang, now: deps.now(), status, csrf: signInToken(request, reply), email, next, errors: [{ field: 'email', message }] });
+      signInPage(reply, {
+        lang,
+        now: deps.now(),
+        status,
+        csrf: signInToken(request, reply),
+        email,
+        next,
+        errors: [{ field: 'email', message }],
+      });
     if (result.outcome === 'rate_limited') {
       void reply.header('retry-after', String(Math.ceil(result.retryAfterMs / 1000)));
       return again(429, t('rateLimited', { minutes: Math.ceil(result.retryAfterMs / 60_000) }));
@@ -193,12 +325,22 @@ export function registerSignInPages(scope: FastifyInstance, router: ConsoleRoute
     if (result.outcome === 'rate_limited') {
       void reply.header('retry-after', String(Math.ceil(result.retryAfterMs / 1000)));
       return signInPage(reply, {
-        lang, now: deps.now(), status: 429, csrf: signInToken(request, reply), next: '/console',
+        lang,
+        now: deps.now(),
+        status: 429,
+        csrf: signInToken(request, reply),
+        next: '/console',
         errors: [{ field: 'email', message: t('rateLimited', { minutes: Math.ceil(result.retryAfterMs / 60_000) }) }],
       });
     }
     if (result.outcome === 'wrong_credentials') {
-      return totpPage(reply, { lang, now: deps.now(), status: 401, csrf: session.csrfToken, errors: [{ field: 'code', message: t('wrongCode') }] });
+      return totpPage(reply, {
+        lang,
+        now: deps.now(),
+        status: 401,
+        csrf: session.csrfToken,
+        errors: [{ field: 'code', message: t('wrongCode') }],
+      });
     }
     setCookie(reply, SESSION_COOKIE, result.token, router.secure(request));
     return seeOther(reply, '/console');
@@ -225,21 +367,48 @@ export function registerAccountPages(router: ConsoleRouter, deps: AccountPageDep
     return ctx.page(reply, {
       title: t('overview'),
       section: 'overview',
-      body: html`<h1>${ctx.merchant.name}</h1><div class="cards">
-<div class="panel"><dl><dt>${t('merchantId')}</dt><dd><code>${ctx.merchantId}</code></dd><dt>${t('callbackAddress')}</dt><dd>${ctx.merchant.callbackUrl ?? t('notSet')}</dd></dl></div>
-<div class="panel"><h2>${t('gettingStarted')}</h2><ol><li><a href="/console/keys">${t('step1')}</a></li><li><a href="/console/callbacks">${t('step2')}</a></li><li><a href="/console/signature">${t('step3')}</a></li><li><a href="/console/orders">${t('step4')}</a></li></ol></div></div>`,
+      body: html`<h1>${ctx.merchant.name}</h1>
+        <div class="cards">
+          <div class="panel">
+            <dl>
+              <dt>${t('merchantId')}</dt>
+              <dd><code>${ctx.merchantId}</code></dd>
+              <dt>${t('callbackAddress')}</dt>
+              <dd>${ctx.merchant.callbackUrl ?? t('notSet')}</dd>
+            </dl>
+          </div>
+          <div class="panel">
+            <h2>${t('gettingStarted')}</h2>
+            <ol>
+              <li><a href="/console/keys">${t('step1')}</a></li>
+              <li><a href="/console/callbacks">${t('step2')}</a></li>
+              <li><a href="/console/signature">${t('step3')}</a></li>
+              <li><a href="/console/orders">${t('step4')}</a></li>
+            </ol>
+          </div>
+        </div>`,
     });
   });
 
-  router.get('/console/account', async (ctx, request, reply) => accountPage(ctx, reply, { done: queryParam(request, 'done') }));
+  router.get('/console/account', async (ctx, request, reply) =>
+    accountPage(ctx, reply, { done: queryParam(request, 'done') }),
+  );
 
   router.post('/console/account/password', async (ctx, request, reply) => {
     const form = formOf(request);
     try {
-      await deps.accounts.changePassword(ctx.session, form.get('currentPassword') ?? '', form.get('newPassword') ?? '', request.ip);
+      await deps.accounts.changePassword(
+        ctx.session,
+        form.get('currentPassword') ?? '',
+        form.get('newPassword') ?? '',
+        request.ip,
+      );
     } catch (error) {
       if (!(error instanceof ConsoleInputError)) throw error;
-      return accountPage(ctx, reply, { status: error.problem === 'rateLimited' ? 429 : 400, errors: [inputError(translate(TEXTS, ctx.lang), error)] });
+      return accountPage(ctx, reply, {
+        status: error.problem === 'rateLimited' ? 429 : 400,
+        errors: [inputError(translate(TEXTS, ctx.lang), error)],
+      });
     }
     return seeOther(reply, '/console/account?done=password');
   });
@@ -266,7 +435,10 @@ export function registerAccountPages(router: ConsoleRouter, deps: AccountPageDep
       if (!(error instanceof ConsoleInputError)) throw error;
       const t = translate(TEXTS, ctx.lang);
       const message = error.problem === 'rateLimited' ? t('tooManyTries') : t('wrongPasswordShort');
-      return accountPage(ctx, reply, { status: error.problem === 'rateLimited' ? 429 : 400, errors: [{ field: 'totp-password', message }] });
+      return accountPage(ctx, reply, {
+        status: error.problem === 'rateLimited' ? 429 : 400,
+        errors: [{ field: 'totp-password', message }],
+      });
     }
     return seeOther(reply, '/console/account?done=totp-off');
   });
@@ -288,35 +460,70 @@ function inputError(t: T, error: ConsoleInputError): FieldError {
   }
 }
 
-function accountPage(ctx: ConsoleContext, reply: FastifyReply, input: { status?: number; errors?: FieldError[]; done?: string }): FastifyReply {
+function accountPage(
+  ctx: ConsoleContext,
+  reply: FastifyReply,
+  input: { status?: number; errors?: FieldError[]; done?: string },
+): FastifyReply {
   const t = translate(TEXTS, ctx.lang);
   const errors = input.errors ?? [];
   const user = ctx.session.user;
-  const done = { password: t('passwordChanged'), 'totp-on': t('totpEnabled'), 'totp-off': t('totpDisabled') }[input.done ?? ''];
+  const done = { password: t('passwordChanged'), 'totp-on': t('totpEnabled'), 'totp-off': t('totpDisabled') }[
+    input.done ?? ''
+  ];
   const pending = ctx.session.pendingTotpSecret;
   const totp = user.totpEnabled
-    ? html`<p>${t('totpOn')}</p><form method="post" action="/console/account/totp/disable" novalidate>${ctx.csrf}
-${textField({ name: 'totp-password', label: t('password'), type: 'password', autocomplete: 'current-password', errors })}
-<button type="submit" class="danger">${t('totpDisable')}</button></form>`
+    ? html`<p>${t('totpOn')}</p>
+        <form method="post" action="/console/account/totp/disable" novalidate>
+          ${ctx.csrf}
+          ${textField({ name: 'totp-password', label: t('password'), type: 'password', autocomplete: 'current-password', errors })}
+          <button type="submit" class="danger">${t('totpDisable')}</button>
+        </form>`
     : pending !== undefined
-      ? html`<p>${t('totpScan')}</p>${trusted(qrSvg(otpauthUri(pending, user.email), { title: t('totpQr'), moduleSize: 4 }))}
-<p>${t('totpKey')}: <code id="totp-secret">${pending.replace(/(.{4})/g, '$1 ').trim()}</code></p>
-<form method="post" action="/console/account/totp/confirm" novalidate>${ctx.csrf}
-${textField({ name: 'code', label: t('code'), inputmode: 'numeric', autocomplete: 'one-time-code', maxlength: 7, errors })}
-<button type="submit">${t('totpConfirm')}</button></form>`
-      : html`<p>${t('totpOff')}</p><form method="post" action="/console/account/totp/start">${ctx.csrf}<button type="submit">${t('totpStart')}</button></form>`;
+      ? html`<p>${t('totpScan')}</p>
+          ${trusted(qrSvg(otpauthUri(pending, user.email), { title: t('totpQr'), moduleSize: 4 }))}
+          <p>${t('totpKey')}: <code id="totp-secret">${pending.replace(/(.{4})/g, '$1 ').trim()}</code></p>
+          <form method="post" action="/console/account/totp/confirm" novalidate>
+            ${ctx.csrf}
+            ${textField({ name: 'code', label: t('code'), inputmode: 'numeric', autocomplete: 'one-time-code', maxlength: 7, errors })}
+            <button type="submit">${t('totpConfirm')}</button>
+          </form>`
+      : html`<p>${t('totpOff')}</p>
+          <form method="post" action="/console/account/totp/start">
+            ${ctx.csrf}<button type="submit">${t('totpStart')}</button>
+          </form>`;
   return ctx.page(reply, {
     status: input.status ?? 200,
     title: t('accountTitle'),
     section: 'account',
-    body: html`<h1>${t('accountTitle')}</h1>${notice(done)}${errorSummary(ctx.lang, errors)}
-<div class="panel"><dl><dt>${t('name')}</dt><dd>${user.name}</dd><dt>${t('email')}</dt><dd>${user.email}</dd><dt>${t('merchantId')}</dt><dd><code>${ctx.merchantId}</code></dd></dl>
-<p class="muted">${t('sessionInfo', { time: dateTime(ctx.lang, Math.min(ctx.session.expiresAt, ctx.now + SESSION_LIFETIME_MS)) })}</p></div>
-<div class="panel"><h2>${t('changePassword')}</h2><form method="post" action="/console/account/password" novalidate>${ctx.csrf}
-<input type="text" name="username" value="${user.email}" autocomplete="username" hidden>
-${textField({ name: 'currentPassword', label: t('currentPassword'), type: 'password', autocomplete: 'current-password', errors })}
-${textField({ name: 'newPassword', label: t('newPassword'), type: 'password', autocomplete: 'new-password', hint: t('newPasswordHint', { min: PASSWORD_MIN_LENGTH }), errors })}
-<button type="submit">${t('changePassword')}</button></form></div>
-<div class="panel" id="totp"><h2>${t('totpSection')}</h2>${totp}</div>`,
+    body: html`<h1>${t('accountTitle')}</h1>
+      ${notice(done)}${errorSummary(ctx.lang, errors)}
+      <div class="panel">
+        <dl>
+          <dt>${t('name')}</dt>
+          <dd>${user.name}</dd>
+          <dt>${t('email')}</dt>
+          <dd>${user.email}</dd>
+          <dt>${t('merchantId')}</dt>
+          <dd><code>${ctx.merchantId}</code></dd>
+        </dl>
+        <p class="muted">
+          ${t('sessionInfo', { time: dateTime(ctx.lang, Math.min(ctx.session.expiresAt, ctx.now + SESSION_LIFETIME_MS)) })}
+        </p>
+      </div>
+      <div class="panel">
+        <h2>${t('changePassword')}</h2>
+        <form method="post" action="/console/account/password" novalidate>
+          ${ctx.csrf}
+          <input type="text" name="username" value="${user.email}" autocomplete="username" hidden />
+          ${textField({ name: 'currentPassword', label: t('currentPassword'), type: 'password', autocomplete: 'current-password', errors })}
+          ${textField({ name: 'newPassword', label: t('newPassword'), type: 'password', autocomplete: 'new-password', hint: t('newPasswordHint', { min: PASSWORD_MIN_LENGTH }), errors })}
+          <button type="submit">${t('changePassword')}</button>
+        </form>
+      </div>
+      <div class="panel" id="totp">
+        <h2>${t('totpSection')}</h2>
+        ${totp}
+      </div>`,
   });
 }

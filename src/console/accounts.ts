@@ -92,7 +92,10 @@ export class ConsoleAccounts {
   ) {}
 
   /** A console user of the merchant (operator and demo). The e-mail address is the login. */
-  async createUser(merchantId: string, input: { email: string; name?: string | undefined; password: string; language?: Language | undefined }): Promise<ConsoleUser> {
+  async createUser(
+    merchantId: string,
+    input: { email: string; name?: string | undefined; password: string; language?: Language | undefined },
+  ): Promise<ConsoleUser> {
     const email = input.email.trim().toLowerCase();
     if (!EMAIL.test(email)) throw new ConsoleInputError('email', 'format');
     const problem = passwordProblem(input.password);
@@ -100,7 +103,11 @@ export class ConsoleAccounts {
     const passwordHash = await hashPassword(input.password);
     const now = this.clock.now();
     return this.store.transact(async (tx) => {
-      const merchant = await tx.selectFrom('merchants').select(['id', 'language']).where('id', '=', merchantId).executeTakeFirst();
+      const merchant = await tx
+        .selectFrom('merchants')
+        .select(['id', 'language'])
+        .where('id', '=', merchantId)
+        .executeTakeFirst();
       if (merchant === undefined) throw new OperatorError({ kind: 'merchant_not_found', merchantId });
       const taken = await tx.selectFrom('console_users').select('id').where('email', '=', email).executeTakeFirst();
       if (taken !== undefined) throw new ConsoleInputError('email', 'taken');
@@ -122,9 +129,18 @@ export class ConsoleAccounts {
   }
 
   async listUsers(merchantId: string): Promise<ConsoleUser[]> {
-    const merchant = await this.store.read.selectFrom('merchants').select('id').where('id', '=', merchantId).executeTakeFirst();
+    const merchant = await this.store.read
+      .selectFrom('merchants')
+      .select('id')
+      .where('id', '=', merchantId)
+      .executeTakeFirst();
     if (merchant === undefined) throw new OperatorError({ kind: 'merchant_not_found', merchantId });
-    const rows = await this.store.read.selectFrom('console_users').selectAll().where('merchant_id', '=', merchantId).orderBy('created_at').execute();
+    const rows = await this.store.read
+      .selectFrom('console_users')
+      .selectAll()
+      .where('merchant_id', '=', merchantId)
+      .orderBy('created_at')
+      .execute();
     return rows.map(toUser);
   }
 
@@ -140,12 +156,18 @@ export class ConsoleAccounts {
     const subjects = { email: `email:${email.slice(0, 254)}`, ip: `ip:${clientIp}` };
     const attempt = await this.#admit(subjects, now);
     if (attempt.retryAfterMs > 0) return { outcome: 'rate_limited', retryAfterMs: attempt.retryAfterMs };
-    const row = await this.store.read.selectFrom('console_users').selectAll().where('email', '=', email).executeTakeFirst();
-    if (!(await verifyPassword(password, row?.password_hash)) || row === undefined) return { outcome: 'wrong_credentials' };
+    const row = await this.store.read
+      .selectFrom('console_users')
+      .selectAll()
+      .where('email', '=', email)
+      .executeTakeFirst();
+    if (!(await verifyPassword(password, row?.password_hash)) || row === undefined)
+      return { outcome: 'wrong_credentials' };
     const stage: ConsoleSessionStage = row.totp_secret_sealed === null ? 'full' : 'totp';
     return this.store.transact(async (tx) => {
       await tx.deleteFrom('console_sign_in_failures').where('id', 'in', attempt.ids).execute();
-      if (stage === 'full') await tx.deleteFrom('console_sign_in_failures').where('subject', '=', subjects.email).execute();
+      if (stage === 'full')
+        await tx.deleteFrom('console_sign_in_failures').where('subject', '=', subjects.email).execute();
       return { outcome: 'signed_in' as const, ...(await this.#openSession(tx, row, stage, now)) };
     });
   }
@@ -158,11 +180,17 @@ export class ConsoleAccounts {
   async #admit(subjects: { email: string; ip: string }, now: number): Promise<{ ids: string[]; retryAfterMs: number }> {
     const ids = [newId('sif'), newId('sif')];
     await this.store.transact(async (tx) => {
-      await tx.insertInto('console_sign_in_failures').values([
-        { id: ids[0] ?? '', subject: subjects.email, at: now },
-        { id: ids[1] ?? '', subject: subjects.ip, at: now },
-      ]).execute();
-      await tx.deleteFrom('console_sign_in_failures').where('at', '<', now - SIGN_IN_WINDOW_MS).execute();
+      await tx
+        .insertInto('console_sign_in_failures')
+        .values([
+          { id: ids[0] ?? '', subject: subjects.email, at: now },
+          { id: ids[1] ?? '', subject: subjects.ip, at: now },
+        ])
+        .execute();
+      await tx
+        .deleteFrom('console_sign_in_failures')
+        .where('at', '<', now - SIGN_IN_WINDOW_MS)
+        .execute();
     });
     const rows = await this.store.read
       .selectFrom('console_sign_in_failures')
@@ -177,12 +205,21 @@ export class ConsoleAccounts {
       const nth = times[limit - 1];
       return times.length >= limit && nth !== undefined ? Math.max(1, nth + SIGN_IN_WINDOW_MS - now) : 0;
     };
-    const retryAfterMs = Math.max(waitFor(subjects.email, SIGN_IN_FAILURES_PER_EMAIL), waitFor(subjects.ip, SIGN_IN_FAILURES_PER_IP));
-    if (retryAfterMs > 0) await this.store.transact((tx) => tx.deleteFrom('console_sign_in_failures').where('id', 'in', ids).execute());
+    const retryAfterMs = Math.max(
+      waitFor(subjects.email, SIGN_IN_FAILURES_PER_EMAIL),
+      waitFor(subjects.ip, SIGN_IN_FAILURES_PER_IP),
+    );
+    if (retryAfterMs > 0)
+      await this.store.transact((tx) => tx.deleteFrom('console_sign_in_failures').where('id', 'in', ids).execute());
     return { ids, retryAfterMs };
   }
 
-  async #openSession(tx: Tx, row: UserRow, stage: ConsoleSessionStage, now: number): Promise<{ token: string; session: ConsoleSession }> {
+  async #openSession(
+    tx: Tx,
+    row: UserRow,
+    stage: ConsoleSessionStage,
+    now: number,
+  ): Promise<{ token: string; session: ConsoleSession }> {
     const token = newToken();
     const session = {
       id: tokenHash(token),
@@ -198,7 +235,14 @@ export class ConsoleAccounts {
     await tx.insertInto('console_sessions').values(session).execute();
     return {
       token,
-      session: { sessionId: session.id, user: toUser(row), stage, csrfToken: session.csrf_token, pendingTotpSecret: undefined, expiresAt: session.expires_at },
+      session: {
+        sessionId: session.id,
+        user: toUser(row),
+        stage,
+        csrfToken: session.csrf_token,
+        pendingTotpSecret: undefined,
+        expiresAt: session.expires_at,
+      },
     };
   }
 
@@ -224,14 +268,17 @@ export class ConsoleAccounts {
     }
     // Written at most once a minute: a page and its requests do not each cost a write.
     if (now - found.last_seen_at > 60_000) {
-      await this.store.transact((tx) => tx.updateTable('console_sessions').set({ last_seen_at: now }).where('id', '=', id).execute());
+      await this.store.transact((tx) =>
+        tx.updateTable('console_sessions').set({ last_seen_at: now }).where('id', '=', id).execute(),
+      );
     }
     return {
       sessionId: id,
       user: toUser(found),
       stage: found.stage,
       csrfToken: found.csrf_token,
-      pendingTotpSecret: found.totp_pending_sealed === null ? undefined : this.secrets.open(found.totp_pending_sealed, id),
+      pendingTotpSecret:
+        found.totp_pending_sealed === null ? undefined : this.secrets.open(found.totp_pending_sealed, id),
       expiresAt: found.expires_at,
     };
   }
@@ -255,8 +302,15 @@ export class ConsoleAccounts {
       return { outcome: 'rate_limited', retryAfterMs: attempt.retryAfterMs };
     }
     return this.store.transact(async (tx): Promise<SignInResult> => {
-      const row = await tx.selectFrom('console_users').selectAll().where('id', '=', session.user.userId).executeTakeFirstOrThrow();
-      const step = row.totp_secret_sealed === null ? undefined : matchTotp(this.secrets.open(row.totp_secret_sealed, row.id), code, now, row.totp_last_step);
+      const row = await tx
+        .selectFrom('console_users')
+        .selectAll()
+        .where('id', '=', session.user.userId)
+        .executeTakeFirstOrThrow();
+      const step =
+        row.totp_secret_sealed === null
+          ? undefined
+          : matchTotp(this.secrets.open(row.totp_secret_sealed, row.id), code, now, row.totp_last_step);
       if (step === undefined) return { outcome: 'wrong_credentials' };
       // One request per time step: the update only happens while the step is still unused.
       const taken = await tx
@@ -267,7 +321,10 @@ export class ConsoleAccounts {
         .executeTakeFirst();
       if (Number(taken.numUpdatedRows) !== 1) return { outcome: 'wrong_credentials' };
       await tx.deleteFrom('console_sessions').where('id', '=', session.sessionId).execute();
-      await tx.deleteFrom('console_sign_in_failures').where((eb) => eb.or([eb('id', 'in', attempt.ids), eb('subject', '=', subjects.email)])).execute();
+      await tx
+        .deleteFrom('console_sign_in_failures')
+        .where((eb) => eb.or([eb('id', 'in', attempt.ids), eb('subject', '=', subjects.email)]))
+        .execute();
       return { outcome: 'signed_in', ...(await this.#openSession(tx, row, 'full', now)) };
     });
   }
@@ -279,8 +336,16 @@ export class ConsoleAccounts {
     if (problem !== undefined) throw new ConsoleInputError('newPassword', problem);
     const hash = await hashPassword(next);
     await this.store.transact(async (tx) => {
-      await tx.updateTable('console_users').set({ password_hash: hash, updated_at: this.clock.now() }).where('id', '=', session.user.userId).execute();
-      await tx.deleteFrom('console_sessions').where('user_id', '=', session.user.userId).where('id', '!=', session.sessionId).execute();
+      await tx
+        .updateTable('console_users')
+        .set({ password_hash: hash, updated_at: this.clock.now() })
+        .where('id', '=', session.user.userId)
+        .execute();
+      await tx
+        .deleteFrom('console_sessions')
+        .where('user_id', '=', session.user.userId)
+        .where('id', '!=', session.sessionId)
+        .execute();
     });
   }
 
@@ -288,14 +353,21 @@ export class ConsoleAccounts {
    * Operator action (and the demo's restart): a new password for a user, found by e-mail address or
    * by merchant and user id, ending all their sessions. Undefined when there is no such user.
    */
-  async resetPassword(who: { email: string } | { merchantId: string; userId: string }, password: string): Promise<ConsoleUser | undefined> {
+  async resetPassword(
+    who: { email: string } | { merchantId: string; userId: string },
+    password: string,
+  ): Promise<ConsoleUser | undefined> {
     const problem = passwordProblem(password);
     if (problem !== undefined) throw new ConsoleInputError('password', problem);
     const hash = await hashPassword(password);
     return this.store.transact(async (tx) => {
       const row = await this.#findUser(tx, who);
       if (row === undefined) return undefined;
-      await tx.updateTable('console_users').set({ password_hash: hash, updated_at: this.clock.now() }).where('id', '=', row.id).execute();
+      await tx
+        .updateTable('console_users')
+        .set({ password_hash: hash, updated_at: this.clock.now() })
+        .where('id', '=', row.id)
+        .execute();
       await tx.deleteFrom('console_sessions').where('user_id', '=', row.id).execute();
       return toUser(row);
     });
@@ -314,15 +386,20 @@ export class ConsoleAccounts {
 
   #findUser(tx: Tx, who: { email: string } | { merchantId: string; userId: string }): Promise<UserRow | undefined> {
     const query = tx.selectFrom('console_users').selectAll();
-    return ('email' in who
-      ? query.where('email', '=', who.email.trim().toLowerCase())
-      : query.where('id', '=', who.userId).where('merchant_id', '=', who.merchantId)
+    return (
+      'email' in who
+        ? query.where('email', '=', who.email.trim().toLowerCase())
+        : query.where('id', '=', who.userId).where('merchant_id', '=', who.merchantId)
     ).executeTakeFirst();
   }
 
   async setLanguage(session: ConsoleSession, language: Language): Promise<void> {
     await this.store.transact((tx) =>
-      tx.updateTable('console_users').set({ language, updated_at: this.clock.now() }).where('id', '=', session.user.userId).execute(),
+      tx
+        .updateTable('console_users')
+        .set({ language, updated_at: this.clock.now() })
+        .where('id', '=', session.user.userId)
+        .execute(),
     );
   }
 
@@ -330,7 +407,11 @@ export class ConsoleAccounts {
   async startTotp(session: ConsoleSession): Promise<string> {
     const secret = newTotpSecret();
     await this.store.transact((tx) =>
-      tx.updateTable('console_sessions').set({ totp_pending_sealed: this.secrets.seal(secret, session.sessionId) }).where('id', '=', session.sessionId).execute(),
+      tx
+        .updateTable('console_sessions')
+        .set({ totp_pending_sealed: this.secrets.seal(secret, session.sessionId) })
+        .where('id', '=', session.sessionId)
+        .execute(),
     );
     return secret;
   }
@@ -342,13 +423,26 @@ export class ConsoleAccounts {
     const step = matchTotp(secret, code, this.clock.now(), null);
     if (step === undefined) throw new ConsoleInputError('code', 'wrong');
     await this.store.transact(async (tx) => {
-      await tx.updateTable('console_users')
-        .set({ totp_secret_sealed: this.secrets.seal(secret, session.user.userId), totp_last_step: step, updated_at: this.clock.now() })
+      await tx
+        .updateTable('console_users')
+        .set({
+          totp_secret_sealed: this.secrets.seal(secret, session.user.userId),
+          totp_last_step: step,
+          updated_at: this.clock.now(),
+        })
         .where('id', '=', session.user.userId)
         .execute();
-      await tx.updateTable('console_sessions').set({ totp_pending_sealed: null }).where('id', '=', session.sessionId).execute();
+      await tx
+        .updateTable('console_sessions')
+        .set({ totp_pending_sealed: null })
+        .where('id', '=', session.sessionId)
+        .execute();
       // Sessions opened without the second factor end with it turned on.
-      await tx.deleteFrom('console_sessions').where('user_id', '=', session.user.userId).where('id', '!=', session.sessionId).execute();
+      await tx
+        .deleteFrom('console_sessions')
+        .where('user_id', '=', session.user.userId)
+        .where('id', '!=', session.sessionId)
+        .execute();
     });
   }
 
@@ -356,7 +450,11 @@ export class ConsoleAccounts {
   async disableTotp(session: ConsoleSession, password: string, clientIp: string): Promise<void> {
     await this.#checkPasswordAgain(session, password, clientIp, 'password');
     await this.store.transact((tx) =>
-      tx.updateTable('console_users').set({ totp_secret_sealed: null, totp_last_step: null, updated_at: this.clock.now() }).where('id', '=', session.user.userId).execute(),
+      tx
+        .updateTable('console_users')
+        .set({ totp_secret_sealed: null, totp_last_step: null, updated_at: this.clock.now() })
+        .where('id', '=', session.user.userId)
+        .execute(),
     );
   }
 
@@ -367,17 +465,29 @@ export class ConsoleAccounts {
   async #checkPasswordAgain(session: ConsoleSession, password: string, clientIp: string, field: string): Promise<void> {
     const attempt = await this.#admit({ email: `email:${session.user.email}`, ip: `ip:${clientIp}` }, this.clock.now());
     if (attempt.retryAfterMs > 0) throw new ConsoleInputError(field, 'rateLimited');
-    const row = await this.store.read.selectFrom('console_users').select('password_hash').where('id', '=', session.user.userId).executeTakeFirstOrThrow();
+    const row = await this.store.read
+      .selectFrom('console_users')
+      .select('password_hash')
+      .where('id', '=', session.user.userId)
+      .executeTakeFirstOrThrow();
     if (!(await verifyPassword(password, row.password_hash))) throw new ConsoleInputError(field, 'wrong');
-    await this.store.transact((tx) => tx.deleteFrom('console_sign_in_failures').where('id', 'in', attempt.ids).execute());
+    await this.store.transact((tx) =>
+      tx.deleteFrom('console_sign_in_failures').where('id', 'in', attempt.ids).execute(),
+    );
   }
 
   /** Drops sessions and sign-in failures that can no longer matter. */
   async prune(): Promise<number> {
     const now = this.clock.now();
     return this.store.transact(async (tx) => {
-      const sessions = await tx.deleteFrom('console_sessions').where((eb) => eb.or([eb('expires_at', '<=', now), eb('last_seen_at', '<=', now - SESSION_IDLE_MS)])).executeTakeFirst();
-      const failures = await tx.deleteFrom('console_sign_in_failures').where('at', '<', now - SIGN_IN_WINDOW_MS).executeTakeFirst();
+      const sessions = await tx
+        .deleteFrom('console_sessions')
+        .where((eb) => eb.or([eb('expires_at', '<=', now), eb('last_seen_at', '<=', now - SESSION_IDLE_MS)]))
+        .executeTakeFirst();
+      const failures = await tx
+        .deleteFrom('console_sign_in_failures')
+        .where('at', '<', now - SIGN_IN_WINDOW_MS)
+        .executeTakeFirst();
       return Number(sessions.numDeletedRows) + Number(failures.numDeletedRows);
     });
   }

@@ -21,8 +21,16 @@ const ConsoleUserView = Type.Object({
 
 const CreateConsoleUserBody = Type.Object(
   {
-    email: Type.String({ minLength: 3, maxLength: 254, description: 'the login; unique across merchants (compared lower-cased)' }),
-    password: Type.String({ minLength: PASSWORD_MIN_LENGTH, maxLength: PASSWORD_MAX_LENGTH, description: `at least ${PASSWORD_MIN_LENGTH} characters; stored as a scrypt hash` }),
+    email: Type.String({
+      minLength: 3,
+      maxLength: 254,
+      description: 'the login; unique across merchants (compared lower-cased)',
+    }),
+    password: Type.String({
+      minLength: PASSWORD_MIN_LENGTH,
+      maxLength: PASSWORD_MAX_LENGTH,
+      description: `at least ${PASSWORD_MIN_LENGTH} characters; stored as a scrypt hash`,
+    }),
     name: Type.Optional(Type.String({ maxLength: 100 })),
     language: Type.Optional(MerchantLanguage),
   },
@@ -30,7 +38,13 @@ const CreateConsoleUserBody = Type.Object(
 );
 
 const PasswordBody = Type.Object(
-  { password: Type.String({ minLength: PASSWORD_MIN_LENGTH, maxLength: PASSWORD_MAX_LENGTH, description: 'the new password; every session of the user ends' }) },
+  {
+    password: Type.String({
+      minLength: PASSWORD_MIN_LENGTH,
+      maxLength: PASSWORD_MAX_LENGTH,
+      description: 'the new password; every session of the user ends',
+    }),
+  },
   { additionalProperties: false },
 );
 
@@ -41,13 +55,18 @@ const PROBLEMS: Record<string, string> = {
 };
 
 /** Operator routes: the people of a merchant who sign in to the console. */
-export function registerConsoleAdminRoutes(scope: FastifyInstance, catalog: RouteCatalog, accounts: ConsoleAccounts): void {
+export function registerConsoleAdminRoutes(
+  scope: FastifyInstance,
+  catalog: RouteCatalog,
+  accounts: ConsoleAccounts,
+): void {
   registerAdminRoute(scope, catalog, {
     method: 'POST',
     path: '/admin/v1/merchants/:merchantId/users',
     tag: TAG,
     summary: 'Create a console user for a merchant',
-    description: 'The user signs in at /console with this e-mail address and password, and can change the password and turn on TOTP there.',
+    description:
+      'The user signs in at /console with this e-mail address and password, and can change the password and turn on TOTP there.',
     body: CreateConsoleUserBody,
     response: ConsoleUserView,
     handle: async ({ params, body }) => {
@@ -55,8 +74,13 @@ export function registerConsoleAdminRoutes(scope: FastifyInstance, catalog: Rout
         return await accounts.createUser(params.merchantId ?? '', body);
       } catch (error) {
         if (!(error instanceof ConsoleInputError)) throw error;
-        if (error.problem === 'taken') throw new OperatorError({ kind: 'console_user_exists', email: body.email.trim().toLowerCase() });
-        throw new OperatorError({ kind: 'invalid_console_user', field: error.field, detail: PROBLEMS[error.problem] ?? error.problem });
+        if (error.problem === 'taken')
+          throw new OperatorError({ kind: 'console_user_exists', email: body.email.trim().toLowerCase() });
+        throw new OperatorError({
+          kind: 'invalid_console_user',
+          field: error.field,
+          detail: PROBLEMS[error.problem] ?? error.problem,
+        });
       }
     },
   });

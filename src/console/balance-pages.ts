@@ -12,7 +12,14 @@ import type { Language } from '../http/language.js';
 import { consoleTexts, dateTime, decimalText, money, translate, type Translator } from './i18n.js';
 import { signed } from './order-pages.js';
 import type { ConsoleServices } from './plugin.js';
-import { STATEMENT_ACCOUNTS, statementCount, statementEntries, statementTotals, type EntryView, type StatementRange } from './queries.js';
+import {
+  STATEMENT_ACCOUNTS,
+  statementCount,
+  statementEntries,
+  statementTotals,
+  type EntryView,
+  type StatementRange,
+} from './queries.js';
 import { queryParam, type ConsoleContext, type ConsoleRouter } from './router.js';
 
 /** Rows of the statement shown on the page; the CSV has all of them. */
@@ -28,7 +35,11 @@ const TEXTS = consoleTexts('balances', {
   available: ['Available', 'Disponível', 'Disponible'],
   frozen: ['Frozen', 'Congelado', 'Congelado'],
   awaiting_settlement: ['Awaiting settlement', 'Aguardando liquidação', 'Pendiente de liquidación'],
-  noBalances: ['No money has moved in your accounts yet.', 'Ainda não houve movimentação nas suas contas.', 'Aún no se ha movido dinero en tus cuentas.'],
+  noBalances: [
+    'No money has moved in your accounts yet.',
+    'Ainda não houve movimentação nas suas contas.',
+    'Aún no se ha movido dinero en tus cuentas.',
+  ],
   statement: ['Statement', 'Extrato', 'Extracto'],
   statementLead: [
     'Every entry of your available, frozen and awaiting-settlement accounts in one currency, between two UTC days (both included).',
@@ -38,7 +49,11 @@ const TEXTS = consoleTexts('balances', {
   currency: ['Currency', 'Moeda', 'Moneda'],
   show: ['Show statement', 'Mostrar extrato', 'Mostrar extracto'],
   download: ['Download CSV (every entry)', 'Baixar CSV (todos os lançamentos)', 'Descargar CSV (todos los asientos)'],
-  badCurrency: ['Currency: choose one of the listed currencies.', 'Moeda: escolha uma das moedas da lista.', 'Moneda: elige una de las monedas de la lista.'],
+  badCurrency: [
+    'Currency: choose one of the listed currencies.',
+    'Moeda: escolha uma das moedas da lista.',
+    'Moneda: elige una de las monedas de la lista.',
+  ],
   tooMany: [
     'To: the range holds {count} entries, more than the {max} one CSV file carries. Choose a shorter range.',
     'Até: o período tem {count} lançamentos, mais que os {max} que um arquivo CSV comporta. Escolha um período menor.',
@@ -90,7 +105,8 @@ function parseStatement(t: T, lang: Language, merchantId: string, form: Statemen
 
 /** The statement's form as sent, with defaults: the merchant's first currency, the last 30 days. */
 function statementForm(request: FastifyRequest, currencies: readonly Currency[], now: number): StatementForm {
-  const given = (name: string, fallback: string) => (Object.hasOwn((request.query as object | undefined) ?? {}, name) ? queryParam(request, name) : fallback);
+  const given = (name: string, fallback: string) =>
+    Object.hasOwn((request.query as object | undefined) ?? {}, name) ? queryParam(request, name) : fallback;
   return {
     currency: given('currency', currencies[0] ?? 'BRL'),
     from: given('from', dayOf(now - (DEFAULT_DAYS - 1) * DAY_MS)),
@@ -100,25 +116,60 @@ function statementForm(request: FastifyRequest, currencies: readonly Currency[],
 
 const ACCOUNT_KEYS = STATEMENT_ACCOUNTS;
 
-function balanceCards(ctx: ConsoleContext, t: T, balances: Awaited<ReturnType<ConsoleServices['ledger']['balances']>>): Html {
+function balanceCards(
+  ctx: ConsoleContext,
+  t: T,
+  balances: Awaited<ReturnType<ConsoleServices['ledger']['balances']>>,
+): Html {
   if (balances.length === 0) return html`<div class="panel"><p>${t('noBalances')}</p></div>`;
-  return html`<div class="cards">${balances.map(
-    (b) => html`<div class="panel"><h2>${b.currency}</h2><dl><dt>${t('available')}</dt><dd class="num">${money(ctx.lang, b.available, b.currency)}</dd>
-<dt>${t('frozen')}</dt><dd class="num">${money(ctx.lang, b.frozen, b.currency)}</dd><dt>${t('awaiting_settlement')}</dt><dd class="num">${money(ctx.lang, b.awaitingSettlement, b.currency)}</dd></dl></div>`,
-  )}</div>`;
+  return html`<div class="cards">
+    ${balances.map(
+      (b) =>
+        html`<div class="panel">
+          <h2>${b.currency}</h2>
+          <dl>
+            <dt>${t('available')}</dt>
+            <dd class="num">${money(ctx.lang, b.available, b.currency)}</dd>
+            <dt>${t('frozen')}</dt>
+            <dd class="num">${money(ctx.lang, b.frozen, b.currency)}</dd>
+            <dt>${t('awaiting_settlement')}</dt>
+            <dd class="num">${money(ctx.lang, b.awaitingSettlement, b.currency)}</dd>
+          </dl>
+        </div>`,
+    )}
+  </div>`;
 }
 
-function statementFormHtml(t: T, lang: Language, form: StatementForm, currencies: readonly Currency[], errors: readonly FieldError[]): Html {
+function statementFormHtml(
+  t: T,
+  lang: Language,
+  form: StatementForm,
+  currencies: readonly Currency[],
+  errors: readonly FieldError[],
+): Html {
   const error = errors.find((e) => e.field === 'currency');
   const offered = currencies.length > 0 ? currencies : (Object.keys(CURRENCIES) as Currency[]);
   const query = new URLSearchParams({ currency: form.currency, from: form.from, to: form.to }).toString();
-  return html`<form method="get" action="/console/balances" novalidate><div class="filters">
-<div><label for="currency">${t('currency')}</label>${error !== undefined ? html`<p class="error" id="currency-error">${error.message}</p>` : ''}<select id="currency" name="currency"${
-    error !== undefined ? html` aria-invalid="true" aria-describedby="currency-error"` : ''
-  }>${offered.map((c) => html`<option value="${c}"${c === form.currency ? html` selected` : ''}>${c}</option>`)}</select></div>
-<div>${textField({ name: 'from', label: dayRangeLabels(lang).from, type: 'date', value: form.from, errors })}</div>
-<div>${textField({ name: 'to', label: dayRangeLabels(lang).to, type: 'date', value: form.to, errors })}</div></div>
-<button type="submit">${t('show')}</button>${errors.length === 0 ? html` <a class="button secondary" href="/console/balances/statement.csv?${query}" download>${t('download')}</a>` : ''}</form>`;
+  return html`<form method="get" action="/console/balances" novalidate>
+    <div class="filters">
+      <div>
+        <label for="currency">${t('currency')}</label
+        >${error !== undefined ? html`<p class="error" id="currency-error">${error.message}</p>` : ''}<select
+          id="currency"
+          name="currency"
+          ${error !== undefined ? html` aria-invalid="true" aria-describedby="currency-error"` : ''}
+        >
+          ${offered.map((c) => html`<option value="${c}" ${c === form.currency ? html` selected` : ''}>${c}</option>`)}
+        </select>
+      </div>
+      <div>
+        ${textField({ name: 'from', label: dayRangeLabels(lang).from, type: 'date', value: form.from, errors })}
+      </div>
+      <div>${textField({ name: 'to', label: dayRangeLabels(lang).to, type: 'date', value: form.to, errors })}</div>
+    </div>
+    <button type="submit">${t('show')}</button
+    >${errors.length === 0 ? html` <a class="button secondary" href="/console/balances/statement.csv?${query}" download>${t('download')}</a>` : ''}
+  </form>`;
 }
 
 async function balancesPage(
@@ -139,35 +190,101 @@ async function balancesPage(
   let statement: Html = html``;
   if (parsed.range !== undefined && extraErrors.length === 0) {
     const range = parsed.range;
-    const [totals, count, entries] = await Promise.all([statementTotals(db, range), statementCount(db, range), statementEntries(db, range, PAGE_ROWS)]);
+    const [totals, count, entries] = await Promise.all([
+      statementTotals(db, range),
+      statementCount(db, range),
+      statementEntries(db, range, PAGE_ROWS),
+    ]);
     const currency = range.currency;
-    const summary = html`<div class="table" tabindex="0"><table><caption class="muted">${t('totalsCaption', { from: dateTime(ctx.lang, range.from) })}</caption>
-<thead><tr><th>${t('account')}</th><th class="num">${t('opening')}</th><th class="num">${t('period')}</th><th class="num">${t('closing')}</th></tr></thead><tbody>${ACCOUNT_KEYS.map((kind) => {
-      const row = totals.get(kind) ?? { opening: 0n, period: 0n };
-      return html`<tr data-account="${kind}"><td>${t(kind)}</td><td class="num" data-opening="${decimalText(row.opening, currency)}">${money(ctx.lang, row.opening, currency)}</td>
-<td class="num">${signed(ctx.lang, row.period, currency)}</td><td class="num" data-closing="${decimalText(row.opening + row.period, currency)}">${money(ctx.lang, row.opening + row.period, currency)}</td></tr>`;
-    })}</tbody></table></div>`;
-    const rows = entries.length === 0
-      ? html`<p>${t('noEntries')}</p>`
-      : html`${count > entries.length ? html`<p class="warning">${t('capped', { shown: entries.length, count })}</p>` : ''}<div class="table" tabindex="0"><table><caption class="muted">${t('entriesCaption')}</caption>
-<thead><tr><th>${t('time')}</th><th>${t('journalKind')}</th><th>${t('orderId')}</th><th>${t('account')}</th><th class="num">${t('amount')}</th><th>${t('memo')}</th></tr></thead>
-<tbody>${entries.map((e) => entryRow(ctx, t, e))}</tbody></table></div>`;
+    const summary = html`<div class="table" tabindex="0">
+      <table>
+        <caption class="muted">
+          ${t('totalsCaption', { from: dateTime(ctx.lang, range.from) })}
+        </caption>
+        <thead>
+          <tr>
+            <th>${t('account')}</th>
+            <th class="num">${t('opening')}</th>
+            <th class="num">${t('period')}</th>
+            <th class="num">${t('closing')}</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${ACCOUNT_KEYS.map((kind) => {
+            const row = totals.get(kind) ?? { opening: 0n, period: 0n };
+            return html`<tr data-account="${kind}">
+              <td>${t(kind)}</td>
+              <td class="num" data-opening="${decimalText(row.opening, currency)}">
+                ${money(ctx.lang, row.opening, currency)}
+              </td>
+              <td class="num">${signed(ctx.lang, row.period, currency)}</td>
+              <td class="num" data-closing="${decimalText(row.opening + row.period, currency)}">
+                ${money(ctx.lang, row.opening + row.period, currency)}
+              </td>
+            </tr>`;
+          })}
+        </tbody>
+      </table>
+    </div>`;
+    const rows =
+      entries.length === 0
+        ? html`<p>${t('noEntries')}</p>`
+        : html`${count > entries.length ? html`<p class="warning">${t('capped', { shown: entries.length, count })}</p>` : ''}
+            <div class="table" tabindex="0">
+              <table>
+                <caption class="muted">
+                  ${t('entriesCaption')}
+                </caption>
+                <thead>
+                  <tr>
+                    <th>${t('time')}</th>
+                    <th>${t('journalKind')}</th>
+                    <th>${t('orderId')}</th>
+                    <th>${t('account')}</th>
+                    <th class="num">${t('amount')}</th>
+                    <th>${t('memo')}</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  ${entries.map((e) => entryRow(ctx, t, e))}
+                </tbody>
+              </table>
+            </div>`;
     statement = html`${summary}${rows}`;
   }
   return ctx.page(reply, {
     status: errors.length > 0 ? 400 : 200,
     title: t('title'),
     section: 'balances',
-    body: html`<h1>${t('title')}</h1>${balanceCards(ctx, t, balances)}
-<div class="panel"><h2>${t('statement')}</h2>${errorSummary(ctx.lang, errors)}<p class="muted">${t('statementLead')}</p>${statementFormHtml(t, ctx.lang, form, currencies, errors)}${statement}</div>`,
+    body: html`<h1>${t('title')}</h1>
+      ${balanceCards(ctx, t, balances)}
+      <div class="panel">
+        <h2>${t('statement')}</h2>
+        ${errorSummary(ctx.lang, errors)}
+        <p class="muted">${t('statementLead')}</p>
+        ${statementFormHtml(t, ctx.lang, form, currencies, errors)}${statement}
+      </div>`,
   });
 }
 
 function entryRow(ctx: ConsoleContext, t: T, e: EntryView): Html {
-  const account = (ACCOUNT_KEYS as readonly string[]).includes(e.account) ? t(e.account as (typeof ACCOUNT_KEYS)[number]) : e.account;
-  return html`<tr><td>${dateTime(ctx.lang, e.createdAt)}</td><td class="mono">${e.journalKind}</td><td>${
-    e.orderId !== null ? html`<a class="mono" href="/console/orders/${encodeURIComponent(e.orderId)}">${e.orderId}</a>` : '—'
-  }</td><td>${account}</td><td class="num">${signed(ctx.lang, e.amount, e.currency)}</td><td>${e.memo ?? ''}</td></tr>`;
+  const account = (ACCOUNT_KEYS as readonly string[]).includes(e.account)
+    ? t(e.account as (typeof ACCOUNT_KEYS)[number])
+    : e.account;
+  return html`<tr>
+    <td>${dateTime(ctx.lang, e.createdAt)}</td>
+    <td class="mono">${e.journalKind}</td>
+    <td>
+      ${
+        e.orderId !== null
+          ? html`<a class="mono" href="/console/orders/${encodeURIComponent(e.orderId)}">${e.orderId}</a>`
+          : '—'
+      }
+    </td>
+    <td>${account}</td>
+    <td class="num">${signed(ctx.lang, e.amount, e.currency)}</td>
+    <td>${e.memo ?? ''}</td>
+  </tr>`;
 }
 
 /** A CSV cell (RFC 4180): quoted when it holds a quote, comma or line break. */
@@ -197,16 +314,28 @@ function csvLine(e: EntryView): string {
   ].join(',');
 }
 
-async function statementCsv(ctx: ConsoleContext, deps: ConsoleServices, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+async function statementCsv(
+  ctx: ConsoleContext,
+  deps: ConsoleServices,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   const t = translate(TEXTS, ctx.lang);
   const db = deps.store.read;
-  const form: StatementForm = { currency: queryParam(request, 'currency'), from: queryParam(request, 'from'), to: queryParam(request, 'to') };
+  const form: StatementForm = {
+    currency: queryParam(request, 'currency'),
+    from: queryParam(request, 'from'),
+    to: queryParam(request, 'to'),
+  };
   const parsed = parseStatement(t, ctx.lang, ctx.merchantId, form);
   if (parsed.range === undefined) return balancesPage(ctx, deps, request, reply, { form });
   const range = parsed.range;
   const count = await statementCount(db, range);
   if (count > CSV_MAX_ROWS) {
-    return balancesPage(ctx, deps, request, reply, { form, extraErrors: [{ field: 'to', message: t('tooMany', { count, max: CSV_MAX_ROWS }) }] });
+    return balancesPage(ctx, deps, request, reply, {
+      form,
+      extraErrors: [{ field: 'to', message: t('tooMany', { count, max: CSV_MAX_ROWS }) }],
+    });
   }
   const lines = [CSV_HEADER];
   let after: { createdAt: number; entryId: string } | undefined;

@@ -7,7 +7,13 @@ import { Value } from '@sinclair/typebox/value';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { OperatorError } from '../admin/failures.js';
 import * as q from '../callbacks/queries.js';
-import { redactUrl, toAttemptView, toEventView, type CallbackAttemptView, type CallbackEventView } from '../callbacks/service.js';
+import {
+  redactUrl,
+  toAttemptView,
+  toEventView,
+  type CallbackAttemptView,
+  type CallbackEventView,
+} from '../callbacks/service.js';
 import { TEST_CALLBACK_KIND } from '../callbacks/test-callbacks.js';
 import { html, type Html } from '../http/html.js';
 import { CallbackUrl } from '../merchants/schemas.js';
@@ -47,7 +53,11 @@ const TEXTS = consoleTexts('callbacks', {
     'Dirección de callback: introduce una URL http:// o https:// de 2048 caracteres como máximo.',
   ],
   addressSave: ['Save address', 'Salvar endereço', 'Guardar dirección'],
-  addressSet: ['The unified callback address was saved.', 'O endereço unificado de callback foi salvo.', 'Se guardó la dirección unificada de callback.'],
+  addressSet: [
+    'The unified callback address was saved.',
+    'O endereço unificado de callback foi salvo.',
+    'Se guardó la dirección unificada de callback.',
+  ],
   addressCleared: [
     'The unified callback address was removed. Orders without a notifyUrl get no callback now.',
     'O endereço unificado de callback foi removido. Pedidos sem notifyUrl agora não recebem callback.',
@@ -98,7 +108,11 @@ const TEXTS = consoleTexts('callbacks', {
   outcome: ['Outcome', 'Resultado', 'Resultado'],
   error: ['Error', 'Erro', 'Error'],
   response: ['Response', 'Resposta', 'Respuesta'],
-  responseFull: ['Whole response (first 4 KB)', 'Resposta inteira (primeiros 4 KB)', 'Respuesta completa (primeros 4 KB)'],
+  responseFull: [
+    'Whole response (first 4 KB)',
+    'Resposta inteira (primeiros 4 KB)',
+    'Respuesta completa (primeros 4 KB)',
+  ],
   notifyId: ['notify_id', 'notify_id', 'notify_id'],
   body: ['Body sent', 'Corpo enviado', 'Cuerpo enviado'],
   signedWith: [
@@ -135,7 +149,11 @@ const TEXTS = consoleTexts('callbacks', {
   url: ['URL', 'URL', 'URL'],
   status: ['HTTP', 'HTTP', 'HTTP'],
   latencyCol: ['ms', 'ms', 'ms'],
-  noAttempts: ['No callback attempts match.', 'Nenhuma tentativa de callback corresponde.', 'Ningún intento de callback coincide.'],
+  noAttempts: [
+    'No callback attempts match.',
+    'Nenhuma tentativa de callback corresponde.',
+    'Ningún intento de callback coincide.',
+  ],
   older: ['Older attempts', 'Tentativas mais antigas', 'Intentos más antiguos'],
   newest: ['Newest attempts', 'Tentativas mais recentes', 'Intentos más recientes'],
   testCallback: ['test callback', 'callback de teste', 'callback de prueba'],
@@ -147,7 +165,11 @@ const TEXTS = consoleTexts('callbacks', {
   noTargetLatest: ['Newest without an address', 'Mais recentes sem endereço', 'Más recientes sin dirección'],
   created: ['Created', 'Criado', 'Creado'],
   // Bulk re-trigger
-  bulkTitle: ['Re-trigger failed callbacks', 'Disparar de novo callbacks que falharam', 'Volver a disparar callbacks fallidos'],
+  bulkTitle: [
+    'Re-trigger failed callbacks',
+    'Disparar de novo callbacks que falharam',
+    'Volver a disparar callbacks fallidos',
+  ],
   bulkLead: [
     'Sends again, with each order’s current status, every callback that failed for good (retries exhausted) in these UTC days, one per order. Orders whose callback was delivered or is under way since are skipped. At most {cap} orders per submission: submit again for the rest.',
     'Envia de novo, com o status atual de cada pedido, todo callback que falhou de vez (tentativas esgotadas) nestes dias UTC, um por pedido. Pedidos cujo callback foi entregue ou está em andamento desde então são ignorados. No máximo {cap} pedidos por envio: envie de novo para o restante.',
@@ -159,7 +181,11 @@ const TEXTS = consoleTexts('callbacks', {
     'Enviar de novo os callbacks que falharam nestes dias, com o status atual de cada pedido?',
     '¿Volver a enviar los callbacks fallidos de estos días, con el estado actual de cada pedido?',
   ],
-  bulkDone: ['{n} callbacks re-triggered. They are being delivered now; follow them in the log.', '{n} callbacks disparados de novo. Estão sendo entregues agora; acompanhe no log.', '{n} callbacks disparados de nuevo. Se están entregando ahora; síguelos en el registro.'],
+  bulkDone: [
+    '{n} callbacks re-triggered. They are being delivered now; follow them in the log.',
+    '{n} callbacks disparados de novo. Estão sendo entregues agora; acompanhe no log.',
+    '{n} callbacks disparados de nuevo. Se están entregando ahora; síguelos en el registro.',
+  ],
   bulkCapped: [
     'The limit of {cap} per submission was reached: submit again to re-trigger the rest.',
     'O limite de {cap} por envio foi atingido: envie de novo para disparar o restante.',
@@ -171,8 +197,16 @@ const TEXTS = consoleTexts('callbacks', {
   attempts: ['Delivery attempts', 'Tentativas de entrega', 'Intentos de entrega'],
   state: ['State', 'Estado', 'Estado'],
   attemptsCount: ['Attempts', 'Tentativas', 'Intentos'],
-  noEvents: ['No callback was sent for this order yet: Cashgate sends one when the order becomes final.', 'Nenhum callback foi enviado para este pedido ainda: a Cashgate envia um quando o pedido se torna final.', 'Aún no se envió ningún callback para este pedido: Cashgate envía uno cuando el pedido pasa a ser final.'],
-  noOrderAttempts: ['No delivery attempt yet.', 'Nenhuma tentativa de entrega ainda.', 'Ningún intento de entrega todavía.'],
+  noEvents: [
+    'No callback was sent for this order yet: Cashgate sends one when the order becomes final.',
+    'Nenhum callback foi enviado para este pedido ainda: a Cashgate envia um quando o pedido se torna final.',
+    'Aún no se envió ningún callback para este pedido: Cashgate envía uno cuando el pedido pasa a ser final.',
+  ],
+  noOrderAttempts: [
+    'No delivery attempt yet.',
+    'Nenhuma tentativa de entrega ainda.',
+    'Ningún intento de entrega todavía.',
+  ],
   retrigger: ['Re-trigger callback now', 'Disparar o callback agora', 'Volver a disparar el callback ahora'],
   retriggerLead: [
     'Sends the callback again now, with the order’s current status and the notify_id of its latest callback (so your system can drop duplicates). One attempt, not retried.',
@@ -194,7 +228,15 @@ const TEXTS = consoleTexts('callbacks', {
 type T = Translator<keyof typeof TEXTS>;
 type Tone = 'ok' | 'bad' | 'wait' | 'plain';
 
-const OUTCOME_TONE: Record<string, Tone> = { delivered: 'ok', failed: 'bad', refused: 'bad', interrupted: 'wait', pending: 'wait', delivering: 'wait', no_target: 'plain' };
+const OUTCOME_TONE: Record<string, Tone> = {
+  delivered: 'ok',
+  failed: 'bad',
+  refused: 'bad',
+  interrupted: 'wait',
+  pending: 'wait',
+  delivering: 'wait',
+  no_target: 'plain',
+};
 
 function outcomeBadge(t: T, outcome: string): Html {
   const known = outcome in OUTCOME_TONE ? (outcome as keyof typeof TEXTS) : undefined;
@@ -209,7 +251,10 @@ function triggerText(t: T, trigger: 'automatic' | 'manual', orderKind: string): 
 function excerptCell(t: T, excerpt: string | null): Html {
   if (excerpt === null || excerpt === '') return html`${t('none')}`;
   if (excerpt.length <= EXCERPT_CHARS) return html`<code>${excerpt}</code>`;
-  return html`<details><summary><code>${excerpt.slice(0, EXCERPT_CHARS)}…</code></summary><pre>${excerpt}</pre></details>`;
+  return html`<details>
+    <summary><code>${excerpt.slice(0, EXCERPT_CHARS)}…</code></summary>
+    <pre>${excerpt}</pre>
+  </details>`;
 }
 
 function isCallbackUrl(value: string): boolean {
@@ -264,7 +309,13 @@ interface PageInput {
   done?: Html;
 }
 
-async function callbacksPage(ctx: ConsoleContext, deps: ConsoleServices, request: FastifyRequest, reply: FastifyReply, input: PageInput = {}): Promise<FastifyReply> {
+async function callbacksPage(
+  ctx: ConsoleContext,
+  deps: ConsoleServices,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  input: PageInput = {},
+): Promise<FastifyReply> {
   const t = translate(TEXTS, ctx.lang);
   const errors = [...(input.errors ?? [])];
   const merchant = await deps.merchants.getMerchant(ctx.merchantId);
@@ -287,81 +338,210 @@ async function callbacksPage(ctx: ConsoleContext, deps: ConsoleServices, request
   const fieldErrors = errors;
 
   const logRows = page.map(
-    (a) => html`<tr><td>${dateTime(ctx.lang, a.started_at)}</td><td>${
-      a.order_kind === TEST_CALLBACK_KIND
-        ? html`<code>${a.order_id}</code> <span class="muted">(${t('testCallback')})</span>`
-        : html`<a href="/console/orders/${encodeURIComponent(a.order_id)}"><code>${a.order_id}</code></a>`
-    }</td><td>${triggerText(t, a.trigger, a.order_kind)}</td><td class="num">${a.attempt_no}</td><td><code>${redactUrl(a.url) ?? ''}</code></td><td class="num">${
-      a.http_status ?? t('none')
-    }</td><td class="num">${a.latency_ms}</td><td>${outcomeBadge(t, a.outcome)}${a.error !== null ? html`<br><span class="muted">${a.error}</span>` : ''}</td><td>${excerptCell(
-      t,
-      a.response_excerpt,
-    )}</td></tr>`,
+    (a) =>
+      html`<tr>
+        <td>${dateTime(ctx.lang, a.started_at)}</td>
+        <td>
+          ${
+            a.order_kind === TEST_CALLBACK_KIND
+              ? html`<code>${a.order_id}</code> <span class="muted">(${t('testCallback')})</span>`
+              : html`<a href="/console/orders/${encodeURIComponent(a.order_id)}"><code>${a.order_id}</code></a>`
+          }
+        </td>
+        <td>${triggerText(t, a.trigger, a.order_kind)}</td>
+        <td class="num">${a.attempt_no}</td>
+        <td><code>${redactUrl(a.url) ?? ''}</code></td>
+        <td class="num">${a.http_status ?? t('none')}</td>
+        <td class="num">${a.latency_ms}</td>
+        <td>
+          ${outcomeBadge(t, a.outcome)}${a.error !== null ? html`<br /><span class="muted">${a.error}</span>` : ''}
+        </td>
+        <td>${excerptCell(t, a.response_excerpt)}</td>
+      </tr>`,
   );
 
-  const body = html`<h1>${t('title')}</h1>${input.done ?? ''}${errorSummary(ctx.lang, fieldErrors)}
-<section class="panel" id="address"><h2>${t('addressTitle')}</h2><p>${t('addressLead')}</p>
-<dl><dt>${t('current')}</dt><dd>${merchant.callbackUrl === null ? t('notSet') : html`<code>${redactUrl(merchant.callbackUrl)}</code>`}</dd></dl>
-<form method="post" action="/console/callbacks/address" novalidate>${ctx.csrf}
-${textField({ name: 'url', label: t('addressLabel'), type: 'url', value: input.addressValue ?? merchant.callbackUrl ?? '', hint: t('addressHint'), maxlength: 2048, errors: fieldErrors })}
-<button type="submit">${t('addressSave')}</button></form></section>
-<section class="panel" id="test"><h2>${t('testTitle')}</h2><p>${t('testLead')}</p>
-<form method="post" action="/console/callbacks/test#test" novalidate>${ctx.csrf}
-${textField({ name: 'test-url', label: t('testUrl'), type: 'url', value: input.testUrlValue ?? '', hint: t('testUrlHint'), maxlength: 2048, errors: fieldErrors })}
-<button type="submit">${t('testSend')}</button></form>${input.testResult ?? ''}</section>
-<section class="panel" id="log"><h2>${t('logTitle')}</h2><p class="muted">${t('logLead', { n: LOG_PAGE_SIZE })}</p>
-<form method="get" action="/console/callbacks" class="filters">
-<label class="check"><input type="checkbox" name="failed" value="1"${query.failedOnly ? html` checked` : ''}> ${t('failedOnly')}</label>
-<div>${textField({ name: 'order', label: t('orderId'), type: 'search', value: query.orderId, maxlength: 64 })}</div>
-<div>${textField({ name: 'from', label: dayRangeLabels(ctx.lang).from, type: 'date', value: query.from, errors: fieldErrors })}</div>
-<div>${textField({ name: 'to', label: dayRangeLabels(ctx.lang).to, type: 'date', value: query.to, errors: fieldErrors })}</div>
-<div><button type="submit">${t('filter')}</button><a class="button secondary" href="/console/callbacks#log">${t('clear')}</a></div></form>
-${
-  noTarget.count > 0
-    ? html`<div class="warning" id="no-target"><p>${t('noTargetNote', { count: noTarget.count })}</p><details><summary>${t('noTargetLatest')}</summary><div class="table" tabindex="0"><table><thead><tr><th>${t('created')}</th><th>${t('orderId')}</th><th>${t('trigger')}</th></tr></thead><tbody>${noTarget.rows.map(
-        (e) => html`<tr><td>${dateTime(ctx.lang, e.created_at)}</td><td>${
-          e.order_kind === TEST_CALLBACK_KIND ? html`<code>${e.order_id}</code>` : html`<a href="/console/orders/${encodeURIComponent(e.order_id)}"><code>${e.order_id}</code></a>`
-        }</td><td>${triggerText(t, e.trigger, e.order_kind)}</td></tr>`,
-      )}</tbody></table></div></details></div>`
-    : ''
-}
-${
-  page.length === 0
-    ? html`<p>${t('noAttempts')}</p>`
-    : html`<div class="table" tabindex="0"><table><thead><tr><th>${t('time')}</th><th>${t('orderId')}</th><th>${t('trigger')}</th><th class="num">${t('attemptNo')}</th><th>${t('url')}</th><th class="num">${t(
-        'status',
-      )}</th><th class="num">${t('latencyCol')}</th><th>${t('outcome')}</th><th>${t('response')}</th></tr></thead><tbody>${logRows}</tbody></table></div>`
-}
-<p class="pager">${query.before !== '' ? html`<a href="${logLink(query)}">${t('newest')}</a>` : ''}${
-    more && last !== undefined ? html`<a href="${logLink(query, `${last.started_at}.${last.id}`)}" rel="next">${t('older')}</a>` : ''
-  }</p></section>
-<section class="panel" id="retrigger"><h2>${t('bulkTitle')}</h2><p>${t('bulkLead', { cap: RETRIGGER_CAP })}</p>
-<form method="post" action="/console/callbacks/retrigger-failed" data-confirm="${t('bulkConfirm')}" novalidate>${ctx.csrf}<div class="filters">
-<div>${textField({ name: 'retrigger-from', label: dayRangeLabels(ctx.lang).from, type: 'date', value: input.bulkFrom ?? '', required: true, errors: fieldErrors })}</div>
-<div>${textField({ name: 'retrigger-to', label: dayRangeLabels(ctx.lang).to, type: 'date', value: input.bulkTo ?? '', required: true, errors: fieldErrors })}</div></div>
-<button type="submit">${t('bulkSend')}</button></form></section>`;
+  const body = html`<h1>${t('title')}</h1>
+    ${input.done ?? ''}${errorSummary(ctx.lang, fieldErrors)}
+    <section class="panel" id="address">
+      <h2>${t('addressTitle')}</h2>
+      <p>${t('addressLead')}</p>
+      <dl>
+        <dt>${t('current')}</dt>
+        <dd>${merchant.callbackUrl === null ? t('notSet') : html`<code>${redactUrl(merchant.callbackUrl)}</code>`}</dd>
+      </dl>
+      <form method="post" action="/console/callbacks/address" novalidate>
+        ${ctx.csrf}
+        ${textField({ name: 'url', label: t('addressLabel'), type: 'url', value: input.addressValue ?? merchant.callbackUrl ?? '', hint: t('addressHint'), maxlength: 2048, errors: fieldErrors })}
+        <button type="submit">${t('addressSave')}</button>
+      </form>
+    </section>
+    <section class="panel" id="test">
+      <h2>${t('testTitle')}</h2>
+      <p>${t('testLead')}</p>
+      <form method="post" action="/console/callbacks/test#test" novalidate>
+        ${ctx.csrf}
+        ${textField({ name: 'test-url', label: t('testUrl'), type: 'url', value: input.testUrlValue ?? '', hint: t('testUrlHint'), maxlength: 2048, errors: fieldErrors })}
+        <button type="submit">${t('testSend')}</button>
+      </form>
+      ${input.testResult ?? ''}
+    </section>
+    <section class="panel" id="log">
+      <h2>${t('logTitle')}</h2>
+      <p class="muted">${t('logLead', { n: LOG_PAGE_SIZE })}</p>
+      <form method="get" action="/console/callbacks" class="filters">
+        <label class="check"
+          ><input type="checkbox" name="failed" value="1" ${query.failedOnly ? html` checked` : ''} />
+          ${t('failedOnly')}</label
+        >
+        <div>
+          ${textField({ name: 'order', label: t('orderId'), type: 'search', value: query.orderId, maxlength: 64 })}
+        </div>
+        <div>
+          ${textField({ name: 'from', label: dayRangeLabels(ctx.lang).from, type: 'date', value: query.from, errors: fieldErrors })}
+        </div>
+        <div>
+          ${textField({ name: 'to', label: dayRangeLabels(ctx.lang).to, type: 'date', value: query.to, errors: fieldErrors })}
+        </div>
+        <div>
+          <button type="submit">${t('filter')}</button
+          ><a class="button secondary" href="/console/callbacks#log">${t('clear')}</a>
+        </div>
+      </form>
+      ${
+        noTarget.count > 0
+          ? html`<div class="warning" id="no-target">
+              <p>${t('noTargetNote', { count: noTarget.count })}</p>
+              <details>
+                <summary>${t('noTargetLatest')}</summary>
+                <div class="table" tabindex="0">
+                  <table>
+                    <thead>
+                      <tr>
+                        <th>${t('created')}</th>
+                        <th>${t('orderId')}</th>
+                        <th>${t('trigger')}</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      ${noTarget.rows.map(
+                        (e) =>
+                          html`<tr>
+                            <td>${dateTime(ctx.lang, e.created_at)}</td>
+                            <td>
+                              ${
+                                e.order_kind === TEST_CALLBACK_KIND
+                                  ? html`<code>${e.order_id}</code>`
+                                  : html`<a href="/console/orders/${encodeURIComponent(e.order_id)}"
+                                      ><code>${e.order_id}</code></a
+                                    >`
+                              }
+                            </td>
+                            <td>${triggerText(t, e.trigger, e.order_kind)}</td>
+                          </tr>`,
+                      )}
+                    </tbody>
+                  </table>
+                </div>
+              </details>
+            </div>`
+          : ''
+      }
+      ${
+        page.length === 0
+          ? html`<p>${t('noAttempts')}</p>`
+          : html`<div class="table" tabindex="0">
+              <table>
+                <thead>
+                  <tr>
+                    <th>${t('time')}</th>
+                    <th>${t('orderId')}</th>
+                    <th>${t('trigger')}</th>
+                    <th class="num">${t('attemptNo')}</th>
+                    <th>${t('url')}</th>
+                    <th class="num">${t('status')}</th>
+                    <th class="num">${t('latencyCol')}</th>
+                    <th>${t('outcome')}</th>
+                    <th>${t('response')}</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  ${logRows}
+                </tbody>
+              </table>
+            </div>`
+      }
+      <p class="pager">
+        ${query.before !== '' ? html`<a href="${logLink(query)}">${t('newest')}</a>` : ''}${
+          more && last !== undefined
+            ? html`<a href="${logLink(query, `${last.started_at}.${last.id}`)}" rel="next">${t('older')}</a>`
+            : ''
+        }
+      </p>
+    </section>
+    <section class="panel" id="retrigger">
+      <h2>${t('bulkTitle')}</h2>
+      <p>${t('bulkLead', { cap: RETRIGGER_CAP })}</p>
+      <form method="post" action="/console/callbacks/retrigger-failed" data-confirm="${t('bulkConfirm')}" novalidate>
+        ${ctx.csrf}
+        <div class="filters">
+          <div>
+            ${textField({ name: 'retrigger-from', label: dayRangeLabels(ctx.lang).from, type: 'date', value: input.bulkFrom ?? '', required: true, errors: fieldErrors })}
+          </div>
+          <div>
+            ${textField({ name: 'retrigger-to', label: dayRangeLabels(ctx.lang).to, type: 'date', value: input.bulkTo ?? '', required: true, errors: fieldErrors })}
+          </div>
+        </div>
+        <button type="submit">${t('bulkSend')}</button>
+      </form>
+    </section>`;
   return ctx.page(reply, { status, title: t('title'), section: 'callbacks', body });
 }
 
 /** What a test callback did, as the page shows it right after sending. */
-function testResultHtml(t: T, ctx: ConsoleContext, event: CallbackEventView, attempt: CallbackAttemptView | undefined): Html {
-  const sent = html`<dt>${t('notifyId')}</dt><dd><code>${event.notifyId}</code></dd><dt>${t('body')}</dt><dd><pre>${JSON.stringify(event.payload, null, 2)}</pre>
-<p class="muted">${t('signedWith', { key: event.accessKey })}</p></dd>`;
+function testResultHtml(
+  t: T,
+  ctx: ConsoleContext,
+  event: CallbackEventView,
+  attempt: CallbackAttemptView | undefined,
+): Html {
+  const sent = html`<dt>${t('notifyId')}</dt>
+    <dd><code>${event.notifyId}</code></dd>
+    <dt>${t('body')}</dt>
+    <dd>
+      <pre>${JSON.stringify(event.payload, null, 2)}</pre>
+      <p class="muted">${t('signedWith', { key: event.accessKey })}</p>
+    </dd>`;
   if (event.state === 'no_target') {
     return html`<div class="warning" role="status" id="test-result"><p>${t('noTargetTest')}</p></div>`;
   }
   if (attempt === undefined) {
-    return html`<div class="warning" role="status" id="test-result"><p>${t('notSentNow')}</p><dl>${sent}</dl></div>`;
+    return html`<div class="warning" role="status" id="test-result">
+      <p>${t('notSentNow')}</p>
+      <dl>${sent}</dl>
+    </div>`;
   }
-  return html`<div id="test-result" role="status"><h3>${t('resultTitle')}</h3><dl>
-<dt>${t('outcome')}</dt><dd>${outcomeBadge(t, attempt.outcome)}</dd>
-<dt>${t('target')}</dt><dd><code>${attempt.url}</code></dd>
-<dt>${t('httpStatus')}</dt><dd>${attempt.httpStatus ?? t('none')}</dd>
-<dt>${t('latency')}</dt><dd>${t('latencyMs', { ms: attempt.latencyMs })}</dd>
-<dt>${t('time')}</dt><dd>${dateTime(ctx.lang, attempt.startedAt)}</dd>
-<dt>${t('error')}</dt><dd>${attempt.error ?? t('none')}</dd>
-<dt>${t('response')}</dt><dd>${attempt.responseExcerpt === null || attempt.responseExcerpt === '' ? t('none') : html`<pre>${attempt.responseExcerpt}</pre>`}</dd>
-${sent}</dl></div>`;
+  return html`<div id="test-result" role="status">
+    <h3>${t('resultTitle')}</h3>
+    <dl>
+      <dt>${t('outcome')}</dt>
+      <dd>${outcomeBadge(t, attempt.outcome)}</dd>
+      <dt>${t('target')}</dt>
+      <dd><code>${attempt.url}</code></dd>
+      <dt>${t('httpStatus')}</dt>
+      <dd>${attempt.httpStatus ?? t('none')}</dd>
+      <dt>${t('latency')}</dt>
+      <dd>${t('latencyMs', { ms: attempt.latencyMs })}</dd>
+      <dt>${t('time')}</dt>
+      <dd>${dateTime(ctx.lang, attempt.startedAt)}</dd>
+      <dt>${t('error')}</dt>
+      <dd>${attempt.error ?? t('none')}</dd>
+      <dt>${t('response')}</dt>
+      <dd>
+        ${attempt.responseExcerpt === null || attempt.responseExcerpt === '' ? t('none') : html`<pre>${attempt.responseExcerpt}</pre>`}
+      </dd>
+      ${sent}
+    </dl>
+  </div>`;
 }
 
 export function registerCallbackPages(router: ConsoleRouter, deps: ConsoleServices): void {
@@ -377,7 +557,10 @@ export function registerCallbackPages(router: ConsoleRouter, deps: ConsoleServic
           : done === 'retriggered' && Number.isInteger(count) && count >= 0
             ? t('bulkDone', { n: count })
             : undefined;
-    const capped = done === 'retriggered' && queryParam(request, 'capped') === '1' ? html`<p class="warning" role="status">${t('bulkCapped', { cap: RETRIGGER_CAP })}</p>` : html``;
+    const capped =
+      done === 'retriggered' && queryParam(request, 'capped') === '1'
+        ? html`<p class="warning" role="status">${t('bulkCapped', { cap: RETRIGGER_CAP })}</p>`
+        : html``;
     return callbacksPage(ctx, deps, request, reply, { done: html`${notice(message)}${capped}` });
   });
 
@@ -386,7 +569,11 @@ export function registerCallbackPages(router: ConsoleRouter, deps: ConsoleServic
     const raw = formOf(request).get('url') ?? '';
     const url = raw.trim();
     if (url !== '' && !isCallbackUrl(url)) {
-      return callbacksPage(ctx, deps, request, reply, { status: 400, errors: [{ field: 'url', message: t('addressBad') }], addressValue: raw.slice(0, 4096) });
+      return callbacksPage(ctx, deps, request, reply, {
+        status: 400,
+        errors: [{ field: 'url', message: t('addressBad') }],
+        addressValue: raw.slice(0, 4096),
+      });
     }
     await deps.merchants.setCallbackUrl(ctx.merchantId, url === '' ? null : url);
     return seeOther(reply, `/console/callbacks?done=${url === '' ? 'address-cleared' : 'address-set'}#address`);
@@ -397,17 +584,28 @@ export function registerCallbackPages(router: ConsoleRouter, deps: ConsoleServic
     const raw = formOf(request).get('test-url') ?? '';
     const url = raw.trim();
     if (url !== '' && !isCallbackUrl(url)) {
-      return callbacksPage(ctx, deps, request, reply, { status: 400, errors: [{ field: 'test-url', message: t('testUrlBad') }], testUrlValue: raw.slice(0, 4096) });
+      return callbacksPage(ctx, deps, request, reply, {
+        status: 400,
+        errors: [{ field: 'test-url', message: t('testUrlBad') }],
+        testUrlValue: raw.slice(0, 4096),
+      });
     }
     try {
       const { event, attempt } = await deps.callbacks.dispatcher.createAndDeliver((tx) =>
         deps.callbacks.tests.create(tx, ctx.merchantId, { url: url === '' ? null : url }),
       );
-      const result = testResultHtml(t, ctx, toEventView(event), attempt === undefined ? undefined : toAttemptView(attempt, event));
+      const result = testResultHtml(
+        t,
+        ctx,
+        toEventView(event),
+        attempt === undefined ? undefined : toAttemptView(attempt, event),
+      );
       return await callbacksPage(ctx, deps, request, reply, { testResult: result, testUrlValue: url });
     } catch (error) {
       if (!(error instanceof OperatorError) || error.failure.kind !== 'no_signing_key') throw error;
-      const result = html`<div class="warning" role="alert" id="test-result"><p>${t('noKey')} <a href="/console/keys">${t('keysLink')}</a></p></div>`;
+      const result = html`<div class="warning" role="alert" id="test-result">
+        <p>${t('noKey')} <a href="/console/keys">${t('keysLink')}</a></p>
+      </div>`;
       return callbacksPage(ctx, deps, request, reply, { status: 409, testResult: result, testUrlValue: url });
     }
   });
@@ -416,7 +614,13 @@ export function registerCallbackPages(router: ConsoleRouter, deps: ConsoleServic
     const form = formOf(request);
     const from = (form.get('retrigger-from') ?? '').trim().slice(0, 10);
     const to = (form.get('retrigger-to') ?? '').trim().slice(0, 10);
-    const { range, errors } = dayRange(ctx.lang, { from, to, required: true, fromField: 'retrigger-from', toField: 'retrigger-to' });
+    const { range, errors } = dayRange(ctx.lang, {
+      from,
+      to,
+      required: true,
+      fromField: 'retrigger-from',
+      toField: 'retrigger-to',
+    });
     if (range?.from === undefined || range.until === undefined) {
       return callbacksPage(ctx, deps, request, reply, { status: 400, errors, bulkFrom: from, bulkTo: to });
     }
@@ -428,7 +632,10 @@ export function registerCallbackPages(router: ConsoleRouter, deps: ConsoleServic
       return { count: chosen.length, capped: ids.length > RETRIGGER_CAP };
     });
     deps.callbacks.dispatcher.wake();
-    return seeOther(reply, `/console/callbacks?done=retriggered&count=${orderIds.count}${orderIds.capped ? '&capped=1' : ''}#log`);
+    return seeOther(
+      reply,
+      `/console/callbacks?done=retriggered&count=${orderIds.count}${orderIds.capped ? '&capped=1' : ''}#log`,
+    );
   });
 
   router.post('/console/orders/:orderId/callbacks', async (ctx, request, reply) => {
@@ -443,7 +650,11 @@ export function registerCallbackPages(router: ConsoleRouter, deps: ConsoleServic
  * The callback panel of an order's detail page: its callback events and attempts, and the form that
  * re-triggers its callback (with the spec's warning when the order is not final yet).
  */
-export async function orderCallbacksPanel(ctx: ConsoleContext, deps: ConsoleServices, order: { orderId: string; final: boolean }): Promise<Html> {
+export async function orderCallbacksPanel(
+  ctx: ConsoleContext,
+  deps: ConsoleServices,
+  order: { orderId: string; final: boolean },
+): Promise<Html> {
   const t = translate(TEXTS, ctx.lang);
   const history = await deps.callbacks.outbox.history(order.orderId);
   const events = history.events;
@@ -451,33 +662,84 @@ export async function orderCallbacksPanel(ctx: ConsoleContext, deps: ConsoleServ
   const eventTable =
     events.length === 0
       ? html`<p>${t('noEvents')}</p>`
-      : html`<h3>${t('events')}</h3><div class="table" tabindex="0"><table><thead><tr><th>${t('created')}</th><th>${t('notifyId')}</th><th>${t('trigger')}</th><th>${t('state')}</th><th>${t('target')}</th><th class="num">${t(
-          'attemptsCount',
-        )}</th></tr></thead><tbody>${[...events].reverse().map(
-          (e) => html`<tr><td>${dateTime(ctx.lang, e.createdAt)}</td><td><code>${e.notifyId}</code></td><td>${t(e.trigger)}</td><td>${outcomeBadge(t, e.state)}</td><td>${
-            e.targetUrl === null ? t('none') : html`<code>${e.targetUrl}</code>`
-          }</td><td class="num">${e.attempts}</td></tr>`,
-        )}</tbody></table></div>`;
+      : html`<h3>${t('events')}</h3>
+          <div class="table" tabindex="0">
+            <table>
+              <thead>
+                <tr>
+                  <th>${t('created')}</th>
+                  <th>${t('notifyId')}</th>
+                  <th>${t('trigger')}</th>
+                  <th>${t('state')}</th>
+                  <th>${t('target')}</th>
+                  <th class="num">${t('attemptsCount')}</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${[...events].reverse().map(
+                  (e) =>
+                    html`<tr>
+                      <td>${dateTime(ctx.lang, e.createdAt)}</td>
+                      <td><code>${e.notifyId}</code></td>
+                      <td>${t(e.trigger)}</td>
+                      <td>${outcomeBadge(t, e.state)}</td>
+                      <td>${e.targetUrl === null ? t('none') : html`<code>${e.targetUrl}</code>`}</td>
+                      <td class="num">${e.attempts}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+          </div>`;
   const attemptTable =
     events.length === 0
       ? html``
       : attempts.length === 0
         ? html`<p class="muted">${t('noOrderAttempts')}</p>`
-        : html`<h3>${t('attempts')}</h3><div class="table" tabindex="0"><table><thead><tr><th>${t('time')}</th><th>${t('trigger')}</th><th class="num">${t('attemptNo')}</th><th>${t('url')}</th><th class="num">${t(
-            'status',
-          )}</th><th class="num">${t('latencyCol')}</th><th>${t('outcome')}</th><th>${t('response')}</th></tr></thead><tbody>${attempts.map(
-            (a) => html`<tr><td>${dateTime(ctx.lang, a.startedAt)}</td><td>${t(a.trigger)}</td><td class="num">${a.attemptNo}</td><td><code>${a.url}</code></td><td class="num">${
-              a.httpStatus ?? t('none')
-            }</td><td class="num">${a.latencyMs}</td><td>${outcomeBadge(t, a.outcome)}${a.error !== null ? html`<br><span class="muted">${a.error}</span>` : ''}</td><td>${excerptCell(
-              t,
-              a.responseExcerpt,
-            )}</td></tr>`,
-          )}</tbody></table></div>`;
+        : html`<h3>${t('attempts')}</h3>
+            <div class="table" tabindex="0">
+              <table>
+                <thead>
+                  <tr>
+                    <th>${t('time')}</th>
+                    <th>${t('trigger')}</th>
+                    <th class="num">${t('attemptNo')}</th>
+                    <th>${t('url')}</th>
+                    <th class="num">${t('status')}</th>
+                    <th class="num">${t('latencyCol')}</th>
+                    <th>${t('outcome')}</th>
+                    <th>${t('response')}</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  ${attempts.map(
+                    (a) =>
+                      html`<tr>
+                        <td>${dateTime(ctx.lang, a.startedAt)}</td>
+                        <td>${t(a.trigger)}</td>
+                        <td class="num">${a.attemptNo}</td>
+                        <td><code>${a.url}</code></td>
+                        <td class="num">${a.httpStatus ?? t('none')}</td>
+                        <td class="num">${a.latencyMs}</td>
+                        <td>
+                          ${outcomeBadge(t, a.outcome)}${a.error !== null ? html`<br /><span class="muted">${a.error}</span>` : ''}
+                        </td>
+                        <td>${excerptCell(t, a.responseExcerpt)}</td>
+                      </tr>`,
+                  )}
+                </tbody>
+              </table>
+            </div>`;
   const action = `/console/orders/${encodeURIComponent(order.orderId)}/callbacks`;
   const form = order.final
     ? html`<form method="post" action="${action}">${ctx.csrf}<button type="submit">${t('retrigger')}</button></form>`
-    : html`<p class="warning" role="note">${t('notFinalWarning')}</p><form method="post" action="${action}" data-confirm="${t('notFinalConfirm')}">${ctx.csrf}<button type="submit" class="secondary">${t(
-        'retrigger',
-      )}</button></form>`;
-  return html`<section class="panel" id="callbacks"><h2>${t('orderTitle')}</h2>${eventTable}${attemptTable}<p class="muted">${t('retriggerLead')}</p>${form}</section>`;
+    : html`<p class="warning" role="note">${t('notFinalWarning')}</p>
+        <form method="post" action="${action}" data-confirm="${t('notFinalConfirm')}">
+          ${ctx.csrf}<button type="submit" class="secondary">${t('retrigger')}</button>
+        </form>`;
+  return html`<section class="panel" id="callbacks">
+    <h2>${t('orderTitle')}</h2>
+    ${eventTable}${attemptTable}
+    <p class="muted">${t('retriggerLead')}</p>
+    ${form}
+  </section>`;
 }

@@ -6,9 +6,21 @@ import { consoleTexts, translate } from './i18n.js';
 const DATE_TEXTS = consoleTexts('dates', {
   from: ['From (UTC day)', 'De (dia UTC)', 'Desde (día UTC)'],
   to: ['To (UTC day, included)', 'Até (dia UTC, incluído)', 'Hasta (día UTC, incluido)'],
-  dateBad: ['{field}: enter a date as YYYY-MM-DD.', '{field}: informe uma data no formato AAAA-MM-DD.', '{field}: introduce una fecha con el formato AAAA-MM-DD.'],
-  dateRequired: ['{field}: a date is required (YYYY-MM-DD).', '{field}: a data é obrigatória (AAAA-MM-DD).', '{field}: la fecha es obligatoria (AAAA-MM-DD).'],
-  dateOrder: ['{field}: the day must not be before “{from}”.', '{field}: o dia não pode ser anterior a “{from}”.', '{field}: el día no puede ser anterior a «{from}».'],
+  dateBad: [
+    '{field}: enter a date as YYYY-MM-DD.',
+    '{field}: informe uma data no formato AAAA-MM-DD.',
+    '{field}: introduce una fecha con el formato AAAA-MM-DD.',
+  ],
+  dateRequired: [
+    '{field}: a date is required (YYYY-MM-DD).',
+    '{field}: a data é obrigatória (AAAA-MM-DD).',
+    '{field}: la fecha es obligatoria (AAAA-MM-DD).',
+  ],
+  dateOrder: [
+    '{field}: the day must not be before “{from}”.',
+    '{field}: o dia não pode ser anterior a “{from}”.',
+    '{field}: el día no puede ser anterior a «{from}».',
+  ],
 });
 
 const FORM_TEXTS = consoleTexts('forms', {
@@ -26,9 +38,12 @@ export interface FieldError {
 /** The list of a form's problems, focused by the page's script so a screen reader reads it first. */
 export function errorSummary(lang: Language, errors: readonly FieldError[]): Html {
   if (errors.length === 0) return html``;
-  return html`<div class="summary" role="alert" tabindex="-1"><p class="error">${translate(FORM_TEXTS, lang)('problem')}</p><ul>${errors.map(
-    (e) => html`<li><a href="#${e.field}">${e.message}</a></li>`,
-  )}</ul></div>`;
+  return html`<div class="summary" role="alert" tabindex="-1">
+    <p class="error">${translate(FORM_TEXTS, lang)('problem')}</p>
+    <ul>
+      ${errors.map((e) => html`<li><a href="#${e.field}">${e.message}</a></li>`)}
+    </ul>
+  </div>`;
 }
 
 export interface FieldInput {
@@ -47,14 +62,26 @@ export interface FieldInput {
 /** A labelled input; its error (if any) is announced with it. */
 export function textField(input: FieldInput): Html {
   const error = input.errors?.find((e) => e.field === input.name);
-  const described = [input.hint !== undefined ? `${input.name}-hint` : '', error !== undefined ? `${input.name}-error` : ''].filter((s) => s !== '').join(' ');
-  return html`<label for="${input.name}">${input.label}</label>${input.hint !== undefined ? html`<p class="muted" id="${input.name}-hint">${input.hint}</p>` : ''}${
-    error !== undefined ? html`<p class="error" id="${input.name}-error">${error.message}</p>` : ''
-  }<input type="${input.type ?? 'text'}" id="${input.name}" name="${input.name}" value="${input.value ?? ''}"${input.required === true ? html` required` : ''}${
-    input.autocomplete !== undefined ? html` autocomplete="${input.autocomplete}"` : ''
-  }${input.inputmode !== undefined ? html` inputmode="${input.inputmode}"` : ''}${input.maxlength !== undefined ? html` maxlength="${input.maxlength}"` : ''}${
-    described !== '' ? html` aria-describedby="${described}"` : ''
-  }${error !== undefined ? html` aria-invalid="true"` : ''}>`;
+  const described = [
+    input.hint !== undefined ? `${input.name}-hint` : '',
+    error !== undefined ? `${input.name}-error` : '',
+  ]
+    .filter((s) => s !== '')
+    .join(' ');
+  return html`<label for="${input.name}">${input.label}</label
+    >${input.hint !== undefined ? html`<p class="muted" id="${input.name}-hint">${input.hint}</p>` : ''}${
+      error !== undefined ? html`<p class="error" id="${input.name}-error">${error.message}</p>` : ''
+    }<input
+      type="${input.type ?? 'text'}"
+      id="${input.name}"
+      name="${input.name}"
+      value="${input.value ?? ''}"
+      ${input.required === true ? html` required` : ''}${
+        input.autocomplete !== undefined ? html` autocomplete="${input.autocomplete}"` : ''
+      }${input.inputmode !== undefined ? html` inputmode="${input.inputmode}"` : ''}${input.maxlength !== undefined ? html` maxlength="${input.maxlength}"` : ''}${
+        described !== '' ? html` aria-describedby="${described}"` : ''
+      }${error !== undefined ? html` aria-invalid="true"` : ''}
+    />`;
 }
 
 /** A confirmation after a form did its work (shown once, after the redirect). */
@@ -70,7 +97,9 @@ export function badge(text: string, tone: 'ok' | 'bad' | 'wait' | 'plain' = 'pla
 /** A copy button for the element with id `target` (shown only when script runs). */
 export function copyButton(target: string, lang: Language): Html {
   const t = translate(FORM_TEXTS, lang);
-  return html`<button type="button" class="secondary" data-copy="${target}" data-copied="${t('copied')}" hidden>${t('copy')}</button>`;
+  return html`<button type="button" class="secondary" data-copy="${target}" data-copied="${t('copied')}" hidden>
+    ${t('copy')}
+  </button>`;
 }
 
 /** A UTC calendar day (YYYY-MM-DD) as the millisecond range it covers; undefined when it is no such day. */
@@ -110,7 +139,8 @@ export function dayRange(
   const toField = input.toField ?? 'to';
   const from = read(input.from, input.fromField ?? 'from', t('from'));
   const to = read(input.to, toField, t('to'));
-  if (from !== undefined && to !== undefined && to < from) errors.push({ field: toField, message: t('dateOrder', { field: t('to'), from: t('from') }) });
+  if (from !== undefined && to !== undefined && to < from)
+    errors.push({ field: toField, message: t('dateOrder', { field: t('to'), from: t('from') }) });
   if (errors.length > 0) return { errors };
   return { range: { ...(from !== undefined && { from }), ...(to !== undefined && { until: to + DAY_MS }) }, errors };
 }

@@ -19,7 +19,9 @@ export type Translator<K extends string> = (key: K, params?: Params) => string;
 export function translate<T extends TextTable>(table: T, lang: Language): Translator<keyof T & string> {
   const i = INDEX[lang];
   return (key, params = {}) =>
-    (table[key]?.[i] ?? table[key]?.[0] ?? key).replace(/\{(\w+)\}/g, (whole, name: string) => (Object.hasOwn(params, name) ? String(params[name]) : whole));
+    (table[key]?.[i] ?? table[key]?.[0] ?? key).replace(/\{(\w+)\}/g, (whole, name: string) =>
+      Object.hasOwn(params, name) ? String(params[name]) : whole,
+    );
 }
 
 /** Every table registered by a page module, for the test that each text is translated. */

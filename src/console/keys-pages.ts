@@ -26,13 +26,25 @@ const TEXTS = consoleTexts('keys', {
     'Tu integración firma cada solicitud con una access key y su secret key. Una clave nueva o editada entra en vigor tras un breve retraso de activación.',
   ],
   yourKeys: ['Your keys', 'Suas chaves', 'Tus claves'],
-  noKeys: ['You have no API key yet. Create one below.', 'Você ainda não tem chave de API. Crie uma abaixo.', 'Aún no tienes claves de API. Crea una abajo.'],
+  noKeys: [
+    'You have no API key yet. Create one below.',
+    'Você ainda não tem chave de API. Crie uma abaixo.',
+    'Aún no tienes claves de API. Crea una abajo.',
+  ],
   accessKey: ['Access key', 'Access key', 'Access key'],
   secretKey: ['Secret key', 'Secret key', 'Secret key'],
   label: ['Label', 'Rótulo', 'Etiqueta'],
-  labelHint: ['Only for you, to tell your keys apart (at most {max} characters).', 'Só para você distinguir as suas chaves (no máximo {max} caracteres).', 'Solo para ti, para distinguir tus claves (como máximo {max} caracteres).'],
+  labelHint: [
+    'Only for you, to tell your keys apart (at most {max} characters).',
+    'Só para você distinguir as suas chaves (no máximo {max} caracteres).',
+    'Solo para ti, para distinguir tus claves (como máximo {max} caracteres).',
+  ],
   permissions: ['Permissions', 'Permissões', 'Permisos'],
-  permissionsHint: ['Choose at least one; "all" grants every permission.', 'Escolha pelo menos uma; "all" concede todas as permissões.', 'Elige al menos uno; "all" concede todos los permisos.'],
+  permissionsHint: [
+    'Choose at least one; "all" grants every permission.',
+    'Escolha pelo menos uma; "all" concede todas as permissões.',
+    'Elige al menos uno; "all" concede todos los permisos.',
+  ],
   ipWhitelist: ['IP whitelist', 'Lista de IPs permitidos', 'Lista blanca de IP'],
   ipWhitelistHint: [
     'Addresses or CIDR ranges your servers call from, separated by commas. 0.0.0.0 means any address.',
@@ -59,14 +71,22 @@ const TEXTS = consoleTexts('keys', {
   takesEffectIn: ['takes effect in {s} s', 'passa a valer em {s} s', 'entra en vigor en {s} s'],
   createTitle: ['Create a key', 'Criar uma chave', 'Crear una clave'],
   create: ['Create key', 'Criar chave', 'Crear clave'],
-  labelTooLong: ['Label: at most {max} characters.', 'Rótulo: no máximo {max} caracteres.', 'Etiqueta: como máximo {max} caracteres.'],
+  labelTooLong: [
+    'Label: at most {max} characters.',
+    'Rótulo: no máximo {max} caracteres.',
+    'Etiqueta: como máximo {max} caracteres.',
+  ],
   createdTitle: ['Your new API key', 'Sua nova chave de API', 'Tu nueva clave de API'],
   secretWarning: [
     'Copy the secret key now and keep it somewhere safe: it is shown only this once and cannot be shown again. If you lose it, delete this key and create a new one.',
     'Copie a secret key agora e guarde-a em local seguro: ela é mostrada só desta vez e não pode ser exibida de novo. Se a perder, exclua esta chave e crie outra.',
     'Copia la secret key ahora y guárdala en un lugar seguro: se muestra solo esta vez y no se puede volver a mostrar. Si la pierdes, elimina esta clave y crea otra.',
   ],
-  effectLine: ['The key takes effect {time}:', 'A chave passa a valer em {time}:', 'La clave entra en vigor el {time}:'],
+  effectLine: [
+    'The key takes effect {time}:',
+    'A chave passa a valer em {time}:',
+    'La clave entra en vigor el {time}:',
+  ],
   backToKeys: ['Back to your keys', 'Voltar às suas chaves', 'Volver a tus claves'],
   keyTitle: ['API key {label}', 'Chave de API {label}', 'Clave de API {label}'],
   edit: ['Edit', 'Editar', 'Editar'],
@@ -81,12 +101,28 @@ const TEXTS = consoleTexts('keys', {
     'Salvo. O atraso de ativação recomeçou: as alterações passam a valer em {s} s.',
     'Guardado. El retraso de activación se reinició: los cambios entran en vigor en {s} s.',
   ],
-  savedActive: ['Saved. The changes are in effect.', 'Salvo. As alterações já valem.', 'Guardado. Los cambios ya están en vigor.'],
+  savedActive: [
+    'Saved. The changes are in effect.',
+    'Salvo. As alterações já valem.',
+    'Guardado. Los cambios ya están en vigor.',
+  ],
   enabledNotice: ['The key is enabled again.', 'A chave foi reativada.', 'La clave se activó de nuevo.'],
-  disabledNotice: ['The key is disabled: requests signed with it are refused.', 'A chave foi desativada: as requisições assinadas com ela são recusadas.', 'La clave se desactivó: las solicitudes firmadas con ella se rechazan.'],
-  deletedNotice: ['The key {key} was deleted. It will never work again.', 'A chave {key} foi excluída. Ela nunca mais funcionará.', 'La clave {key} se eliminó. No volverá a funcionar.'],
+  disabledNotice: [
+    'The key is disabled: requests signed with it are refused.',
+    'A chave foi desativada: as requisições assinadas com ela são recusadas.',
+    'La clave se desactivó: las solicitudes firmadas con ella se rechazan.',
+  ],
+  deletedNotice: [
+    'The key {key} was deleted. It will never work again.',
+    'A chave {key} foi excluída. Ela nunca mais funcionará.',
+    'La clave {key} se eliminó. No volverá a funcionar.',
+  ],
   stateTitle: ['Disable or enable', 'Desativar ou ativar', 'Desactivar o activar'],
-  disableText: ['Disabling takes effect at once; enabling again waits the activation delay.', 'Desativar vale na hora; reativar aguarda o atraso de ativação.', 'Desactivar surte efecto al instante; activar de nuevo espera el retraso de activación.'],
+  disableText: [
+    'Disabling takes effect at once; enabling again waits the activation delay.',
+    'Desativar vale na hora; reativar aguarda o atraso de ativação.',
+    'Desactivar surte efecto al instante; activar de nuevo espera el retraso de activación.',
+  ],
   disable: ['Disable key', 'Desativar chave', 'Desactivar clave'],
   enable: ['Enable key', 'Ativar chave', 'Activar clave'],
   deleteTitle: ['Delete', 'Excluir', 'Eliminar'],
@@ -95,9 +131,17 @@ const TEXTS = consoleTexts('keys', {
     'A exclusão é definitiva: as requisições assinadas com esta chave passam a ser recusadas e ela não pode ser restaurada.',
     'Eliminar es definitivo: las solicitudes firmadas con esta clave se rechazan desde ahora y no se puede restaurar.',
   ],
-  deleteConfirm: ['Delete this API key for good?', 'Excluir esta chave de API definitivamente?', '¿Eliminar esta clave de API para siempre?'],
+  deleteConfirm: [
+    'Delete this API key for good?',
+    'Excluir esta chave de API definitivamente?',
+    '¿Eliminar esta clave de API para siempre?',
+  ],
   delete: ['Delete key', 'Excluir chave', 'Eliminar clave'],
-  deletedText: ['This key was deleted and cannot change any more.', 'Esta chave foi excluída e não pode mais ser alterada.', 'Esta clave se eliminó y ya no puede cambiar.'],
+  deletedText: [
+    'This key was deleted and cannot change any more.',
+    'Esta chave foi excluída e não pode mais ser alterada.',
+    'Esta clave se eliminó y ya no puede cambiar.',
+  ],
   noLabel: ['(no label)', '(sem rótulo)', '(sin etiqueta)'],
 });
 
@@ -111,7 +155,14 @@ export function secondsUntil(at: number, now: number): number {
 /** A badge that counts down to `activeAt` (updated by the layout's script; correct without it). */
 export function activationCountdown(lang: Language, activeAt: number, now: number): Html {
   const t = translate(TEXTS, lang);
-  return html`<span class="badge wait" data-until="${activeAt}" data-template="${t('takesEffectIn', { s: '{s}' })}" data-over="${t('active')}" data-over-class="badge ok">${t('takesEffectIn', { s: secondsUntil(activeAt, now) })}</span>`;
+  return html`<span
+    class="badge wait"
+    data-until="${activeAt}"
+    data-template="${t('takesEffectIn', { s: '{s}' })}"
+    data-over="${t('active')}"
+    data-over-class="badge ok"
+    >${t('takesEffectIn', { s: secondsUntil(activeAt, now) })}</span
+  >`;
 }
 
 /** The status of a key as a badge: a countdown while its activation delay runs. */
@@ -146,11 +197,29 @@ function readForm(request: FastifyRequest): KeyFormValues {
 }
 
 /** The settings the service checks (the admin API's rules); the label's limit is checked here, like the admin API's schema. */
-function settingsOf(values: KeyFormValues, lang: Language): { settings: KeySettings & { permissions: string[]; ipWhitelist: string } } | { error: FieldError } {
+function settingsOf(
+  values: KeyFormValues,
+  lang: Language,
+): { settings: KeySettings & { permissions: string[]; ipWhitelist: string } } | { error: FieldError } {
   if (values.label.length > LABEL_MAX) {
-    return { error: { field: 'label', message: describeFailure({ kind: 'invalid_field', field: 'label', rule: { rule: 'maxLength', max: LABEL_MAX } }, lang).text } };
+    return {
+      error: {
+        field: 'label',
+        message: describeFailure(
+          { kind: 'invalid_field', field: 'label', rule: { rule: 'maxLength', max: LABEL_MAX } },
+          lang,
+        ).text,
+      },
+    };
   }
-  return { settings: { label: values.label, permissions: values.permissions, ipWhitelist: values.ipWhitelist, debug: values.debug } };
+  return {
+    settings: {
+      label: values.label,
+      permissions: values.permissions,
+      ipWhitelist: values.ipWhitelist,
+      debug: values.debug,
+    },
+  };
 }
 
 /** A field error from the service's refusal of a field; anything else is not the form's business. */
@@ -164,51 +233,114 @@ function fieldErrorOf(error: unknown, lang: Language): FieldError {
 function keyFields(t: T, values: KeyFormValues, errors: readonly FieldError[]): Html {
   const permissionError = errors.find((e) => e.field === 'permissions');
   return html`${textField({ name: 'label', label: t('label'), value: values.label, hint: t('labelHint', { max: LABEL_MAX }), maxlength: LABEL_MAX, errors })}
-<fieldset id="permissions" aria-describedby="permissions-hint${permissionError !== undefined ? ' permissions-error' : ''}"><legend>${t('permissions')}</legend>
-<p class="muted" id="permissions-hint">${t('permissionsHint')}</p>${permissionError !== undefined ? html`<p class="error" id="permissions-error">${permissionError.message}</p>` : ''}
-<div class="checks">${PERMISSION_GRANTS.map(
-    (p) => html`<label class="check"><input type="checkbox" name="permissions" value="${p}"${values.permissions.includes(p) ? html` checked` : ''}${
-      permissionError !== undefined ? html` aria-invalid="true"` : ''
-    }> <span class="mono">${p}</span></label>`,
-  )}</div></fieldset>
-${textField({ name: 'ipWhitelist', label: t('ipWhitelist'), value: values.ipWhitelist, hint: t('ipWhitelistHint'), errors })}
-<label class="check"><input type="checkbox" id="debug" name="debug" value="1" aria-describedby="debug-hint"${values.debug ? html` checked` : ''}> ${t('debug')}</label>
-<p class="muted" id="debug-hint">${t('debugHint')}</p>`;
+    <fieldset
+      id="permissions"
+      aria-describedby="permissions-hint${permissionError !== undefined ? ' permissions-error' : ''}"
+    >
+      <legend>${t('permissions')}</legend>
+      <p class="muted" id="permissions-hint">${t('permissionsHint')}</p>
+      ${permissionError !== undefined ? html`<p class="error" id="permissions-error">${permissionError.message}</p>` : ''}
+      <div class="checks">
+        ${PERMISSION_GRANTS.map(
+          (p) =>
+            html`<label class="check"
+              ><input
+                type="checkbox"
+                name="permissions"
+                value="${p}"
+                ${values.permissions.includes(p) ? html` checked` : ''}${
+                  permissionError !== undefined ? html` aria-invalid="true"` : ''
+                }
+              />
+              <span class="mono">${p}</span></label
+            >`,
+        )}
+      </div>
+    </fieldset>
+    ${textField({ name: 'ipWhitelist', label: t('ipWhitelist'), value: values.ipWhitelist, hint: t('ipWhitelistHint'), errors })}
+    <label class="check"
+      ><input
+        type="checkbox"
+        id="debug"
+        name="debug"
+        value="1"
+        aria-describedby="debug-hint"
+        ${values.debug ? html` checked` : ''}
+      />
+      ${t('debug')}</label
+    >
+    <p class="muted" id="debug-hint">${t('debugHint')}</p>`;
 }
 
 function createForm(ctx: ConsoleContext, t: T, values: KeyFormValues, errors: readonly FieldError[]): Html {
-  return html`<div class="panel" id="create"><h2>${t('createTitle')}</h2>${errorSummary(ctx.lang, errors)}
-<form method="post" action="/console/keys" novalidate>${ctx.csrf}${keyFields(t, values, errors)}<button type="submit">${t('create')}</button></form></div>`;
+  return html`<div class="panel" id="create">
+    <h2>${t('createTitle')}</h2>
+    ${errorSummary(ctx.lang, errors)}
+    <form method="post" action="/console/keys" novalidate>
+      ${ctx.csrf}${keyFields(t, values, errors)}<button type="submit">${t('create')}</button>
+    </form>
+  </div>`;
 }
 
 function keyPath(accessKey: string): string {
   return `/console/keys/${encodeURIComponent(accessKey)}`;
 }
 
-async function listPage(ctx: ConsoleContext, reply: FastifyReply, deps: ConsoleServices, input: { status?: number; values?: KeyFormValues; errors?: FieldError[]; info?: string }): Promise<FastifyReply> {
+async function listPage(
+  ctx: ConsoleContext,
+  reply: FastifyReply,
+  deps: ConsoleServices,
+  input: { status?: number; values?: KeyFormValues; errors?: FieldError[]; info?: string },
+): Promise<FastifyReply> {
   const t = translate(TEXTS, ctx.lang);
   const keys = await allApiKeys(deps, ctx.merchantId);
   const now = deps.clock.now();
   const rows = keys.map((k, i) => {
     const copyId = `key-${i}`;
     const live = k.status !== 'deleted';
-    return html`<tr><td><code id="${copyId}">${k.accessKey}</code>${live ? copyButton(copyId, ctx.lang) : ''}</td>
-<td>${k.label === '' ? html`<span class="muted">${t('noLabel')}</span>` : k.label}</td>
-<td class="mono">${k.permissions.join(', ')}</td><td class="mono">${k.ipWhitelist.join(', ')}</td>
-<td>${k.debug ? badge(t('on'), 'wait') : t('off')}</td><td>${keyStatus(ctx.lang, k, now)}</td>
-<td>${live ? html`<a href="${keyPath(k.accessKey)}">${t('view')}</a>` : '—'}</td></tr>`;
+    return html`<tr>
+      <td><code id="${copyId}">${k.accessKey}</code>${live ? copyButton(copyId, ctx.lang) : ''}</td>
+      <td>${k.label === '' ? html`<span class="muted">${t('noLabel')}</span>` : k.label}</td>
+      <td class="mono">${k.permissions.join(', ')}</td>
+      <td class="mono">${k.ipWhitelist.join(', ')}</td>
+      <td>${k.debug ? badge(t('on'), 'wait') : t('off')}</td>
+      <td>${keyStatus(ctx.lang, k, now)}</td>
+      <td>${live ? html`<a href="${keyPath(k.accessKey)}">${t('view')}</a>` : '—'}</td>
+    </tr>`;
   });
   return ctx.page(reply, {
     status: input.status ?? 200,
     title: t('title'),
     section: 'keys',
-    body: html`<h1>${t('title')}</h1>${notice(input.info)}<p>${t('lead')}</p>
-<div class="panel"><h2>${t('yourKeys')}</h2>${
-      keys.length === 0
-        ? html`<p>${t('noKeys')}</p>`
-        : html`<div class="table" tabindex="0"><table><thead><tr><th scope="col">${t('accessKey')}</th><th scope="col">${t('label')}</th><th scope="col">${t('permissions')}</th><th scope="col">${t('ipWhitelist')}</th><th scope="col">${t('debug')}</th><th scope="col">${t('status')}</th><th scope="col">${t('actions')}</th></tr></thead><tbody>${rows}</tbody></table></div>`
-    }</div>
-${createForm(ctx, t, input.values ?? { ...EMPTY_FORM }, input.errors ?? [])}`,
+    body: html`<h1>${t('title')}</h1>
+      ${notice(input.info)}
+      <p>${t('lead')}</p>
+      <div class="panel">
+        <h2>${t('yourKeys')}</h2>
+        ${
+          keys.length === 0
+            ? html`<p>${t('noKeys')}</p>`
+            : html`<div class="table" tabindex="0">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">${t('accessKey')}</th>
+                      <th scope="col">${t('label')}</th>
+                      <th scope="col">${t('permissions')}</th>
+                      <th scope="col">${t('ipWhitelist')}</th>
+                      <th scope="col">${t('debug')}</th>
+                      <th scope="col">${t('status')}</th>
+                      <th scope="col">${t('actions')}</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    ${rows}
+                  </tbody>
+                </table>
+              </div>`
+        }
+      </div>
+      ${createForm(ctx, t, input.values ?? { ...EMPTY_FORM }, input.errors ?? [])}`,
   });
 }
 
@@ -220,7 +352,6 @@ ${createForm(ctx, t, input.values ?? { ...EMPTY_FORM }, input.errors ?? [])}`,
 export function allApiKeys(deps: Pick<ConsoleServices, 'merchants'>, merchantId: string): Promise<ApiKeyView[]> {
   return deps.merchants.listApiKeys(merchantId, { includeDeleted: true });
 }
-
 
 const NOTICES = ['saved', 'enabled', 'disabled'] as const;
 
@@ -247,37 +378,79 @@ function keyPage(
           : undefined;
   const path = keyPath(key.accessKey);
   const title = t('keyTitle', { label: key.label === '' ? key.accessKey : key.label });
-  const details = html`<div class="panel"><dl>
-<dt>${t('accessKey')}</dt><dd><code id="access-key">${key.accessKey}</code> ${copyButton('access-key', ctx.lang)}</dd>
-<dt>${t('label')}</dt><dd>${key.label === '' ? t('noLabel') : key.label}</dd>
-<dt>${t('permissions')}</dt><dd class="mono">${key.permissions.join(', ')}</dd>
-<dt>${t('ipWhitelist')}</dt><dd class="mono">${key.ipWhitelist.join(', ')}</dd>
-<dt>${t('debug')}</dt><dd>${key.debug ? t('on') : t('off')}</dd>
-<dt>${t('status')}</dt><dd>${keyStatus(ctx.lang, key, now)}</dd>
-<dt>${t('activeAt')}</dt><dd>${dateTime(ctx.lang, key.activeAt)}</dd>
-<dt>${t('created')}</dt><dd>${dateTime(ctx.lang, key.createdAt)}</dd>
-<dt>${t('updated')}</dt><dd>${dateTime(ctx.lang, key.updatedAt)}</dd></dl></div>`;
+  const details = html`<div class="panel">
+    <dl>
+      <dt>${t('accessKey')}</dt>
+      <dd><code id="access-key">${key.accessKey}</code> ${copyButton('access-key', ctx.lang)}</dd>
+      <dt>${t('label')}</dt>
+      <dd>${key.label === '' ? t('noLabel') : key.label}</dd>
+      <dt>${t('permissions')}</dt>
+      <dd class="mono">${key.permissions.join(', ')}</dd>
+      <dt>${t('ipWhitelist')}</dt>
+      <dd class="mono">${key.ipWhitelist.join(', ')}</dd>
+      <dt>${t('debug')}</dt>
+      <dd>${key.debug ? t('on') : t('off')}</dd>
+      <dt>${t('status')}</dt>
+      <dd>${keyStatus(ctx.lang, key, now)}</dd>
+      <dt>${t('activeAt')}</dt>
+      <dd>${dateTime(ctx.lang, key.activeAt)}</dd>
+      <dt>${t('created')}</dt>
+      <dd>${dateTime(ctx.lang, key.createdAt)}</dd>
+      <dt>${t('updated')}</dt>
+      <dd>${dateTime(ctx.lang, key.updatedAt)}</dd>
+    </dl>
+  </div>`;
   const forms =
     key.status === 'deleted'
       ? html`<p class="warning">${t('deletedText')}</p>`
-      : html`<div class="panel" id="edit"><h2>${t('edit')}</h2>${errorSummary(ctx.lang, errors)}<p class="warning">${t('editRestarts')}</p>
-<form method="post" action="${path}" novalidate>${ctx.csrf}${keyFields(t, input.values ?? valuesOf(key), errors)}<button type="submit">${t('save')}</button></form></div>
-<div class="panel"><h2>${t('stateTitle')}</h2><p>${t('disableText')}</p><form method="post" action="${path}/enabled">${ctx.csrf}${
-          key.status === 'disabled'
-            ? html`<input type="hidden" name="enabled" value="1"><button type="submit">${t('enable')}</button>`
-            : html`<input type="hidden" name="enabled" value="0"><button type="submit" class="secondary">${t('disable')}</button>`
-        }</form></div>
-<div class="panel"><h2>${t('deleteTitle')}</h2><p>${t('deleteText')}</p><form method="post" action="${path}/delete" data-confirm="${t('deleteConfirm')}">${ctx.csrf}<button type="submit" class="danger">${t('delete')}</button></form></div>`;
+      : html`<div class="panel" id="edit">
+            <h2>${t('edit')}</h2>
+            ${errorSummary(ctx.lang, errors)}
+            <p class="warning">${t('editRestarts')}</p>
+            <form method="post" action="${path}" novalidate>
+              ${ctx.csrf}${keyFields(t, input.values ?? valuesOf(key), errors)}<button type="submit">
+                ${t('save')}
+              </button>
+            </form>
+          </div>
+          <div class="panel">
+            <h2>${t('stateTitle')}</h2>
+            <p>${t('disableText')}</p>
+            <form method="post" action="${path}/enabled">
+              ${ctx.csrf}${
+                key.status === 'disabled'
+                  ? html`<input type="hidden" name="enabled" value="1" /><button type="submit">${t('enable')}</button>`
+                  : html`<input type="hidden" name="enabled" value="0" /><button type="submit" class="secondary">
+                        ${t('disable')}
+                      </button>`
+              }
+            </form>
+          </div>
+          <div class="panel">
+            <h2>${t('deleteTitle')}</h2>
+            <p>${t('deleteText')}</p>
+            <form method="post" action="${path}/delete" data-confirm="${t('deleteConfirm')}">
+              ${ctx.csrf}<button type="submit" class="danger">${t('delete')}</button>
+            </form>
+          </div>`;
   return ctx.page(reply, {
     status: input.status ?? 200,
     title,
     section: 'keys',
-    body: html`<p><a href="/console/keys">${t('backToKeys')}</a></p><h1>${title}</h1>${notice(info)}${details}${forms}`,
+    body: html`<p><a href="/console/keys">${t('backToKeys')}</a></p>
+      <h1>${title}</h1>
+      ${notice(info)}${details}${forms}`,
   });
 }
 
 /** A key the service says is not the merchant's → 404; deleted → the key page saying it cannot change (409). */
-async function whenChangeRefused(ctx: ConsoleContext, reply: FastifyReply, deps: ConsoleServices, accessKey: string, error: unknown): Promise<FastifyReply> {
+async function whenChangeRefused(
+  ctx: ConsoleContext,
+  reply: FastifyReply,
+  deps: ConsoleServices,
+  accessKey: string,
+  error: unknown,
+): Promise<FastifyReply> {
   if (error instanceof OperatorError && error.failure.kind === 'api_key_not_found') return ctx.notFound(reply);
   if (error instanceof OperatorError && error.failure.kind === 'api_key_deleted') {
     const key = await deps.merchants.findApiKey(ctx.merchantId, accessKey);
@@ -291,7 +464,9 @@ export function registerKeyPages(router: ConsoleRouter, deps: ConsoleServices): 
   router.get('/console/keys', async (ctx, request, reply) => {
     const t = translate(TEXTS, ctx.lang);
     const deleted = queryParam(request, 'deleted');
-    return listPage(ctx, reply, deps, { info: /^[A-Za-z0-9]{1,64}$/.test(deleted) ? t('deletedNotice', { key: deleted }) : undefined });
+    return listPage(ctx, reply, deps, {
+      info: /^[A-Za-z0-9]{1,64}$/.test(deleted) ? t('deletedNotice', { key: deleted }) : undefined,
+    });
   });
 
   router.post('/console/keys', async (ctx, request, reply) => {
@@ -310,12 +485,30 @@ export function registerKeyPages(router: ConsoleRouter, deps: ConsoleServices): 
     return ctx.page(reply, {
       title: t('createdTitle'),
       section: 'keys',
-      body: html`<h1>${t('createdTitle')}</h1><div class="panel">
-<p class="warning" role="alert">${t('secretWarning')}</p>
-<label for="new-access-key">${t('accessKey')}</label><input type="text" readonly class="secret" id="new-access-key" value="${created.accessKey}"> ${copyButton('new-access-key', ctx.lang)}
-<label for="new-secret-key">${t('secretKey')}</label><input type="text" readonly class="secret" id="new-secret-key" value="${created.secretKey}" autocomplete="off"> ${copyButton('new-secret-key', ctx.lang)}
-<p>${t('effectLine', { time: dateTime(ctx.lang, created.activeAt) })} ${created.activeAt > now ? activationCountdown(ctx.lang, created.activeAt, now) : badge(t('active'), 'ok')}</p>
-<p><a class="button secondary" href="${keyPath(created.accessKey)}">${t('view')}</a> <a href="/console/keys">${t('backToKeys')}</a></p></div>`,
+      body: html`<h1>${t('createdTitle')}</h1>
+        <div class="panel">
+          <p class="warning" role="alert">${t('secretWarning')}</p>
+          <label for="new-access-key">${t('accessKey')}</label
+          ><input type="text" readonly class="secret" id="new-access-key" value="${created.accessKey}" />
+          ${copyButton('new-access-key', ctx.lang)} <label for="new-secret-key">${t('secretKey')}</label
+          ><input
+            type="text"
+            readonly
+            class="secret"
+            id="new-secret-key"
+            value="${created.secretKey}"
+            autocomplete="off"
+          />
+          ${copyButton('new-secret-key', ctx.lang)}
+          <p>
+            ${t('effectLine', { time: dateTime(ctx.lang, created.activeAt) })}
+            ${created.activeAt > now ? activationCountdown(ctx.lang, created.activeAt, now) : badge(t('active'), 'ok')}
+          </p>
+          <p>
+            <a class="button secondary" href="${keyPath(created.accessKey)}">${t('view')}</a>
+            <a href="/console/keys">${t('backToKeys')}</a>
+          </p>
+        </div>`,
     });
   });
 
@@ -358,7 +551,10 @@ export function registerKeyPages(router: ConsoleRouter, deps: ConsoleServices): 
     const key = await deps.merchants.findApiKey(ctx.merchantId, accessKey);
     if (key === undefined) return ctx.notFound(reply);
     if (value !== '1' && value !== '0') {
-      const message = describeFailure({ kind: 'invalid_field', field: 'enabled', rule: { rule: 'oneOf', allowed: ['1', '0'] } }, ctx.lang).text;
+      const message = describeFailure(
+        { kind: 'invalid_field', field: 'enabled', rule: { rule: 'oneOf', allowed: ['1', '0'] } },
+        ctx.lang,
+      ).text;
       return keyPage(ctx, reply, deps, key, { status: 400, errors: [{ field: 'enabled', message }] });
     }
     try {

@@ -13,7 +13,9 @@ export const PASSWORD_MAX_LENGTH = 200;
 function derive(password: string, salt: Buffer, cost: { N: number; r: number; p: number }): Promise<Buffer> {
   const options: ScryptOptions = { ...cost, maxmem: 256 * cost.N * cost.r };
   return new Promise((resolve, reject) => {
-    scrypt(password.normalize('NFKC'), salt, KEY_BYTES, options, (error, key) => (error === null ? resolve(key) : reject(error)));
+    scrypt(password.normalize('NFKC'), salt, KEY_BYTES, options, (error, key) =>
+      error === null ? resolve(key) : reject(error),
+    );
   });
 }
 
@@ -38,6 +40,10 @@ export async function verifyPassword(password: string, stored: string | undefine
   const [scheme, n, r, p, salt, key] = (stored ?? (await DECOY)).split('$');
   if (scheme !== 'scrypt' || salt === undefined || key === undefined) return false;
   const expected = Buffer.from(key, 'base64');
-  const actual = await derive(password.slice(0, PASSWORD_MAX_LENGTH * 4), Buffer.from(salt, 'base64'), { N: Number(n), r: Number(r), p: Number(p) });
+  const actual = await derive(password.slice(0, PASSWORD_MAX_LENGTH * 4), Buffer.from(salt, 'base64'), {
+    N: Number(n),
+    r: Number(r),
+    p: Number(p),
+  });
   return stored !== undefined && actual.length === expected.length && timingSafeEqual(actual, expected);
 }

@@ -38,7 +38,12 @@ export interface ConsoleServices {
 export async function registerConsole(parent: FastifyInstance, deps: ConsoleServices): Promise<void> {
   await parent.register(async (scope) => {
     useFormParser(scope);
-    const router = new ConsoleRouter(scope, { accounts: deps.accounts, merchants: deps.merchants, clock: deps.clock, publicBaseUrl: deps.publicBaseUrl });
+    const router = new ConsoleRouter(scope, {
+      accounts: deps.accounts,
+      merchants: deps.merchants,
+      clock: deps.clock,
+      publicBaseUrl: deps.publicBaseUrl,
+    });
     const pageDeps = { accounts: deps.accounts, now: () => deps.clock.now() };
     registerSignInPages(scope, router, pageDeps);
     registerAccountPages(router, pageDeps);

@@ -41,7 +41,8 @@ export interface OrderSearch {
 export function searchOrders(db: Db, s: OrderSearch): Promise<OrderRow[]> {
   let query = db.selectFrom('orders').selectAll().where('merchant_id', '=', s.merchantId);
   const q = s.q;
-  if (q !== undefined && q !== '') query = query.where((eb) => eb.or([eb('id', '=', q), eb('external_order_id', '=', q)]));
+  if (q !== undefined && q !== '')
+    query = query.where((eb) => eb.or([eb('id', '=', q), eb('external_order_id', '=', q)]));
   if (s.area !== undefined) query = query.where('area', '=', s.area);
   if (s.kind !== undefined) query = query.where('kind', '=', s.kind);
   if (s.status !== undefined) query = query.where('status', '=', s.status);
@@ -50,7 +51,10 @@ export function searchOrders(db: Db, s: OrderSearch): Promise<OrderRow[]> {
   const before = s.before;
   if (before !== undefined) {
     query = query.where((eb) =>
-      eb.or([eb('created_at', '<', before.createdAt), eb.and([eb('created_at', '=', before.createdAt), eb('id', '<', before.id)])]),
+      eb.or([
+        eb('created_at', '<', before.createdAt),
+        eb.and([eb('created_at', '=', before.createdAt), eb('id', '<', before.id)]),
+      ]),
     );
   }
   return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(s.limit).execute();
@@ -58,7 +62,12 @@ export function searchOrders(db: Db, s: OrderSearch): Promise<OrderRow[]> {
 
 /** One of the merchant's orders; undefined for an unknown id or another merchant's order. */
 export function merchantOrder(db: Db, merchantId: string, orderId: string): Promise<OrderRow | undefined> {
-  return db.selectFrom('orders').selectAll().where('id', '=', orderId).where('merchant_id', '=', merchantId).executeTakeFirst();
+  return db
+    .selectFrom('orders')
+    .selectAll()
+    .where('id', '=', orderId)
+    .where('merchant_id', '=', merchantId)
+    .executeTakeFirst();
 }
 
 /** A ledger entry with its journal. */
@@ -93,7 +102,17 @@ function entryBase(db: Db) {
     ]);
 }
 
-type EntryRow = { entry_id: string; journal_id: string; journal_kind: string; order_id: string | null; account_code: string; amount: number | string; currency: string; memo: string | null; created_at: number | string };
+type EntryRow = {
+  entry_id: string;
+  journal_id: string;
+  journal_kind: string;
+  order_id: string | null;
+  account_code: string;
+  amount: number | string;
+  currency: string;
+  memo: string | null;
+  created_at: number | string;
+};
 
 function toEntry(row: EntryRow): EntryView {
   return {
@@ -136,7 +155,10 @@ export interface StatementRange {
 }
 
 /** Per account kind: the sum of its entries before `from`, and within [from, until). */
-export async function statementTotals(db: Db, r: StatementRange): Promise<Map<string, { opening: Minor; period: Minor }>> {
+export async function statementTotals(
+  db: Db,
+  r: StatementRange,
+): Promise<Map<string, { opening: Minor; period: Minor }>> {
   const codes = statementCodes(r.merchantId, r.currency);
   const sums = (lower: number | undefined, upper: number) => {
     let query = db
@@ -175,14 +197,22 @@ export async function statementCount(db: Db, r: StatementRange): Promise<number>
 }
 
 /** The range's entries, oldest first, after `after` (keyset paging), at most `limit`. */
-export async function statementEntries(db: Db, r: StatementRange, limit: number, after?: { createdAt: number; entryId: string }): Promise<EntryView[]> {
+export async function statementEntries(
+  db: Db,
+  r: StatementRange,
+  limit: number,
+  after?: { createdAt: number; entryId: string },
+): Promise<EntryView[]> {
   let query = entryBase(db)
     .where('e.account_code', 'in', statementCodes(r.merchantId, r.currency))
     .where('e.created_at', '>=', r.from)
     .where('e.created_at', '<', r.until);
   if (after !== undefined) {
     query = query.where((eb) =>
-      eb.or([eb('e.created_at', '>', after.createdAt), eb.and([eb('e.created_at', '=', after.createdAt), eb('e.id', '>', after.entryId)])]),
+      eb.or([
+        eb('e.created_at', '>', after.createdAt),
+        eb.and([eb('e.created_at', '=', after.createdAt), eb('e.id', '>', after.entryId)]),
+      ]),
     );
   }
   const rows = await query.orderBy('e.created_at').orderBy('e.id').limit(limit).execute();

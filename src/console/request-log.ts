@@ -81,7 +81,9 @@ export class RequestLog {
       .$if(filter.failedOnly === true, (q) => q.where('code', '!=', '200'))
       .$if(filter.before !== undefined, (q) => {
         const { at, requestId } = filter.before ?? { at: 0, requestId: '' };
-        return q.where((eb) => eb.or([eb('created_at', '<', at), eb.and([eb('created_at', '=', at), eb('request_id', '<', requestId)])]));
+        return q.where((eb) =>
+          eb.or([eb('created_at', '<', at), eb.and([eb('created_at', '=', at), eb('request_id', '<', requestId)])]),
+        );
       })
       .orderBy('created_at', 'desc')
       .orderBy('request_id', 'desc')
@@ -91,12 +93,20 @@ export class RequestLog {
 
   /** One entry of the merchant's; undefined when unknown or another merchant's. */
   find(merchantId: string, requestId: string): Promise<RequestLogRow | undefined> {
-    return this.store.read.selectFrom('request_log').selectAll().where('request_id', '=', requestId).where('merchant_id', '=', merchantId).executeTakeFirst();
+    return this.store.read
+      .selectFrom('request_log')
+      .selectAll()
+      .where('request_id', '=', requestId)
+      .where('merchant_id', '=', merchantId)
+      .executeTakeFirst();
   }
 
   async prune(): Promise<number> {
     const result = await this.store.transact((tx) =>
-      tx.deleteFrom('request_log').where('created_at', '<', this.clock.now() - REQUEST_LOG_RETENTION_MS).executeTakeFirst(),
+      tx
+        .deleteFrom('request_log')
+        .where('created_at', '<', this.clock.now() - REQUEST_LOG_RETENTION_MS)
+        .executeTakeFirst(),
     );
     return Number(result.numDeletedRows);
   }

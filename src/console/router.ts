@@ -53,14 +53,21 @@ export interface ConsoleContext {
   path: string;
   csrfToken: string;
   /** Sends a page in the console's frame. */
-  page(reply: FastifyReply, page: { title: string; section: NavSection | undefined; body: Html; status?: number }): FastifyReply;
+  page(
+    reply: FastifyReply,
+    page: { title: string; section: NavSection | undefined; body: Html; status?: number },
+  ): FastifyReply;
   /** The 404 page: unknown here, or another merchant's. */
   notFound(reply: FastifyReply): FastifyReply;
   /** The hidden CSRF field of a form. */
   csrf: Html;
 }
 
-export type ConsoleHandler = (ctx: ConsoleContext, request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>;
+export type ConsoleHandler = (
+  ctx: ConsoleContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+) => Promise<FastifyReply>;
 
 /** The fields of a url-encoded form (empty when there is no body). */
 export function formOf(request: FastifyRequest): URLSearchParams {
@@ -84,7 +91,13 @@ export function readCookie(request: FastifyRequest, name: string): string | unde
 }
 
 /** A cookie of the console's path: HttpOnly, SameSite=Lax, Secure when the console is served over https. */
-export function setCookie(reply: FastifyReply, name: string, value: string, secure: boolean, maxAgeSeconds?: number): void {
+export function setCookie(
+  reply: FastifyReply,
+  name: string,
+  value: string,
+  secure: boolean,
+  maxAgeSeconds?: number,
+): void {
   const attributes = [`${name}=${encodeURIComponent(value)}`, 'Path=/console', 'HttpOnly', 'SameSite=Lax'];
   if (secure) attributes.push('Secure');
   if (maxAgeSeconds !== undefined) attributes.push(`Max-Age=${maxAgeSeconds}`);
@@ -159,7 +172,12 @@ export class ConsoleRouter {
     return this.crossSite(request) || !sameToken(formOf(request).get('_csrf') ?? undefined, expected);
   }
 
-  async #run(request: FastifyRequest, reply: FastifyReply, handler: ConsoleHandler, isForm: boolean): Promise<FastifyReply> {
+  async #run(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    handler: ConsoleHandler,
+    isForm: boolean,
+  ): Promise<FastifyReply> {
     const session = await this.sessionOf(request);
     const path = request.url.split('?')[0] ?? '/console';
     if (session === undefined) {
@@ -184,7 +202,13 @@ export class ConsoleRouter {
           title: page.title,
           body: page.body,
           now: this.deps.clock.now(),
-          frame: { section: page.section, merchantName: merchant.name, userName: session.user.name, csrfToken: session.csrfToken, path: request.url },
+          frame: {
+            section: page.section,
+            merchantName: merchant.name,
+            userName: session.user.name,
+            csrfToken: session.csrfToken,
+            path: request.url,
+          },
         }),
       notFound: (r) => {
         const t = translate(TEXTS, lang);
@@ -196,7 +220,8 @@ export class ConsoleRouter {
         });
       },
     };
-    if (isForm && this.formRefused(request, session.csrfToken)) return sendCsrfRefusal(reply, lang, this.deps.clock.now());
+    if (isForm && this.formRefused(request, session.csrfToken))
+      return sendCsrfRefusal(reply, lang, this.deps.clock.now());
     return handler(ctx, request, reply);
   }
 }
@@ -204,7 +229,11 @@ export class ConsoleRouter {
 /** The 404 page's content: unknown here, or another merchant's. */
 function notFoundBody(lang: Language, panel: 'panel' | 'panel narrow'): Html {
   const t = translate(TEXTS, lang);
-  return html`<div class="${panel}"><h1>${t('notFound')}</h1><p>${t('notFoundText')}</p><p><a href="/console">${t('backToOverview')}</a></p></div>`;
+  return html`<div class="${panel}">
+    <h1>${t('notFound')}</h1>
+    <p>${t('notFoundText')}</p>
+    <p><a href="/console">${t('backToOverview')}</a></p>
+  </div>`;
 }
 
 export function sendCsrfRefusal(reply: FastifyReply, lang: Language, now: number): FastifyReply {
@@ -213,7 +242,11 @@ export function sendCsrfRefusal(reply: FastifyReply, lang: Language, now: number
     lang,
     now,
     title: t('expired'),
-    body: html`<div class="panel narrow"><h1>${t('expired')}</h1><p>${t('expiredText')}</p><p><a href="/console">${t('backToOverview')}</a></p></div>`,
+    body: html`<div class="panel narrow">
+      <h1>${t('expired')}</h1>
+      <p>${t('expiredText')}</p>
+      <p><a href="/console">${t('backToOverview')}</a></p>
+    </div>`,
   });
 }
 
@@ -232,7 +265,11 @@ export function sendConsoleNotFound(request: FastifyRequest, reply: FastifyReply
 /** The console's scope: url-encoded forms only (anything else: 415). */
 export function useFormParser(scope: FastifyInstance): void {
   scope.removeAllContentTypeParsers();
-  scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT_BYTES }, (_request, body, done) => {
-    done(null, new URLSearchParams(String(body)));
-  });
+  scope.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: FORM_LIMIT_BYTES },
+    (_request, body, done) => {
+      done(null, new URLSearchParams(String(body)));
+    },
+  );
 }

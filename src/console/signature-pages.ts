@@ -28,7 +28,11 @@ const TEXTS = consoleTexts('signature', {
     'A ferramenta precisa de uma access key válida (ativa) cuja lista de IPs seja exatamente 0.0.0.0. Use uma chave só para depuração e exclua-a quando terminar.',
     'La herramienta necesita una access key válida (activa) cuya lista blanca de IP sea exactamente 0.0.0.0. Usa una clave solo para depurar y elimínala cuando termines.',
   ],
-  nothingStored: ['Nothing you enter here is stored.', 'Nada do que você digita aqui é armazenado.', 'Nada de lo que introduces aquí se guarda.'],
+  nothingStored: [
+    'Nothing you enter here is stored.',
+    'Nada do que você digita aqui é armazenado.',
+    'Nada de lo que introduces aquí se guarda.',
+  ],
   noKey: [
     'You have no active key whose IP whitelist is exactly 0.0.0.0. Create one for debugging (and delete it afterwards):',
     'Você não tem chave ativa cuja lista de IPs seja exatamente 0.0.0.0. Crie uma para depuração (e exclua-a depois):',
@@ -46,15 +50,27 @@ const TEXTS = consoleTexts('signature', {
   ],
   accessKey: ['Access key', 'Access key', 'Access key'],
   timestamp: ['timestamp', 'timestamp', 'timestamp'],
-  timestampHint: ['Unix time in milliseconds (13 digits).', 'Horário Unix em milissegundos (13 dígitos).', 'Hora Unix en milisegundos (13 dígitos).'],
+  timestampHint: [
+    'Unix time in milliseconds (13 digits).',
+    'Horário Unix em milissegundos (13 dígitos).',
+    'Hora Unix en milisegundos (13 dígitos).',
+  ],
   nonce: ['nonce', 'nonce', 'nonce'],
   nonceHint: ['A fresh UUID for each request.', 'Um UUID novo a cada requisição.', 'Un UUID nuevo en cada solicitud.'],
   sign: ['Your sign (optional)', 'Seu sign (opcional)', 'Tu sign (opcional)'],
-  signHint: ['Paste the sign your code computed to compare it.', 'Cole o sign calculado pelo seu código para comparar.', 'Pega el sign que calculó tu código para compararlo.'],
+  signHint: [
+    'Paste the sign your code computed to compare it.',
+    'Cole o sign calculado pelo seu código para comparar.',
+    'Pega el sign que calculó tu código para compararlo.',
+  ],
   compute: ['Compute the signature', 'Calcular a assinatura', 'Calcular la firma'],
   result: ['Result', 'Resultado', 'Resultado'],
   stringToSign: ['String to sign', 'String a assinar', 'Cadena a firmar'],
-  signResult: ['sign (Base64 HMAC-SHA1 of the string with the secret key)', 'sign (HMAC-SHA1 em Base64 da string com a secret key)', 'sign (HMAC-SHA1 en Base64 de la cadena con la secret key)'],
+  signResult: [
+    'sign (Base64 HMAC-SHA1 of the string with the secret key)',
+    'sign (HMAC-SHA1 em Base64 da string com a secret key)',
+    'sign (HMAC-SHA1 en Base64 de la cadena con la secret key)',
+  ],
   headers: ['Headers to send', 'Cabeçalhos a enviar', 'Encabezados a enviar'],
   matches: ['Your sign matches.', 'O seu sign confere.', 'Tu sign coincide.'],
   differs: [
@@ -62,14 +78,26 @@ const TEXTS = consoleTexts('signature', {
     'O seu sign é diferente: compare a sua string a assinar com a de cima, caractere por caractere.',
     'Tu sign es distinto: compara tu cadena a firmar con la de arriba, carácter por carácter.',
   ],
-  jsonInvalid: ['Body: not valid JSON ({detail}).', 'Corpo: não é um JSON válido ({detail}).', 'Cuerpo: no es un JSON válido ({detail}).'],
-  jsonNotObject: ['Body: must be a JSON object ({…}), not an array or a single value.', 'Corpo: deve ser um objeto JSON ({…}), não uma lista nem um valor isolado.', 'Cuerpo: debe ser un objeto JSON ({…}), no una lista ni un valor suelto.'],
+  jsonInvalid: [
+    'Body: not valid JSON ({detail}).',
+    'Corpo: não é um JSON válido ({detail}).',
+    'Cuerpo: no es un JSON válido ({detail}).',
+  ],
+  jsonNotObject: [
+    'Body: must be a JSON object ({…}), not an array or a single value.',
+    'Corpo: deve ser um objeto JSON ({…}), não uma lista nem um valor isolado.',
+    'Cuerpo: debe ser un objeto JSON ({…}), no una lista ni un valor suelto.',
+  ],
   queryBad: [
     'Query string: {detail}. Write it as name=value pairs joined by &, each name once, with valid %-escapes.',
     'Query string: {detail}. Escreva pares nome=valor unidos por &, cada nome uma vez, com escapes % válidos.',
     'Query string: {detail}. Escríbela como pares nombre=valor unidos por &, cada nombre una vez, con escapes % válidos.',
   ],
-  queryDuplicate: ['the parameter {name} appears more than once', 'o parâmetro {name} aparece mais de uma vez', 'el parámetro {name} aparece más de una vez'],
+  queryDuplicate: [
+    'the parameter {name} appears more than once',
+    'o parâmetro {name} aparece mais de uma vez',
+    'el parámetro {name} aparece más de una vez',
+  ],
   queryEscape: ['a %-escape is broken', 'um escape % está quebrado', 'un escape % está roto'],
   keyRefused: [
     'Access key: choose one of your active keys whose IP whitelist is exactly 0.0.0.0.',
@@ -103,12 +131,17 @@ interface ToolResult {
 async function usableKeys(ctx: ConsoleContext, deps: ConsoleServices): Promise<ApiKeyView[]> {
   const now = deps.clock.now();
   return (await deps.merchants.listApiKeys(ctx.merchantId)).filter(
-    (k) => k.status === 'active' && k.activeAt <= now && k.ipWhitelist.length === 1 && k.ipWhitelist[0] === WHITELIST_ANY,
+    (k) =>
+      k.status === 'active' && k.activeAt <= now && k.ipWhitelist.length === 1 && k.ipWhitelist[0] === WHITELIST_ANY,
   );
 }
 
 /** The top-level members of a POST body, or the parameters of a GET query string. */
-function parseParams(t: T, method: 'POST' | 'GET', text: string): { params: Record<string, unknown> | null } | { error: string } {
+function parseParams(
+  t: T,
+  method: 'POST' | 'GET',
+  text: string,
+): { params: Record<string, unknown> | null } | { error: string } {
   if (method === 'POST') {
     if (text.trim() === '') return { params: null };
     let value: unknown;
@@ -141,50 +174,101 @@ function parseParams(t: T, method: 'POST' | 'GET', text: string): { params: Reco
   return { params };
 }
 
-function toolForm(ctx: ConsoleContext, t: T, keys: ApiKeyView[], values: ToolValues, errors: readonly FieldError[]): Html {
+function toolForm(
+  ctx: ConsoleContext,
+  t: T,
+  keys: ApiKeyView[],
+  values: ToolValues,
+  errors: readonly FieldError[],
+): Html {
   const errorOf = (field: string): FieldError | undefined => errors.find((e) => e.field === field);
   const paramsError = errorOf('params');
   const keyError = errorOf('accessKey');
   const methodError = errorOf('method');
-  const keyOptions = keys.some((k) => k.accessKey === values.accessKey) || values.accessKey === '' ? keys.map((k) => k.accessKey) : [values.accessKey, ...keys.map((k) => k.accessKey)];
+  const keyOptions =
+    keys.some((k) => k.accessKey === values.accessKey) || values.accessKey === ''
+      ? keys.map((k) => k.accessKey)
+      : [values.accessKey, ...keys.map((k) => k.accessKey)];
   const labelOf = (accessKey: string): string => {
     const key = keys.find((k) => k.accessKey === accessKey);
     return key === undefined || key.label === '' ? accessKey : `${key.label} · ${accessKey}`;
   };
-  return html`<div class="panel">${errorSummary(ctx.lang, errors)}
-${keys.length === 0 ? html`<p class="warning">${t('noKey')} <a href="/console/keys">${t('goToKeys')}</a></p>` : ''}
-<form method="post" action="/console/signature" novalidate>${ctx.csrf}
-<label for="method">${t('method')}</label>${methodError !== undefined ? html`<p class="error" id="method-error">${methodError.message}</p>` : ''}
-<select id="method" name="method"${methodError !== undefined ? html` aria-invalid="true" aria-describedby="method-error"` : ''}><option value="POST"${values.method === 'POST' ? html` selected` : ''}>${t('post')}</option><option value="GET"${values.method === 'GET' ? html` selected` : ''}>${t('get')}</option></select>
-<label for="params">${t('params')}</label><p class="muted" id="params-hint">${t('paramsHint')}</p>${paramsError !== undefined ? html`<p class="error" id="params-error">${paramsError.message}</p>` : ''}
-<textarea id="params" name="params" spellcheck="false" aria-describedby="params-hint${paramsError !== undefined ? ' params-error' : ''}"${paramsError !== undefined ? html` aria-invalid="true"` : ''}>${values.params}</textarea>
-<label for="accessKey">${t('accessKey')}</label>${keyError !== undefined ? html`<p class="error" id="accessKey-error">${keyError.message}</p>` : ''}
-<select id="accessKey" name="accessKey"${keyError !== undefined ? html` aria-invalid="true" aria-describedby="accessKey-error"` : ''}>${keyOptions.map(
-    (k) => html`<option value="${k}"${k === values.accessKey ? html` selected` : ''}>${labelOf(k)}</option>`,
-  )}</select>
-${textField({ name: 'timestamp', label: t('timestamp'), value: values.timestamp, hint: t('timestampHint'), inputmode: 'numeric', maxlength: 13, errors })}
-${textField({ name: 'nonce', label: t('nonce'), value: values.nonce, hint: t('nonceHint'), maxlength: 36, errors })}
-${textField({ name: 'sign', label: t('sign'), value: values.sign, hint: t('signHint'), maxlength: 28, errors })}
-<button type="submit">${t('compute')}</button></form></div>`;
+  return html`<div class="panel">
+    ${errorSummary(ctx.lang, errors)}
+    ${keys.length === 0 ? html`<p class="warning">${t('noKey')} <a href="/console/keys">${t('goToKeys')}</a></p>` : ''}
+    <form method="post" action="/console/signature" novalidate>
+      ${ctx.csrf}
+      <label for="method">${t('method')}</label
+      >${methodError !== undefined ? html`<p class="error" id="method-error">${methodError.message}</p>` : ''}
+      <select
+        id="method"
+        name="method"
+        ${methodError !== undefined ? html` aria-invalid="true" aria-describedby="method-error"` : ''}
+      >
+        <option value="POST" ${values.method === 'POST' ? html` selected` : ''}>${t('post')}</option>
+        <option value="GET" ${values.method === 'GET' ? html` selected` : ''}>${t('get')}</option>
+      </select>
+      <label for="params">${t('params')}</label>
+      <p class="muted" id="params-hint">${t('paramsHint')}</p>
+      ${paramsError !== undefined ? html`<p class="error" id="params-error">${paramsError.message}</p>` : ''}
+      <textarea
+        id="params"
+        name="params"
+        spellcheck="false"
+        aria-describedby="params-hint${paramsError !== undefined ? ' params-error' : ''}"
+        ${paramsError !== undefined ? html` aria-invalid="true"` : ''}
+      >
+${values.params}</textarea>
+      <label for="accessKey">${t('accessKey')}</label
+      >${keyError !== undefined ? html`<p class="error" id="accessKey-error">${keyError.message}</p>` : ''}
+      <select
+        id="accessKey"
+        name="accessKey"
+        ${keyError !== undefined ? html` aria-invalid="true" aria-describedby="accessKey-error"` : ''}
+      >
+        ${keyOptions.map(
+          (k) => html`<option value="${k}" ${k === values.accessKey ? html` selected` : ''}>${labelOf(k)}</option>`,
+        )}
+      </select>
+      ${textField({ name: 'timestamp', label: t('timestamp'), value: values.timestamp, hint: t('timestampHint'), inputmode: 'numeric', maxlength: 13, errors })}
+      ${textField({ name: 'nonce', label: t('nonce'), value: values.nonce, hint: t('nonceHint'), maxlength: 36, errors })}
+      ${textField({ name: 'sign', label: t('sign'), value: values.sign, hint: t('signHint'), maxlength: 28, errors })}
+      <button type="submit">${t('compute')}</button>
+    </form>
+  </div>`;
 }
 
 function resultPanel(t: T, lang: Language, result: ToolResult): Html {
-  return html`<div class="panel" id="result"><h2>${t('result')}</h2>
-<h3>${t('stringToSign')}</h3><pre id="string-to-sign">${result.signed}</pre>${copyButton('string-to-sign', lang)}
-<h3>${t('signResult')}</h3><p><code id="computed-sign">${result.sign}</code> ${copyButton('computed-sign', lang)}</p>
-${result.matches === undefined ? '' : result.matches ? html`<p>${badge(t('matches'), 'ok')}</p>` : html`<p class="warning">${badge(t('differs'), 'bad')}</p>`}
-<h3>${t('headers')}</h3><pre id="signed-headers">${result.headers.map(([name, value]) => `${name}: ${value}`).join('\n')}</pre>${copyButton('signed-headers', lang)}</div>`;
+  return html`<div class="panel" id="result">
+    <h2>${t('result')}</h2>
+    <h3>${t('stringToSign')}</h3>
+    <pre id="string-to-sign">${result.signed}</pre>
+    ${copyButton('string-to-sign', lang)}
+    <h3>${t('signResult')}</h3>
+    <p><code id="computed-sign">${result.sign}</code> ${copyButton('computed-sign', lang)}</p>
+    ${result.matches === undefined ? '' : result.matches ? html`<p>${badge(t('matches'), 'ok')}</p>` : html`<p class="warning">${badge(t('differs'), 'bad')}</p>`}
+    <h3>${t('headers')}</h3>
+    <pre id="signed-headers">${result.headers.map(([name, value]) => `${name}: ${value}`).join('\n')}</pre>
+    ${copyButton('signed-headers', lang)}
+  </div>`;
 }
 
-function toolPage(ctx: ConsoleContext, reply: FastifyReply, input: { status?: number; keys: ApiKeyView[]; values: ToolValues; errors?: FieldError[]; result?: ToolResult }): FastifyReply {
+function toolPage(
+  ctx: ConsoleContext,
+  reply: FastifyReply,
+  input: { status?: number; keys: ApiKeyView[]; values: ToolValues; errors?: FieldError[]; result?: ToolResult },
+): FastifyReply {
   const t = translate(TEXTS, ctx.lang);
   void reply.header('cache-control', 'no-store');
   return ctx.page(reply, {
     status: input.status ?? 200,
     title: t('title'),
     section: 'signature',
-    body: html`<h1>${t('title')}</h1><p>${t('lead')}</p><p class="warning">${t('keyRule')}</p><p class="muted">${t('nothingStored')}</p>
-${input.result !== undefined ? resultPanel(t, ctx.lang, input.result) : ''}${toolForm(ctx, t, input.keys, input.values, input.errors ?? [])}`,
+    body: html`<h1>${t('title')}</h1>
+      <p>${t('lead')}</p>
+      <p class="warning">${t('keyRule')}</p>
+      <p class="muted">${t('nothingStored')}</p>
+      ${input.result !== undefined ? resultPanel(t, ctx.lang, input.result) : ''}${toolForm(ctx, t, input.keys, input.values, input.errors ?? [])}`,
   });
 }
 
@@ -194,7 +278,14 @@ export function registerSignaturePages(router: ConsoleRouter, deps: ConsoleServi
     const keys = await usableKeys(ctx, deps);
     return toolPage(ctx, reply, {
       keys,
-      values: { method: 'POST', params: '', accessKey: keys[0]?.accessKey ?? '', timestamp: String(deps.clock.now()), nonce: randomUUID(), sign: '' },
+      values: {
+        method: 'POST',
+        params: '',
+        accessKey: keys[0]?.accessKey ?? '',
+        timestamp: String(deps.clock.now()),
+        nonce: randomUUID(),
+        sign: '',
+      },
     });
   });
 
@@ -216,8 +307,11 @@ export function registerSignaturePages(router: ConsoleRouter, deps: ConsoleServi
     const parsed = parseParams(t, values.method, values.params);
     if ('error' in parsed) errors.push({ field: 'params', message: parsed.error });
     // The key must be one of the merchant's usable keys, and the secret must be the merchant's own.
-    const authKey = keys.some((k) => k.accessKey === values.accessKey) ? await deps.merchants.findKeyForAuth(values.accessKey) : undefined;
-    if (authKey === undefined || authKey.merchantId !== ctx.merchantId) errors.push({ field: 'accessKey', message: t('keyRefused') });
+    const authKey = keys.some((k) => k.accessKey === values.accessKey)
+      ? await deps.merchants.findKeyForAuth(values.accessKey)
+      : undefined;
+    if (authKey === undefined || authKey.merchantId !== ctx.merchantId)
+      errors.push({ field: 'accessKey', message: t('keyRefused') });
     const headerRule = (field: 'timestamp' | 'nonce' | 'sign'): FieldError => ({
       field,
       message: describeFailure({ kind: 'header_malformed', header: field, expected: field }, ctx.lang).text,
@@ -225,7 +319,8 @@ export function registerSignaturePages(router: ConsoleRouter, deps: ConsoleServi
     if (!HEADER_FORMATS.timestamp.test(values.timestamp)) errors.push(headerRule('timestamp'));
     if (!HEADER_FORMATS.nonce.test(values.nonce)) errors.push(headerRule('nonce'));
     if (values.sign !== '' && !HEADER_FORMATS.sign.test(values.sign)) errors.push(headerRule('sign'));
-    if (errors.length > 0 || 'error' in parsed || authKey === undefined) return toolPage(ctx, reply, { status: 400, keys, values, errors });
+    if (errors.length > 0 || 'error' in parsed || authKey === undefined)
+      return toolPage(ctx, reply, { status: 400, keys, values, errors });
 
     const headers = { access_key: authKey.accessKey, timestamp: values.timestamp, nonce: values.nonce };
     const signed = stringToSign(parsed.params, headers);

@@ -32,7 +32,12 @@ export function totpStep(now: number): number {
  * The step whose code `code` is, within the drift allowed, and later than `lastStep` (a code is
  * good once); undefined when it is no such code.
  */
-export function matchTotp(secretBase32: string, code: string, now: number, lastStep: number | null): number | undefined {
+export function matchTotp(
+  secretBase32: string,
+  code: string,
+  now: number,
+  lastStep: number | null,
+): number | undefined {
   const entered = code.replace(/\s/g, '');
   if (!/^\d{6}$/.test(entered)) return undefined;
   const secret = base32nopad.decode(secretBase32);
@@ -47,6 +52,12 @@ export function matchTotp(secretBase32: string, code: string, now: number, lastS
 /** The otpauth:// link an authenticator app scans. */
 export function otpauthUri(secretBase32: string, account: string, issuer = 'Cashgate'): string {
   const label = `${encodeURIComponent(issuer)}:${encodeURIComponent(account)}`;
-  const params = new URLSearchParams({ secret: secretBase32, issuer, algorithm: 'SHA1', digits: String(TOTP_DIGITS), period: String(TOTP_STEP_MS / 1000) });
+  const params = new URLSearchParams({
+    secret: secretBase32,
+    issuer,
+    algorithm: 'SHA1',
+    digits: String(TOTP_DIGITS),
+    period: String(TOTP_STEP_MS / 1000),
+  });
   return `otpauth://totp/${label}?${params.toString()}`;
 }

@@ -7,7 +7,10 @@ import { parseRate, RATE_DECIMALS, TOKENS, type Token } from './amounts.js';
 import { EXCHANGE_CURRENCIES, type ExchangeCurrency, type OperatorRates } from './rates.js';
 
 const TAG = 'Admin: exchange rates';
-const Price = Type.String({ maxLength: 40, description: `fiat per one token, plain decimal, at most ${RATE_DECIMALS} places, e.g. "5.4321"` });
+const Price = Type.String({
+  maxLength: 40,
+  description: `fiat per one token, plain decimal, at most ${RATE_DECIMALS} places, e.g. "5.4321"`,
+});
 
 const RateView = Type.Object({
   currency: Type.String(),
@@ -26,7 +29,10 @@ const MAX_SPREAD_BPS = 5_000;
 function price(field: 'buy' | 'sell', text: string): bigint {
   const value = parseRate(text);
   if (value === undefined) {
-    throw new OperatorError({ kind: 'invalid_rate', detail: `${field} must be a plain decimal greater than 0 with at most ${RATE_DECIMALS} decimal places, e.g. "5.4321"` });
+    throw new OperatorError({
+      kind: 'invalid_rate',
+      detail: `${field} must be a plain decimal greater than 0 with at most ${RATE_DECIMALS} decimal places, e.g. "5.4321"`,
+    });
   }
   return value;
 }
@@ -41,17 +47,28 @@ export function registerExchangeAdminRoutes(scope: FastifyInstance, catalog: Rou
     description:
       'New orders are priced from these at once; existing orders keep the rate they were created with. ' +
       'A fiat → token order gets sell raised by the spread (rounded up); a token → fiat order gets buy lowered by it (rounded down). buy may not exceed sell.',
-    body: Type.Object({ buy: Price, sell: Price, spreadBps: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SPREAD_BPS })) }),
+    body: Type.Object({
+      buy: Price,
+      sell: Price,
+      spreadBps: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SPREAD_BPS })),
+    }),
     response: RateView,
     handle: async ({ params, body }) => {
       const currency = params.currency ?? '';
       const token = params.token ?? '';
-      if (!(EXCHANGE_CURRENCIES as readonly string[]).includes(currency) || !(TOKENS as readonly string[]).includes(token)) {
+      if (
+        !(EXCHANGE_CURRENCIES as readonly string[]).includes(currency) ||
+        !(TOKENS as readonly string[]).includes(token)
+      ) {
         throw new OperatorError({ kind: 'rate_pair_not_supported', currency, token });
       }
       const buy = price('buy', body.buy);
       const sell = price('sell', body.sell);
-      if (buy > sell) throw new OperatorError({ kind: 'invalid_rate', detail: `buy ${body.buy} exceeds sell ${body.sell}: Cashgate would buy tokens for more than it sells them` });
+      if (buy > sell)
+        throw new OperatorError({
+          kind: 'invalid_rate',
+          detail: `buy ${body.buy} exceeds sell ${body.sell}: Cashgate would buy tokens for more than it sells them`,
+        });
       return rates.set(currency as ExchangeCurrency, token as Token, { buy, sell, spreadBps: body.spreadBps ?? 0 });
     },
   });

@@ -21,8 +21,13 @@ export class DepositAddresses {
   /** The next unused address of `family`, reserved in `tx`; record it with `assign` once the order row exists. */
   async reserve(tx: Tx, family: AddressFamily): Promise<DepositAddress> {
     const deriver = this.derivers[family];
-    if (deriver === undefined) throw new Error(`no ${family} xpub is configured: deposit addresses of that family cannot be derived`);
-    await tx.insertInto('address_counters').values({ key_id: deriver.keyId, next_index: 0 }).onConflict((oc) => oc.column('key_id').doNothing()).execute();
+    if (deriver === undefined)
+      throw new Error(`no ${family} xpub is configured: deposit addresses of that family cannot be derived`);
+    await tx
+      .insertInto('address_counters')
+      .values({ key_id: deriver.keyId, next_index: 0 })
+      .onConflict((oc) => oc.column('key_id').doNothing())
+      .execute();
     const row = await tx
       .updateTable('address_counters')
       .set((eb) => ({ next_index: eb('next_index', '+', 1) }))
@@ -30,7 +35,10 @@ export class DepositAddresses {
       .returning('next_index')
       .executeTakeFirstOrThrow();
     const index = row.next_index - 1;
-    if (index > MAX_ADDRESS_INDEX) throw new Error(`every non-hardened index of ${family} key ${deriver.keyId} is used: configure a new account xpub`);
+    if (index > MAX_ADDRESS_INDEX)
+      throw new Error(
+        `every non-hardened index of ${family} key ${deriver.keyId} is used: configure a new account xpub`,
+      );
     return { address: deriver.address(index), family, keyId: deriver.keyId, index, path: deriver.path(index) };
   }
 
@@ -38,7 +46,14 @@ export class DepositAddresses {
   async assign(tx: Tx, deposit: DepositAddress, orderId: string, now: number): Promise<void> {
     await tx
       .insertInto('deposit_addresses')
-      .values({ address: deposit.address, family: deposit.family, key_id: deposit.keyId, path_index: deposit.index, order_id: orderId, created_at: now })
+      .values({
+        address: deposit.address,
+        family: deposit.family,
+        key_id: deposit.keyId,
+        path_index: deposit.index,
+        order_id: orderId,
+        created_at: now,
+      })
       .execute();
   }
 }

@@ -29,7 +29,9 @@ export interface RateSource {
 
 /** The rate an order of each direction gets from a price. */
 export function orderRate(price: TokenPrice, direction: 'fiat_to_token' | 'token_to_fiat'): bigint {
-  return direction === 'fiat_to_token' ? applySpread(price.sell, price.spreadBps, 'sell') : applySpread(price.buy, price.spreadBps, 'buy');
+  return direction === 'fiat_to_token'
+    ? applySpread(price.sell, price.spreadBps, 'sell')
+    : applySpread(price.buy, price.spreadBps, 'buy');
 }
 
 export interface RateView {
@@ -55,26 +57,51 @@ export class OperatorRates implements RateSource {
   ) {}
 
   async price(db: Kysely<Database>, currency: string, token: Token): Promise<TokenPrice | undefined> {
-    const row = await db.selectFrom('exchange_rates').selectAll().where('currency', '=', currency).where('token', '=', token).executeTakeFirst();
+    const row = await db
+      .selectFrom('exchange_rates')
+      .selectAll()
+      .where('currency', '=', currency)
+      .where('token', '=', token)
+      .executeTakeFirst();
     return row === undefined ? undefined : priceOf(row);
   }
 
   /** Sets (or replaces) the prices of a pair; orders already created keep the rate they were given. */
-  async set(currency: ExchangeCurrency, token: Token, price: { buy: bigint; sell: bigint; spreadBps: number }): Promise<RateView> {
+  async set(
+    currency: ExchangeCurrency,
+    token: Token,
+    price: { buy: bigint; sell: bigint; spreadBps: number },
+  ): Promise<RateView> {
     const now = this.clock.now();
-    const row = { currency, token, buy: formatRate(price.buy), sell: formatRate(price.sell), spread_bps: price.spreadBps, updated_at: now };
+    const row = {
+      currency,
+      token,
+      buy: formatRate(price.buy),
+      sell: formatRate(price.sell),
+      spread_bps: price.spreadBps,
+      updated_at: now,
+    };
     await this.store.transact((tx) =>
       tx
         .insertInto('exchange_rates')
         .values(row)
-        .onConflict((oc) => oc.columns(['currency', 'token']).doUpdateSet({ buy: row.buy, sell: row.sell, spread_bps: row.spread_bps, updated_at: now }))
+        .onConflict((oc) =>
+          oc
+            .columns(['currency', 'token'])
+            .doUpdateSet({ buy: row.buy, sell: row.sell, spread_bps: row.spread_bps, updated_at: now }),
+        )
         .execute(),
     );
     return view(currency, token, { ...price, updatedAt: now });
   }
 
   async list(): Promise<RateView[]> {
-    const rows = await this.store.read.selectFrom('exchange_rates').selectAll().orderBy('currency').orderBy('token').execute();
+    const rows = await this.store.read
+      .selectFrom('exchange_rates')
+      .selectAll()
+      .orderBy('currency')
+      .orderBy('token')
+      .execute();
     return rows.map((row) => view(row.currency, row.token, priceOf(row)));
   }
 }
@@ -82,7 +109,8 @@ export class OperatorRates implements RateSource {
 function priceOf(row: Selectable<ExchangeRateTable>): TokenPrice {
   const buy = parseRate(row.buy);
   const sell = parseRate(row.sell);
-  if (buy === undefined || sell === undefined) throw new Error(`stored rate ${row.currency}/${row.token} is not a valid decimal`);
+  if (buy === undefined || sell === undefined)
+    throw new Error(`stored rate ${row.currency}/${row.token} is not a valid decimal`);
   return { buy, sell, spreadBps: row.spread_bps, updatedAt: row.updated_at };
 }
 

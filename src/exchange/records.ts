@@ -70,16 +70,22 @@ export function exchangeRecord(order: OrderRow): Record<string, unknown> {
 }
 
 const NullableNumber = (description: string) => Type.Union([Type.Number(), Type.Null()], { description });
-const NullableInteger = (description?: string) => Type.Union([Type.Integer(), Type.Null()], description === undefined ? {} : { description });
-const NullableString = (description?: string) => Type.Union([Type.String(), Type.Null()], description === undefined ? {} : { description });
+const NullableInteger = (description?: string) =>
+  Type.Union([Type.Integer(), Type.Null()], description === undefined ? {} : { description });
+const NullableString = (description?: string) =>
+  Type.Union([Type.String(), Type.Null()], description === undefined ? {} : { description });
 
 /** The exchange order record's schema; orderFee is a number (fiat → token) or a string (token → fiat). */
 export function ExchangeRecordSchema(direction: 'fiat_to_token' | 'token_to_fiat') {
   return Type.Object({
     tokenAmount: Type.String({ description: 'the quoted token amount' }),
-    currencyAmount: Type.String({ description: 'fiat → token: the fiat taken (fee included); token → fiat: the quoted fiat credit, net of fee' }),
+    currencyAmount: Type.String({
+      description: 'fiat → token: the fiat taken (fee included); token → fiat: the quoted fiat credit, net of fee',
+    }),
     orderAmount: Type.String({ description: "the order's whole fiat value before fee" }),
-    orderActualAmount: NullableNumber('fiat actually taken (fiat → token, from status 2) or credited (token → fiat, at 8); null until then'),
+    orderActualAmount: NullableNumber(
+      'fiat actually taken (fiat → token, from status 2) or credited (token → fiat, at 8); null until then',
+    ),
     orderFee:
       direction === 'fiat_to_token'
         ? NullableNumber('the fiat fee, fixed by the quote (0 once an order fails)')
@@ -91,7 +97,9 @@ export function ExchangeRecordSchema(direction: 'fiat_to_token' | 'token_to_fiat
     chainType: Type.String(),
     exSymbolType: Type.String({ description: SYMBOL_TYPE[direction] }),
     exchangeRate: Type.String({ description: 'fiat per token, fixed when the order was created' }),
-    addressTo: Type.String({ description: direction === 'fiat_to_token' ? 'the receiving address' : 'the deposit address' }),
+    addressTo: Type.String({
+      description: direction === 'fiat_to_token' ? 'the receiving address' : 'the deposit address',
+    }),
     remark: Type.String(),
     ...(direction === 'token_to_fiat' && { notifyUrl: Type.String() }),
     tradeHash: Type.String({ description: 'the transaction hash; empty until known' }),
@@ -99,7 +107,9 @@ export function ExchangeRecordSchema(direction: 'fiat_to_token' | 'token_to_fiat
     errorMsgEn: NullableString(),
     orderId: Type.String(),
     externalOrderId: Type.String(),
-    orderStatus: Type.Integer({ description: '1 wait pay currency, 2 receiving currency, 4 wait receive token, 8 complete, 32 failed' }),
+    orderStatus: Type.Integer({
+      description: '1 wait pay currency, 2 receiving currency, 4 wait receive token, 8 complete, 32 failed',
+    }),
   });
 }
 

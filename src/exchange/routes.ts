@@ -12,10 +12,14 @@ const TAG = 'Exchange';
 const Address = (description: string) => Type.String({ minLength: 1, maxLength: 64, description });
 
 const FiatToTokenBody = Type.Object({
-  addressTo: Address('where the tokens go: a TRON address (T…, Base58Check) or an EVM address (0x…, EIP-55 when mixed case), per chainType'),
+  addressTo: Address(
+    'where the tokens go: a TRON address (T…, Base58Check) or an EVM address (0x…, EIP-55 when mixed case), per chainType',
+  ),
   chainType: StringEnum(CHAINS),
   tokenType: StringEnum(TOKENS),
-  currencyAmount: AmountField('whole units of currencyType, at least 1; taken from the available balance, fee included'),
+  currencyAmount: AmountField(
+    'whole units of currencyType, at least 1; taken from the available balance, fee included',
+  ),
   currencyType: StringEnum(EXCHANGE_CURRENCIES),
   externalOrderId: ExternalOrderId,
   remark: Remark,
@@ -44,14 +48,22 @@ const CreateResultMembers = {
 const FiatToTokenResult = Type.Object({
   ...CreateResultMembers,
   currencyAmount: Type.Integer({ description: 'the fiat amount taken, fee included (whole units)' }),
-  tokenAmount: Type.Number({ description: 'tokens sent to addressTo: (currencyAmount − fee) ÷ rate, rounded down to the chain’s decimals; written digit for digit' }),
+  tokenAmount: Type.Number({
+    description:
+      'tokens sent to addressTo: (currencyAmount − fee) ÷ rate, rounded down to the chain’s decimals; written digit for digit',
+  }),
 });
 
 const TokenToFiatResult = Type.Object({
   ...CreateResultMembers,
-  currencyAmount: Type.Integer({ description: 'the quoted credit net of fee, in whole units (the query shows it to the cent)' }),
+  currencyAmount: Type.Integer({
+    description: 'the quoted credit net of fee, in whole units (the query shows it to the cent)',
+  }),
   tokenAmount: Type.Number(),
-  addressTo: Type.String({ description: 'the deposit address derived for this order; send exactly tokenAmount from addressFrom before the quote expires' }),
+  addressTo: Type.String({
+    description:
+      'the deposit address derived for this order; send exactly tokenAmount from addressFrom before the quote expires',
+  }),
 });
 
 /** Endpoints 2–5: the fiat ↔ USDT exchange. */

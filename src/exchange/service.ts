@@ -10,7 +10,16 @@ import { EXCHANGE_STATUS } from '../orders/state-machine.js';
 import { isChainAddress, isTradeHash, randomTradeHash, type Chain } from '../rails/chain/addresses.js';
 import type { ChainRail } from '../rails/chain/rail.js';
 import type { Rail } from '../rails/rails.js';
-import { fiatForTokens, formatRate, formatUnits, parseRate, RATE_DECIMALS, TOKEN_DECIMALS, tokensForFiat, type Token } from './amounts.js';
+import {
+  fiatForTokens,
+  formatRate,
+  formatUnits,
+  parseRate,
+  RATE_DECIMALS,
+  TOKEN_DECIMALS,
+  tokensForFiat,
+  type Token,
+} from './amounts.js';
 import type { DepositAddresses } from './deposit-addresses.js';
 import { exchangeDetails, exchangeRecord, SYMBOL_TYPE, tokenAmountNumber, type ExchangeDetails } from './records.js';
 import { orderRate, type ExchangeCurrency, type RateSource } from './rates.js';
@@ -93,7 +102,8 @@ const CHAIN_FORMAT = { TRON: 'tronAddress', ETH: 'evmAddress', BSC: 'evmAddress'
 const MAX_WHOLE_FIAT = MAX_MINOR / 100n;
 
 function feeRuleOf(order: OrderRow): FeeRule {
-  const rule = (JSON.parse(order.details) as { feeRule: { percentBps: number; fixed: string; minimum: string } }).feeRule;
+  const rule = (JSON.parse(order.details) as { feeRule: { percentBps: number; fixed: string; minimum: string } })
+    .feeRule;
   return { percentBps: rule.percentBps, fixed: BigInt(rule.fixed), minimum: BigInt(rule.minimum) };
 }
 
@@ -102,7 +112,8 @@ function withDetails(order: OrderRow, extra: Partial<ExchangeDetails>): string {
 }
 
 function checkAddress(field: string, chain: Chain, address: string): void {
-  if (!isChainAddress(chain, address)) throw new ApiError({ kind: 'invalid_field', field, rule: { rule: 'format', format: CHAIN_FORMAT[chain] } });
+  if (!isChainAddress(chain, address))
+    throw new ApiError({ kind: 'invalid_field', field, rule: { rule: 'format', format: CHAIN_FORMAT[chain] } });
 }
 
 /**
@@ -125,8 +136,20 @@ export class ExchangeService {
   /** The two order kinds, registered with the order service. */
   orderKinds(): OrderKindSpec[] {
     return [
-      { area: 'exchange', kind: 'fiat_to_token', callbackPayload: exchangeRecord, rail: (o) => this.#rail(o), transition: (s) => this.#fiatToTokenStep(s) },
-      { area: 'exchange', kind: 'token_to_fiat', callbackPayload: exchangeRecord, rail: (o) => this.#rail(o), transition: (s) => this.#tokenToFiatStep(s) },
+      {
+        area: 'exchange',
+        kind: 'fiat_to_token',
+        callbackPayload: exchangeRecord,
+        rail: (o) => this.#rail(o),
+        transition: (s) => this.#fiatToTokenStep(s),
+      },
+      {
+        area: 'exchange',
+        kind: 'token_to_fiat',
+        callbackPayload: exchangeRecord,
+        rail: (o) => this.#rail(o),
+        transition: (s) => this.#tokenToFiatStep(s),
+      },
     ];
   }
 
@@ -138,12 +161,29 @@ export class ExchangeService {
       name: chain.name,
       start: async () =>
         order.kind === 'token_to_fiat'
-          ? { channelOrderId: (await chain.watchDeposits({ orderId: order.id, address: d.addressTo, token: d.tokenType })).watchId }
-          : { channelOrderId: (await chain.send({ orderId: order.id, to: d.addressTo, token: d.tokenType, units: BigInt(d.tokenUnits) })).sendId },
+          ? {
+              channelOrderId: (
+                await chain.watchDeposits({ orderId: order.id, address: d.addressTo, token: d.tokenType })
+              ).watchId,
+            }
+          : {
+              channelOrderId: (
+                await chain.send({
+                  orderId: order.id,
+                  to: d.addressTo,
+                  token: d.tokenType,
+                  units: BigInt(d.tokenUnits),
+                })
+              ).sendId,
+            },
     };
   }
 
-  async #price(currency: ExchangeCurrency, token: Token, direction: 'fiat_to_token' | 'token_to_fiat'): Promise<bigint> {
+  async #price(
+    currency: ExchangeCurrency,
+    token: Token,
+    direction: 'fiat_to_token' | 'token_to_fiat',
+  ): Promise<bigint> {
     const price = await this.deps.rates.price(this.deps.orders.reader, currency, token);
     if (price === undefined) throw new ApiError({ kind: 'rate_unavailable', currency, token });
     return orderRate(price, direction);
@@ -152,7 +192,11 @@ export class ExchangeService {
   /** Endpoint 2: the merchant buys tokens with its fiat balance; currencyAmount is frozen now (a 300 when short). */
   async createFiatToToken(caller: Caller, body: FiatToTokenRequest): Promise<unknown> {
     const currency: Currency = body.currencyType;
-    const whole = amountField('currencyAmount', body.currencyAmount, currency, { decimals: 0, minimum: 1n, maximum: MAX_WHOLE_FIAT });
+    const whole = amountField('currencyAmount', body.currencyAmount, currency, {
+      decimals: 0,
+      minimum: 1n,
+      maximum: MAX_WHOLE_FIAT,
+    });
     const amount = whole * 10n ** BigInt(CURRENCIES[currency]);
     checkAddress('addressTo', body.chainType, body.addressTo);
     const rate = await this.#price(body.currencyType, body.tokenType, 'fiat_to_token');
@@ -174,7 +218,13 @@ export class ExchangeService {
       remark: body.remark ?? null,
       // The rate is held this long for the fiat to be taken (status 2); then the order expires and the fiat is released.
       deadline: this.deps.clock.now() + this.deps.quoteTtlMs,
-      details: { tokenType: body.tokenType, chainType: body.chainType, tokenDecimals: decimals, exchangeRate: formatRate(rate), addressTo: body.addressTo },
+      details: {
+        tokenType: body.tokenType,
+        chainType: body.chainType,
+        tokenDecimals: decimals,
+        exchangeRate: formatRate(rate),
+        addressTo: body.addressTo,
+      },
       prepare: (_tx, order, feeRule) => {
         const fee = feeFor(amount, feeRule);
         const units = tokensForFiat(amount - fee, CURRENCIES[currency], rate, decimals);
@@ -189,7 +239,8 @@ export class ExchangeService {
         order.details = withDetails(order, { tokenUnits: units.toString() });
         return Promise.resolve();
       },
-      afterInsert: (tx, order) => this.deps.orders.freezeOrRefuse(tx, order, { total: amount, journal: 'exchange.freeze', purpose: 'exchange' }),
+      afterInsert: (tx, order) =>
+        this.deps.orders.freezeOrRefuse(tx, order, { total: amount, journal: 'exchange.freeze', purpose: 'exchange' }),
       createResult: (order) => ({
         orderId: order.id,
         symbolType: SYMBOL_TYPE.fiat_to_token,
@@ -255,7 +306,11 @@ export class ExchangeService {
         deposit = await this.deps.addresses.reserve(tx, 'tron');
         order.fee = toDbMinor(fee);
         order.rail_ref = deposit.address;
-        order.details = withDetails(order, { addressTo: deposit.address, depositPath: deposit.path, quotedNet: (gross - fee).toString() });
+        order.details = withDetails(order, {
+          addressTo: deposit.address,
+          depositPath: deposit.path,
+          quotedNet: (gross - fee).toString(),
+        });
       },
       afterInsert: async (tx, order) => {
         if (deposit !== undefined) await this.deps.addresses.assign(tx, deposit, order.id, order.created_at);
@@ -277,7 +332,11 @@ export class ExchangeService {
   }
 
   /** The caller's exchange order of one direction named by both ids, else a 300. */
-  query(caller: Caller, kind: 'fiat_to_token' | 'token_to_fiat', ids: { externalOrderId: string; orderId: string }): Promise<OrderRow> {
+  query(
+    caller: Caller,
+    kind: 'fiat_to_token' | 'token_to_fiat',
+    ids: { externalOrderId: string; orderId: string },
+  ): Promise<OrderRow> {
     return this.deps.orders.findForQuery(caller.merchantId, 'exchange', kind, ids);
   }
 
@@ -287,7 +346,10 @@ export class ExchangeService {
    * order's rate) and arrives before the quote expires; otherwise the order fails with the reason
    * and nothing is credited (the tokens are the operator's to return).
    */
-  reportDeposit(order: OrderRow, deposit: { units: bigint; tradeHash: string; from: string; source: string }): Promise<OrderRow> {
+  reportDeposit(
+    order: OrderRow,
+    deposit: { units: bigint; tradeHash: string; from: string; source: string },
+  ): Promise<OrderRow> {
     const d = exchangeDetails(order);
     const refusal =
       order.cashier_expire_at !== null && order.cashier_expire_at <= this.deps.clock.now()
@@ -299,20 +361,37 @@ export class ExchangeService {
             : undefined;
     return this.deps.orders.applyEvent(order.id, refusal === undefined ? 'token_received' : 'deposit_refused', {
       source: deposit.source,
-      data: { units: deposit.units.toString(), tradeHash: deposit.tradeHash, from: deposit.from, ...(refusal !== undefined && { refusal }) },
+      data: {
+        units: deposit.units.toString(),
+        tradeHash: deposit.tradeHash,
+        from: deposit.from,
+        ...(refusal !== undefined && { refusal }),
+      },
     });
   }
 
   async #fiatToTokenStep(step: TransitionStep): Promise<{ changes: Partial<OrderRow>; failure?: Texts }> {
     const { tx, order, event, now, options } = step;
-    const money = { merchantId: order.merchant_id, currency: order.currency as Currency, orderId: order.id, gross: fromDb(order.amount), fee: fromDb(order.fee) };
+    const money = {
+      merchantId: order.merchant_id,
+      currency: order.currency as Currency,
+      orderId: order.id,
+      gross: fromDb(order.amount),
+      fee: fromDb(order.fee),
+    };
     switch (event) {
       case 'paid':
       case 'currency_received':
         await this.deps.ledger.takeExchangeFiat(tx, money);
         return { changes: { actual_amount: order.amount, pay_time: now } };
       case 'token_sent':
-        return { changes: { details: withDetails(order, { tradeHash: options.data?.tradeHash ?? randomTradeHash(exchangeDetails(order).chainType) }) } };
+        return {
+          changes: {
+            details: withDetails(order, {
+              tradeHash: options.data?.tradeHash ?? randomTradeHash(exchangeDetails(order).chainType),
+            }),
+          },
+        };
       case 'token_received':
         return { changes: { complete_time: now } };
       default: {
@@ -323,7 +402,11 @@ export class ExchangeService {
           await this.deps.ledger.returnExchangeFiat(tx, money);
         }
         const failure =
-          event === 'expired' ? FAILURES.quoteLapsed : order.status === EXCHANGE_STATUS.waitReceiveToken ? FAILURES.sendFailed : FAILURES.failedBeforeSend;
+          event === 'expired'
+            ? FAILURES.quoteLapsed
+            : order.status === EXCHANGE_STATUS.waitReceiveToken
+              ? FAILURES.sendFailed
+              : FAILURES.failedBeforeSend;
         return { changes: { complete_time: now, actual_amount: null, fee: 0 }, failure };
       }
     }
@@ -333,7 +416,11 @@ export class ExchangeService {
     const { tx, order, event, now, options } = step;
     const d = exchangeDetails(order);
     const units = options.data?.units === undefined ? undefined : BigInt(options.data.units);
-    const received = { tradeHash: options.data?.tradeHash, receivedUnits: options.data?.units, receivedFrom: options.data?.from };
+    const received = {
+      tradeHash: options.data?.tradeHash,
+      receivedUnits: options.data?.units,
+      receivedFrom: options.data?.from,
+    };
     switch (event) {
       case 'token_received': {
         if (units === undefined) throw new Error('token_received needs the deposit amount');
@@ -341,9 +428,21 @@ export class ExchangeService {
         if (rate === undefined) throw new Error(`order ${order.id} has no valid exchangeRate`);
         const gross = fiatForTokens(units, d.tokenDecimals, rate, CURRENCIES[order.currency as Currency]);
         const fee = feeFor(gross, feeRuleOf(order));
-        await this.deps.ledger.creditExchangeFiat(tx, { merchantId: order.merchant_id, currency: order.currency as Currency, orderId: order.id, gross, fee });
+        await this.deps.ledger.creditExchangeFiat(tx, {
+          merchantId: order.merchant_id,
+          currency: order.currency as Currency,
+          orderId: order.id,
+          gross,
+          fee,
+        });
         return {
-          changes: { actual_amount: toDbMinor(gross - fee), fee: toDbMinor(fee), pay_time: now, complete_time: now, details: withDetails(order, received) },
+          changes: {
+            actual_amount: toDbMinor(gross - fee),
+            fee: toDbMinor(fee),
+            pay_time: now,
+            complete_time: now,
+            details: withDetails(order, received),
+          },
         };
       }
       case 'deposit_refused': {
@@ -353,7 +452,11 @@ export class ExchangeService {
             ? FAILURES.late(order.cashier_expire_at ?? now)
             : refusal === 'wrong_sender'
               ? FAILURES.wrongSender(options.data?.from ?? '', d.addressFrom ?? '')
-              : FAILURES.underpaid(formatUnits(units ?? 0n, d.tokenDecimals), formatUnits(BigInt(d.tokenUnits), d.tokenDecimals), d.tokenType);
+              : FAILURES.underpaid(
+                  formatUnits(units ?? 0n, d.tokenDecimals),
+                  formatUnits(BigInt(d.tokenUnits), d.tokenDecimals),
+                  d.tokenType,
+                );
         return { changes: { complete_time: now, fee: 0, details: withDetails(order, received) }, failure };
       }
       case 'expired':
@@ -367,10 +470,18 @@ export class ExchangeService {
    * The sandbox's chain: drives an exchange order one step as a chain would report it, or, with
    * `complete`, through its remaining steps to 8.
    */
-  async sandboxEvent(order: OrderRow, event: string, input: { amount?: unknown; tradeHash?: string; from?: string; source: string }): Promise<OrderRow> {
+  async sandboxEvent(
+    order: OrderRow,
+    event: string,
+    input: { amount?: unknown; tradeHash?: string; from?: string; source: string },
+  ): Promise<OrderRow> {
     const d = exchangeDetails(order);
     if (input.tradeHash !== undefined && !isTradeHash(d.chainType, input.tradeHash)) {
-      throw new ApiError({ kind: 'invalid_field', field: 'tradeHash', rule: { rule: 'format', format: d.chainType === 'TRON' ? 'tronTxId' : 'evmTxHash' } });
+      throw new ApiError({
+        kind: 'invalid_field',
+        field: 'tradeHash',
+        rule: { rule: 'format', format: d.chainType === 'TRON' ? 'tronTxId' : 'evmTxHash' },
+      });
     }
     if (input.from !== undefined) checkAddress('from', d.chainType, input.from);
     // A refusal is the outcome of a deposit the chain reports, not an event of its own.
@@ -379,8 +490,16 @@ export class ExchangeService {
     let current = order;
     for (const step of steps) {
       if (order.kind === 'token_to_fiat' && step === 'token_received') {
-        const units = input.amount === undefined ? BigInt(d.tokenUnits) : amountField('amount', input.amount, 'BRL', { decimals: d.tokenDecimals, maximum: MAX_MINOR });
-        current = await this.reportDeposit(current, { units, tradeHash: input.tradeHash ?? randomTradeHash(d.chainType), from: input.from ?? d.addressFrom ?? '', source: input.source });
+        const units =
+          input.amount === undefined
+            ? BigInt(d.tokenUnits)
+            : amountField('amount', input.amount, 'BRL', { decimals: d.tokenDecimals, maximum: MAX_MINOR });
+        current = await this.reportDeposit(current, {
+          units,
+          tradeHash: input.tradeHash ?? randomTradeHash(d.chainType),
+          from: input.from ?? d.addressFrom ?? '',
+          source: input.source,
+        });
       } else {
         current = await this.deps.orders.applyEvent(order.id, step, {
           source: input.source,
@@ -392,9 +511,14 @@ export class ExchangeService {
   }
 
   #remainingSteps(order: OrderRow): string[] {
-    if (order.kind === 'token_to_fiat') return order.status === EXCHANGE_STATUS.waitReceiveToken ? ['token_received'] : ['complete'];
+    if (order.kind === 'token_to_fiat')
+      return order.status === EXCHANGE_STATUS.waitReceiveToken ? ['token_received'] : ['complete'];
     const path = ['paid', 'token_sent', 'token_received'];
-    const from = { [EXCHANGE_STATUS.waitPayCurrency]: 0, [EXCHANGE_STATUS.receivingCurrency]: 1, [EXCHANGE_STATUS.waitReceiveToken]: 2 }[order.status];
+    const from = {
+      [EXCHANGE_STATUS.waitPayCurrency]: 0,
+      [EXCHANGE_STATUS.receivingCurrency]: 1,
+      [EXCHANGE_STATUS.waitReceiveToken]: 2,
+    }[order.status];
     // A final order: `complete` is refused like any other event.
     return from === undefined ? ['complete'] : path.slice(from);
   }

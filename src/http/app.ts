@@ -1,5 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyRequest,
+} from 'fastify';
 import type { Logger } from 'pino';
 import { registerAdminAuth, sendAdminError } from '../admin/plugin.js';
 import { registerMerchantAuth } from '../auth/plugin.js';
@@ -32,7 +38,12 @@ import { registerSignedRoute, type SignedRouteDef } from './signed-route.js';
 import type { Services } from '../gateway.js';
 
 /** Failures found while reading the body, before the access key is looked up. */
-const REFUSED_BEFORE_AUTH: ReadonlySet<ApiFailure['kind']> = new Set(['body_not_json', 'body_too_large', 'unsupported_media_type', 'body_not_object']);
+const REFUSED_BEFORE_AUTH: ReadonlySet<ApiFailure['kind']> = new Set([
+  'body_not_json',
+  'body_too_large',
+  'unsupported_media_type',
+  'body_not_object',
+]);
 
 /** Request bodies above this size are refused with code 300. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -57,7 +68,12 @@ function signedRoutes(deps: AppDeps): readonly SignedRouteDef[] {
       rails: { pix: deps.config.pix, boletoBankCode: deps.config.boletoBankCode },
       now: () => deps.clock.now(),
     }),
-    voucherRoute({ store: deps.store, orders: deps.orders, publicBaseUrl: deps.config.publicBaseUrl, clock: deps.clock }),
+    voucherRoute({
+      store: deps.store,
+      orders: deps.orders,
+      publicBaseUrl: deps.config.publicBaseUrl,
+      clock: deps.clock,
+    }),
     bankListRoute,
     ...balanceRoutes(deps.ledger),
     checkoutRoute(deps.checkouts),
@@ -86,10 +102,17 @@ function failureOfFastifyError(error: FastifyError, request: FastifyRequest): Ap
 }
 
 /** The HTTP server of a worker node: health, readiness and metrics only. */
-export async function buildWorkerApp(deps: Pick<AppDeps, 'store' | 'metrics' | 'clock' | 'logger'>): Promise<FastifyInstance> {
+export async function buildWorkerApp(
+  deps: Pick<AppDeps, 'store' | 'metrics' | 'clock' | 'logger'>,
+): Promise<FastifyInstance> {
   const logger: FastifyBaseLogger = deps.logger;
   const app = Fastify({ loggerInstance: logger, logController: new LogController({ disableRequestLogging: true }) });
-  registerPublicRoutes(app, new RouteCatalog(), { clock: deps.clock, store: deps.store, metrics: deps.metrics, publicBaseUrl: '' });
+  registerPublicRoutes(app, new RouteCatalog(), {
+    clock: deps.clock,
+    store: deps.store,
+    metrics: deps.metrics,
+    publicBaseUrl: '',
+  });
   await app.ready();
   return app;
 }
@@ -147,7 +170,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const debugKey = request.callerHints.debugKey;
     // Requests whose signature was not verified could come from anyone who knows the access key:
     // they are recorded up to a cap per key, so they cannot flood the merchant's log.
-    if (debugKey !== undefined && (debugKey.verified || deps.requestLog.admitUnverified(debugKey.accessKey, clock.now()))) {
+    if (
+      debugKey !== undefined &&
+      (debugKey.verified || deps.requestLog.admitUnverified(debugKey.accessKey, clock.now()))
+    ) {
       await deps.requestLog
         .record({
           request_id: request.id,
@@ -166,8 +192,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
-    const failure =
-      error instanceof ApiError ? error.failure : failureOfFastifyError(error, request);
+    const failure = error instanceof ApiError ? error.failure : failureOfFastifyError(error, request);
     const apiError = error instanceof ApiError ? error : failure !== undefined ? new ApiError(failure) : undefined;
     // A body refused before authentication (not JSON, too large, not an object) still belongs in a
     // debug-mode key's request log: those are the commonest integration mistakes.
@@ -185,7 +210,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       language: request.callerHints.language ?? languageFromAcceptLanguage(request.headers['accept-language']),
       debug: request.callerHints.debug,
       requestId: request.id,
-      logViewUrl: request.callerHints.debugKey === undefined ? undefined : `${config.publicBaseUrl}${RequestLog.viewPath(request.id)}`,
+      logViewUrl:
+        request.callerHints.debugKey === undefined
+          ? undefined
+          : `${config.publicBaseUrl}${RequestLog.viewPath(request.id)}`,
     };
     if (apiError !== undefined) return sendFailure(reply, apiError, context);
     request.log.error({ err: error }, 'request failed unexpectedly');
@@ -206,7 +234,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   const catalog = new RouteCatalog();
-  registerPublicRoutes(app, catalog, { clock, store: deps.store, metrics: deps.metrics, publicBaseUrl: config.publicBaseUrl });
+  registerPublicRoutes(app, catalog, {
+    clock,
+    store: deps.store,
+    metrics: deps.metrics,
+    publicBaseUrl: config.publicBaseUrl,
+  });
 
   await registerCashierPages(app, {
     orders: deps.orders,
@@ -229,7 +262,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     publicBaseUrl: config.publicBaseUrl,
   });
   registerPixLocationRoutes(app, { orders: deps.orders, signer: deps.pixSigner, pixKey: config.pix.key, clock });
-  registerVoucherRoutes(app, { store: deps.store, orders: deps.orders, merchants: deps.merchants, pixMerchantName: config.pix.merchantName });
+  registerVoucherRoutes(app, {
+    store: deps.store,
+    orders: deps.orders,
+    merchants: deps.merchants,
+    pixMerchantName: config.pix.merchantName,
+  });
 
   const rateLimiter = new KeyRateLimiter(config.rateLimitPerKeyPerMinute);
   const pruneTimer = setInterval(() => rateLimiter.prune(clock.now()), 60_000);
@@ -244,7 +282,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       rateLimiter,
       signatureWindowMs: config.signatureWindowMs,
     });
-    for (const route of [...signedRoutes(deps), ...(deps.extraSignedRoutes ?? [])]) registerSignedRoute(api, catalog, route);
+    for (const route of [...signedRoutes(deps), ...(deps.extraSignedRoutes ?? [])])
+      registerSignedRoute(api, catalog, route);
   });
 
   await app.register(async (admin) => {

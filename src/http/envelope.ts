@@ -36,12 +36,26 @@ export function EnvelopeWithDesc<T extends TSchema>(data: T) {
 
 export const FailureEnvelope = Envelope(Type.Null());
 
-export function sendSuccess(reply: FastifyReply, data: unknown, options: { desc?: boolean; exact?: boolean } = {}): FastifyReply {
+export function sendSuccess(
+  reply: FastifyReply,
+  data: unknown,
+  options: { desc?: boolean; exact?: boolean } = {},
+): FastifyReply {
   reply.request.apiCode = '200';
   reply.request.apiMessage = 'success';
-  const envelope = { code: '200', success: true, msg: 'success', msgEn: 'success', data, ...(options.desc === true && { desc: null }) };
+  const envelope = {
+    code: '200',
+    success: true,
+    msg: 'success',
+    msgEn: 'success',
+    data,
+    ...(options.desc === true && { desc: null }),
+  };
   // A JSON string payload is sent as it is, past the schema's serializer.
-  return reply.code(200).type(JSON_UTF8).send(options.exact === true ? stringifyExact(envelope) : envelope);
+  return reply
+    .code(200)
+    .type(JSON_UTF8)
+    .send(options.exact === true ? stringifyExact(envelope) : envelope);
 }
 
 export interface FailureContext {

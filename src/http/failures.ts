@@ -74,7 +74,13 @@ export type ApiFailure =
   | { kind: 'order_not_found' }
   | { kind: 'voucher_unavailable'; orderStatus: string }
   | { kind: 'duplicate_external_order_id'; externalOrderId: string }
-  | { kind: 'insufficient_balance'; purpose: 'transfer' | 'exchange'; currency: string; needed: string; available: string }
+  | {
+      kind: 'insufficient_balance';
+      purpose: 'transfer' | 'exchange';
+      currency: string;
+      needed: string;
+      available: string;
+    }
   | { kind: 'rate_unavailable'; currency: string; token: string }
   | { kind: 'exchange_amount_too_small'; field: string; detail: string }
   | { kind: 'internal_error'; requestId: string };
@@ -112,7 +118,8 @@ const FORMAT_NAMES: Record<FieldFormat, Record<Language, string>> = {
   },
   cnpj: {
     en: 'a valid CNPJ: 14 characters (digits, or letters and digits in the alphanumeric CNPJ) whose check digits are right',
-    'pt-BR': 'um CNPJ válido: 14 caracteres (dígitos, ou letras e dígitos no CNPJ alfanumérico) com dígitos verificadores corretos',
+    'pt-BR':
+      'um CNPJ válido: 14 caracteres (dígitos, ou letras e dígitos no CNPJ alfanumérico) com dígitos verificadores corretos',
     es: 'un CNPJ válido: 14 caracteres (dígitos, o letras y dígitos en el CNPJ alfanumérico) con dígitos verificadores correctos',
   },
   pixPhone: {
@@ -135,7 +142,11 @@ const FORMAT_NAMES: Record<FieldFormat, Record<Language, string>> = {
     'pt-BR': 'um número de conta de 1 a 12 dígitos, opcionalmente seguido de -dígito ou -X',
     es: 'un número de cuenta de 1 a 12 dígitos, opcionalmente seguido de -dígito o -X',
   },
-  bankAgency: { en: 'a branch number of 1 to 4 digits', 'pt-BR': 'um número de agência de 1 a 4 dígitos', es: 'un número de agencia de 1 a 4 dígitos' },
+  bankAgency: {
+    en: 'a branch number of 1 to 4 digits',
+    'pt-BR': 'um número de agência de 1 a 4 dígitos',
+    es: 'un número de agencia de 1 a 4 dígitos',
+  },
   bankName: {
     en: 'a bank name exactly as POST /api/v3/bra/query/bank lists it',
     'pt-BR': 'um nome de banco exatamente como POST /api/v3/bra/query/bank o lista',
@@ -153,12 +164,14 @@ const FORMAT_NAMES: Record<FieldFormat, Record<Language, string>> = {
   },
   tronAddress: {
     en: 'a TRON address: 34 Base58 characters starting with T, with a valid Base58Check checksum and version byte 0x41',
-    'pt-BR': 'um endereço TRON: 34 caracteres Base58 começando com T, com checksum Base58Check válido e byte de versão 0x41',
+    'pt-BR':
+      'um endereço TRON: 34 caracteres Base58 começando com T, com checksum Base58Check válido e byte de versão 0x41',
     es: 'una dirección TRON: 34 caracteres Base58 que empiezan por T, con checksum Base58Check válido y byte de versión 0x41',
   },
   evmAddress: {
     en: 'an address of 0x and 40 hexadecimal digits, exactly in EIP-55 checksum case when it mixes upper and lower case',
-    'pt-BR': 'um endereço de 0x e 40 dígitos hexadecimais, exatamente no formato de checksum EIP-55 quando mistura maiúsculas e minúsculas',
+    'pt-BR':
+      'um endereço de 0x e 40 dígitos hexadecimais, exatamente no formato de checksum EIP-55 quando mistura maiúsculas e minúsculas',
     es: 'una dirección de 0x y 40 dígitos hexadecimales, exactamente en el formato de checksum EIP-55 cuando mezcla mayúsculas y minúsculas',
   },
   tronTxId: {
@@ -262,13 +275,14 @@ export function describeRule(rule: FieldRule, lang: Language): string {
         es: `debe ser como máximo ${rule.max}`,
       }[lang];
     case 'amount': {
-      const places = rule.decimals === 0
-        ? { en: 'a whole number', 'pt-BR': 'um número inteiro', es: 'un número entero' }[lang]
-        : {
-            en: `a plain decimal number with at most ${rule.decimals} decimal places`,
-            'pt-BR': `um número decimal simples com no máximo ${rule.decimals} casas decimais`,
-            es: `un número decimal simple con como máximo ${rule.decimals} decimales`,
-          }[lang];
+      const places =
+        rule.decimals === 0
+          ? { en: 'a whole number', 'pt-BR': 'um número inteiro', es: 'un número entero' }[lang]
+          : {
+              en: `a plain decimal number with at most ${rule.decimals} decimal places`,
+              'pt-BR': `um número decimal simples com no máximo ${rule.decimals} casas decimais`,
+              es: `un número decimal simple con como máximo ${rule.decimals} decimales`,
+            }[lang];
       return rule.signed
         ? {
             en: `must be ${places} (a leading - for a debit), not 0, at most ${rule.maximum} either way, without exponent`,
@@ -380,33 +394,45 @@ const FAILURES: { [K in FailureKind]: { code: ApiCode; text: Texts<K> } } = {
   rate_limited: {
     code: '429',
     text: {
-      en: (f) => `too many requests: at most ${f.limitPerMinute} per minute per access_key; retry in ${f.retryAfterSeconds} s`,
-      'pt-BR': (f) => `requisições demais: no máximo ${f.limitPerMinute} por minuto por access_key; tente de novo em ${f.retryAfterSeconds} s`,
-      es: (f) => `demasiadas solicitudes: como máximo ${f.limitPerMinute} por minuto por access_key; reintente en ${f.retryAfterSeconds} s`,
+      en: (f) =>
+        `too many requests: at most ${f.limitPerMinute} per minute per access_key; retry in ${f.retryAfterSeconds} s`,
+      'pt-BR': (f) =>
+        `requisições demais: no máximo ${f.limitPerMinute} por minuto por access_key; tente de novo em ${f.retryAfterSeconds} s`,
+      es: (f) =>
+        `demasiadas solicitudes: como máximo ${f.limitPerMinute} por minuto por access_key; reintente en ${f.retryAfterSeconds} s`,
     },
   },
   order_not_found: {
     code: '300',
     text: {
-      en: () => 'order not found: no order of yours in this area has these ids (a query names one order by both externalOrderId and orderId)',
-      'pt-BR': () => 'pedido não encontrado: nenhum pedido seu nesta área tem estes ids (uma consulta indica um pedido por externalOrderId e orderId juntos)',
-      es: () => 'orden no encontrada: ninguna orden suya en esta área tiene estos ids (una consulta indica una orden por externalOrderId y orderId juntos)',
+      en: () =>
+        'order not found: no order of yours in this area has these ids (a query names one order by both externalOrderId and orderId)',
+      'pt-BR': () =>
+        'pedido não encontrado: nenhum pedido seu nesta área tem estes ids (uma consulta indica um pedido por externalOrderId e orderId juntos)',
+      es: () =>
+        'orden no encontrada: ninguna orden suya en esta área tiene estos ids (una consulta indica una orden por externalOrderId y orderId juntos)',
     },
   },
   voucher_unavailable: {
     code: '300',
     text: {
-      en: (f) => `no voucher: the order is not successful (status ${f.orderStatus}); a voucher exists once the payment succeeds`,
-      'pt-BR': (f) => `sem comprovante: o pedido não foi concluído com sucesso (status ${f.orderStatus}); o comprovante existe quando o pagamento é concluído`,
-      es: (f) => `sin comprobante: la orden no se completó con éxito (estado ${f.orderStatus}); el comprobante existe cuando el pago se completa`,
+      en: (f) =>
+        `no voucher: the order is not successful (status ${f.orderStatus}); a voucher exists once the payment succeeds`,
+      'pt-BR': (f) =>
+        `sem comprovante: o pedido não foi concluído com sucesso (status ${f.orderStatus}); o comprovante existe quando o pagamento é concluído`,
+      es: (f) =>
+        `sin comprobante: la orden no se completó con éxito (estado ${f.orderStatus}); el comprobante existe cuando el pago se completa`,
     },
   },
   duplicate_external_order_id: {
     code: '300',
     text: {
-      en: (f) => `externalOrderId ${f.externalOrderId} was already used with a different request: use a new externalOrderId, or repeat the original request exactly`,
-      'pt-BR': (f) => `o externalOrderId ${f.externalOrderId} já foi usado com outra requisição: use um novo externalOrderId ou repita exatamente a requisição original`,
-      es: (f) => `el externalOrderId ${f.externalOrderId} ya se usó con otra solicitud: use un nuevo externalOrderId o repita exactamente la solicitud original`,
+      en: (f) =>
+        `externalOrderId ${f.externalOrderId} was already used with a different request: use a new externalOrderId, or repeat the original request exactly`,
+      'pt-BR': (f) =>
+        `o externalOrderId ${f.externalOrderId} já foi usado com outra requisição: use um novo externalOrderId ou repita exatamente a requisição original`,
+      es: (f) =>
+        `el externalOrderId ${f.externalOrderId} ya se usó con otra solicitud: use un nuevo externalOrderId o repita exactamente la solicitud original`,
     },
   },
   insufficient_balance: {
@@ -429,9 +455,12 @@ const FAILURES: { [K in FailureKind]: { code: ApiCode; text: Texts<K> } } = {
   rate_unavailable: {
     code: '300',
     text: {
-      en: (f) => `no exchange rate is configured for ${f.currency}/${f.token}: the operator has not set one, so no order can be priced`,
-      'pt-BR': (f) => `não há taxa de câmbio configurada para ${f.currency}/${f.token}: o operador não definiu uma, então nenhum pedido pode ser cotado`,
-      es: (f) => `no hay tipo de cambio configurado para ${f.currency}/${f.token}: el operador no definió uno, así que ninguna orden puede cotizarse`,
+      en: (f) =>
+        `no exchange rate is configured for ${f.currency}/${f.token}: the operator has not set one, so no order can be priced`,
+      'pt-BR': (f) =>
+        `não há taxa de câmbio configurada para ${f.currency}/${f.token}: o operador não definiu uma, então nenhum pedido pode ser cotado`,
+      es: (f) =>
+        `no hay tipo de cambio configurado para ${f.currency}/${f.token}: el operador no definió uno, así que ninguna orden puede cotizarse`,
     },
   },
   exchange_amount_too_small: {

@@ -61,7 +61,11 @@ export function strictCsp(style: string, script: string): string {
  * The headers every server-rendered page carries: its CSP, never cached, never framed, and no
  * referrer to other sites (`same-origin` keeps the Origin header on the console's own forms).
  */
-export function pageHeaders(reply: FastifyReply, csp: string, referrer: 'no-referrer' | 'same-origin' = 'no-referrer'): FastifyReply {
+export function pageHeaders(
+  reply: FastifyReply,
+  csp: string,
+  referrer: 'no-referrer' | 'same-origin' = 'no-referrer',
+): FastifyReply {
   return reply
     .header('content-security-policy', csp)
     .header('cache-control', 'no-store')

@@ -38,7 +38,12 @@ const FAILURE_RESPONSES = {
 
 function operation(route: RouteDoc): Record<string, unknown> {
   const { params } = openApiPath(route.path);
-  const parameters: unknown[] = params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
+  const parameters: unknown[] = params.map((name) => ({
+    name,
+    in: 'path',
+    required: true,
+    schema: { type: 'string' },
+  }));
   if (route.query !== undefined) parameters.push(...queryParameters(route.query));
   const op: Record<string, unknown> = {
     tags: [route.tag],
@@ -56,7 +61,11 @@ function operation(route: RouteDoc): Record<string, unknown> {
     op.responses = {
       '200': {
         description: 'code 200',
-        content: { [JSON_UTF8]: { schema: plain(route.desc === true ? EnvelopeWithDesc(route.response) : Envelope(route.response)) } },
+        content: {
+          [JSON_UTF8]: {
+            schema: plain(route.desc === true ? EnvelopeWithDesc(route.response) : Envelope(route.response)),
+          },
+        },
       },
       ...Object.fromEntries(
         Object.entries(FAILURE_RESPONSES).map(([status, description]) => [
@@ -78,7 +87,10 @@ function operation(route: RouteDoc): Record<string, unknown> {
       },
       ...(route.security === 'admin' && {
         '400': { description: 'invalid request', content: { 'application/json': { schema: errorSchema } } },
-        '401': { description: 'missing or wrong bearer token', content: { 'application/json': { schema: errorSchema } } },
+        '401': {
+          description: 'missing or wrong bearer token',
+          content: { 'application/json': { schema: errorSchema } },
+        },
         '404': { description: 'merchant or key not found', content: { 'application/json': { schema: errorSchema } } },
       }),
     };
@@ -106,8 +118,11 @@ export function buildOpenApiDocument(catalog: RouteCatalog, serverUrl: string): 
     servers: [{ url: serverUrl }],
     components: {
       securitySchemes: {
-        access_key: header('access_key', 'The API key\'s access key'),
-        timestamp: header('timestamp', '13-digit Unix time in milliseconds, within ±SIGNATURE_WINDOW_MS of server time'),
+        access_key: header('access_key', "The API key's access key"),
+        timestamp: header(
+          'timestamp',
+          '13-digit Unix time in milliseconds, within ±SIGNATURE_WINDOW_MS of server time',
+        ),
         nonce: header('nonce', 'UUID (36 characters, 8-4-4-4-12), single use per access key'),
         sign: header(
           'sign',

@@ -17,7 +17,10 @@ export function registerPublicRoutes(
   deps: { clock: Clock; store: Store; metrics: Registry; publicBaseUrl: string },
 ): void {
   const Ping = Type.Object({ version: Type.String(), timestamp: Type.Integer({ description: 'Unix milliseconds' }) });
-  catalog.add({ method: 'GET', path: '/ping', tag: TAG, summary: 'Connectivity check' }, { security: 'public', response: Ping });
+  catalog.add(
+    { method: 'GET', path: '/ping', tag: TAG, summary: 'Connectivity check' },
+    { security: 'public', response: Ping },
+  );
   app.get('/ping', { schema: { response: { 200: Ping } } }, async (_request, reply) =>
     reply.type(JSON_UTF8).send({ version: SERVICE_VERSION, timestamp: deps.clock.now() }),
   );
@@ -49,7 +52,8 @@ export function registerPublicRoutes(
       path: '/metrics',
       tag: TAG,
       summary: 'Prometheus metrics (text exposition format)',
-      description: 'Callback attempts by outcome, delivery latency, callback queue depth and oldest due age, process figures.',
+      description:
+        'Callback attempts by outcome, delivery latency, callback queue depth and oldest due age, process figures.',
     },
     { security: 'public', response: Type.String() },
   );

@@ -38,7 +38,8 @@ export function topLevelNumberTexts(json: string): Map<string, string> {
 
 /** Members of an object schema that take a string or a number alike: the amounts. */
 export function amountMembers(schema: TSchema | undefined): ReadonlySet<string> {
-  const properties = (schema as { properties?: Record<string, { anyOf?: { type?: unknown }[] }> } | undefined)?.properties ?? {};
+  const properties =
+    (schema as { properties?: Record<string, { anyOf?: { type?: unknown }[] }> } | undefined)?.properties ?? {};
   return new Set(
     Object.entries(properties)
       .filter(([, member]) => {
@@ -51,9 +52,13 @@ export function amountMembers(schema: TSchema | undefined): ReadonlySet<string> 
 
 /** The body with each number in an amount member replaced by its text as sent. */
 export function withNumbersAsSent(body: unknown, raw: string | undefined, amounts: ReadonlySet<string>): unknown {
-  if (raw === undefined || amounts.size === 0 || body === null || typeof body !== 'object' || Array.isArray(body)) return body;
+  if (raw === undefined || amounts.size === 0 || body === null || typeof body !== 'object' || Array.isArray(body))
+    return body;
   const texts = topLevelNumberTexts(raw);
   return Object.fromEntries(
-    Object.entries(body).map(([k, v]) => [k, typeof v === 'number' && amounts.has(k) && texts.has(k) ? texts.get(k) : v]),
+    Object.entries(body).map(([k, v]) => [
+      k,
+      typeof v === 'number' && amounts.has(k) && texts.has(k) ? texts.get(k) : v,
+    ]),
   );
 }

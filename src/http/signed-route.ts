@@ -47,7 +47,12 @@ export function signedRoute<B extends TSchema | undefined, Q extends TSchema | u
 /** Mounts a signed route in a scope where the merchant auth hook runs, and lists it in the catalog. */
 export function registerSignedRoute(scope: FastifyInstance, catalog: RouteCatalog, def: SignedRouteDef): void {
   const amounts = amountMembers(def.body);
-  catalog.add(def, { security: 'signed', permission: def.permission, response: def.data, ...(def.desc === true && { desc: true }) });
+  catalog.add(def, {
+    security: 'signed',
+    permission: def.permission,
+    response: def.data,
+    ...(def.desc === true && { desc: true }),
+  });
   scope.route({
     method: def.method,
     url: def.path,

@@ -129,12 +129,19 @@ function unionRule(error: ValueError): { path: string; rule: FieldRule } {
   const specific = firsts.find((e) => TYPE_ERRORS[e.type] === undefined);
   if (specific !== undefined) return ruleOf(specific);
   const types = firsts.map((e) => TYPE_ERRORS[e.type]).filter((t): t is JsonType => t !== undefined);
-  return { path: error.path, rule: types.length > 0 ? { rule: 'type', expected: [...new Set(types)] } : { rule: 'invalid' } };
+  return {
+    path: error.path,
+    rule: types.length > 0 ? { rule: 'type', expected: [...new Set(types)] } : { rule: 'invalid' },
+  };
 }
 
 /** A maxLength counted in UTF-16 units that the text meets in characters (an emoji is one character, two units). */
 function countsCharacters(error: ValueError): boolean {
-  return error.type === ValueErrorType.StringMaxLength && typeof error.value === 'string' && Array.from(error.value).length <= Number((error.schema as { maxLength?: number }).maxLength);
+  return (
+    error.type === ValueErrorType.StringMaxLength &&
+    typeof error.value === 'string' &&
+    Array.from(error.value).length <= Number((error.schema as { maxLength?: number }).maxLength)
+  );
 }
 
 /** The first broken rule; lengths are counted in characters, as the spec's limits are. */
@@ -159,7 +166,9 @@ export function validateInput(schema: TSchema, input: unknown): ApiError | undef
     const unknown = Object.keys(input).filter((key) => !Object.hasOwn(properties, key));
     if (unknown.length > 0) return new ApiError({ kind: 'unknown_fields', fields: unknown.sort() });
     const required = (schema as { required?: string[] }).required ?? [];
-    const missing = required.find((key) => !Object.hasOwn(input, key) || (input as Record<string, unknown>)[key] === undefined);
+    const missing = required.find(
+      (key) => !Object.hasOwn(input, key) || (input as Record<string, unknown>)[key] === undefined,
+    );
     if (missing !== undefined) {
       return new ApiError({ kind: 'invalid_field', field: missing, rule: { rule: 'required' } });
     }

@@ -10,6 +10,7 @@ export function isKenyanMobile(value: string): boolean {
 
 /** The number as payer pages show it, e.g. 2547•••••123: enough to recognise, not enough to harvest. */
 export function maskKenyanMobile(value: string): string {
-  if (!isKenyanMobile(value)) throw new RangeError('value must be a Kenyan mobile number in the form 2547XXXXXXXX or 2541XXXXXXXX');
+  if (!isKenyanMobile(value))
+    throw new RangeError('value must be a Kenyan mobile number in the form 2547XXXXXXXX or 2541XXXXXXXX');
   return `${value.slice(0, 4)}${'•'.repeat(value.length - 7)}${value.slice(-3)}`;
 }

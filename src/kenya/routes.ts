@@ -6,7 +6,16 @@ import { amountField } from '../ledger/money.js';
 import type { MerchantService } from '../merchants/service.js';
 import type { OrderRow } from '../orders/queries.js';
 import { money, MARK_STATUS_NONE, paymentCallbackPayload, payTypeText } from '../orders/records.js';
-import { AmountField, ExternalOrderId, fromCreateRequest, OptionalUrl, orderQueryRoute, Remark, TransferResult, transferResult } from '../orders/schemas.js';
+import {
+  AmountField,
+  ExternalOrderId,
+  fromCreateRequest,
+  OptionalUrl,
+  orderQueryRoute,
+  Remark,
+  TransferResult,
+  transferResult,
+} from '../orders/schemas.js';
 import type { OrderKindSpec, OrderService } from '../orders/service.js';
 import { statusText } from '../orders/state-machine.js';
 import { SANDBOX_RAILS } from '../rails/rails.js';
@@ -51,7 +60,6 @@ const TransferBody = Type.Object({
   notifyUrl: Url,
 });
 
-
 interface KenyaDetails {
   phone: string;
   checkingPhone?: string;
@@ -85,16 +93,30 @@ function transferCallback(order: OrderRow): Record<string, unknown> {
 }
 
 export const KENYA_ORDER_KINDS: OrderKindSpec[] = [
-  { area: 'ken', kind: 'collection', callbackPayload: (order) => paymentCallbackPayload(order, ''), rail: () => SANDBOX_RAILS.mpesaStk },
+  {
+    area: 'ken',
+    kind: 'collection',
+    callbackPayload: (order) => paymentCallbackPayload(order, ''),
+    rail: () => SANDBOX_RAILS.mpesaStk,
+  },
   { area: 'ken', kind: 'transfer', callbackPayload: transferCallback, rail: () => SANDBOX_RAILS.mpesaB2c },
 ];
 
 const account = (order: OrderRow) => ({ accountType: 'MOBILE', accountName: '', accountNo: detailsOf(order).phone });
 
 /** Endpoints 6–9: Kenya collections and transfers, and their queries. */
-export function kenyaRoutes(deps: { orders: OrderService; merchants: MerchantService; publicBaseUrl: string }): SignedRouteDef[] {
+export function kenyaRoutes(deps: {
+  orders: OrderService;
+  merchants: MerchantService;
+  publicBaseUrl: string;
+}): SignedRouteDef[] {
   const { orders } = deps;
-  const base = (caller: MerchantCaller) => ({ merchantId: caller.merchantId, accessKey: caller.accessKey, area: 'ken' as const, currency: CURRENCY });
+  const base = (caller: MerchantCaller) => ({
+    merchantId: caller.merchantId,
+    accessKey: caller.accessKey,
+    area: 'ken' as const,
+    currency: CURRENCY,
+  });
   return [
     signedRoute({
       method: 'POST',
@@ -123,7 +145,11 @@ export function kenyaRoutes(deps: { orders: OrderService; merchants: MerchantSer
             currency: CURRENCY,
             cashierCurrencyAmount: money(order, order.amount) ?? '',
             returnUrl: order.return_url ?? '',
-            currencyOrderVo: { externalOrderId: order.external_order_id, tradeNote: order.remark ?? '', orderId: order.id },
+            currencyOrderVo: {
+              externalOrderId: order.external_order_id,
+              tradeNote: order.remark ?? '',
+              orderId: order.id,
+            },
           }),
         });
         return data as never;
@@ -153,7 +179,15 @@ export function kenyaRoutes(deps: { orders: OrderService; merchants: MerchantSer
         return data as never;
       },
     }),
-    orderQueryRoute({ path: '/api/v3/ken/query/collectingOrder', area: 'ken', kind: 'collection', tag: 'Kenya', summary: 'Query a Kenya collection', orders, account }),
+    orderQueryRoute({
+      path: '/api/v3/ken/query/collectingOrder',
+      area: 'ken',
+      kind: 'collection',
+      tag: 'Kenya',
+      summary: 'Query a Kenya collection',
+      orders,
+      account,
+    }),
     orderQueryRoute({
       path: '/api/v3/ken/query/transferOrder',
       area: 'ken',
@@ -167,5 +201,3 @@ export function kenyaRoutes(deps: { orders: OrderService; merchants: MerchantSer
     }),
   ];
 }
-
-

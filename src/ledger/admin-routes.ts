@@ -10,7 +10,9 @@ import type { Balance, LedgerService } from './service.js';
 
 const TAG = 'Admin: balances and fees';
 const CurrencyCode = StringEnum(Object.keys(CURRENCIES) as Currency[]);
-const Amount = Type.Union([Type.String(), Type.Number()], { description: 'decimal, as a string (preferred) or a number' });
+const Amount = Type.Union([Type.String(), Type.Number()], {
+  description: 'decimal, as a string (preferred) or a number',
+});
 
 const BalanceView = Type.Object({
   currency: Type.String(),
@@ -82,7 +84,9 @@ export function registerLedgerAdminRoutes(
     tag: TAG,
     summary: "A merchant's fee schedules (channels without one charge no fee)",
     response: Type.Object({ fees: Type.Array(FeeView) }),
-    handle: async ({ params }) => ({ fees: await ledger.fees((await merchants.getMerchant(params.merchantId ?? '')).merchantId) }),
+    handle: async ({ params }) => ({
+      fees: await ledger.fees((await merchants.getMerchant(params.merchantId ?? '')).merchantId),
+    }),
   });
 
   registerAdminRoute(scope, catalog, {
@@ -90,7 +94,9 @@ export function registerLedgerAdminRoutes(
     path: '/admin/v1/merchants/:merchantId/fees/:channel',
     tag: TAG,
     summary: 'Set the fee of one channel: percent (basis points) + fixed, at least a minimum, never above the amount',
-    description: `Channels: ${Object.entries(FEE_CHANNELS).map(([c, cur]) => `${c} (${cur})`).join(', ')}. Applies to orders created from now on.`,
+    description: `Channels: ${Object.entries(FEE_CHANNELS)
+      .map(([c, cur]) => `${c} (${cur})`)
+      .join(', ')}. Applies to orders created from now on.`,
     body: Type.Object({
       percentBps: Type.Integer({ minimum: 0, maximum: 10_000 }),
       fixed: Type.Optional(Amount),

@@ -47,12 +47,19 @@ export const LEDGER_CHECKS: readonly AuditCheck[] = [
       const rows = await db
         .selectFrom('ledger_accounts as a')
         .leftJoin('ledger_entries as e', 'e.account_code', 'a.code')
-        .select(['a.code', 'a.balance', (eb) => eb.fn.coalesce(eb.fn.sum<number | string>('e.amount'), sql<number>`0`).as('total')])
+        .select([
+          'a.code',
+          'a.balance',
+          (eb) => eb.fn.coalesce(eb.fn.sum<number | string>('e.amount'), sql<number>`0`).as('total'),
+        ])
         .groupBy(['a.code', 'a.balance'])
         .execute();
       return rows
         .filter((r) => fromDb(r.balance) !== fromDb(r.total))
-        .map((r) => ({ check: this.name, detail: `${r.code} has balance ${r.balance} but its entries sum to ${fromDb(r.total)}` }));
+        .map((r) => ({
+          check: this.name,
+          detail: `${r.code} has balance ${r.balance} but its entries sum to ${fromDb(r.total)}`,
+        }));
     },
   },
   {
@@ -76,7 +83,9 @@ export const LEDGER_CHECKS: readonly AuditCheck[] = [
         .where('settled_at', 'is', null)
         .groupBy(['merchant_id', 'currency'])
         .execute();
-      const expected = new Map(waiting.map((w) => [`${w.merchant_id}/${w.currency}/awaiting_settlement`, fromDb(w.total)]));
+      const expected = new Map(
+        waiting.map((w) => [`${w.merchant_id}/${w.currency}/awaiting_settlement`, fromDb(w.total)]),
+      );
       const accounts = await db
         .selectFrom('ledger_accounts')
         .select(['code', 'balance'])
@@ -87,17 +96,24 @@ export const LEDGER_CHECKS: readonly AuditCheck[] = [
         const want = expected.get(account.code) ?? 0n;
         expected.delete(account.code);
         if (fromDb(account.balance) !== want) {
-          breaches.push({ check: this.name, detail: `${account.code} is ${account.balance}; unsettled settlements sum to ${want}` });
+          breaches.push({
+            check: this.name,
+            detail: `${account.code} is ${account.balance}; unsettled settlements sum to ${want}`,
+          });
         }
       }
-      for (const [code, want] of expected) breaches.push({ check: this.name, detail: `${code} has no account; unsettled settlements sum to ${want}` });
+      for (const [code, want] of expected)
+        breaches.push({ check: this.name, detail: `${code} has no account; unsettled settlements sum to ${want}` });
       return breaches;
     },
   },
 ];
 
 /** Runs every check; an empty list means the books are sound. */
-export async function audit(db: Kysely<Database>, checks: readonly AuditCheck[] = LEDGER_CHECKS): Promise<{ check: string; breaches: AuditBreach[] }[]> {
+export async function audit(
+  db: Kysely<Database>,
+  checks: readonly AuditCheck[] = LEDGER_CHECKS,
+): Promise<{ check: string; breaches: AuditBreach[] }[]> {
   const results = [];
   for (const check of checks) results.push({ check: check.name, breaches: await check.run(db) });
   return results;

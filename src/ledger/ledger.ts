@@ -12,8 +12,7 @@ export type MerchantAccountKind = 'available' | 'frozen' | 'awaiting_settlement'
 export type SystemAccountKind = 'fee_income' | 'rail_clearing' | 'token_clearing' | 'adjustments';
 
 export type AccountRef =
-  | { merchantId: string; kind: MerchantAccountKind }
-  | { merchantId?: undefined; kind: SystemAccountKind };
+  { merchantId: string; kind: MerchantAccountKind } | { merchantId?: undefined; kind: SystemAccountKind };
 
 export function accountCode(currency: Currency, ref: AccountRef): string {
   return `${ref.merchantId ?? 'system'}/${currency}/${ref.kind}`;
@@ -110,7 +109,15 @@ export class Ledger {
    */
   async creditCollection(
     tx: Tx,
-    c: { merchantId: string; currency: Currency; orderId: string; amount: Minor; fee: Minor; settleAt: number; clearing?: 'rail_clearing' | 'token_clearing' },
+    c: {
+      merchantId: string;
+      currency: Currency;
+      orderId: string;
+      amount: Minor;
+      fee: Minor;
+      settleAt: number;
+      clearing?: 'rail_clearing' | 'token_clearing';
+    },
   ): Promise<void> {
     const net = c.amount - c.fee;
     await this.post(tx, {
@@ -184,7 +191,13 @@ export class Ledger {
 
   /** A transfer is accepted: amount + fee move from available to frozen (InsufficientBalanceError if short). */
   freezeForTransfer(tx: Tx, t: TransferMoney): Promise<string> {
-    return this.freeze(tx, { merchantId: t.merchantId, currency: t.currency, orderId: t.orderId, total: t.amount + t.fee, kind: 'transfer.freeze' });
+    return this.freeze(tx, {
+      merchantId: t.merchantId,
+      currency: t.currency,
+      orderId: t.orderId,
+      total: t.amount + t.fee,
+      kind: 'transfer.freeze',
+    });
   }
 
   /** A transfer succeeded: the frozen amount leaves through the rail, the fee is income. */
@@ -204,7 +217,13 @@ export class Ledger {
 
   /** A transfer failed: the frozen amount and fee return to available. */
   releaseTransfer(tx: Tx, t: TransferMoney): Promise<string> {
-    return this.release(tx, { merchantId: t.merchantId, currency: t.currency, orderId: t.orderId, total: t.amount + t.fee, kind: 'transfer.released' });
+    return this.release(tx, {
+      merchantId: t.merchantId,
+      currency: t.currency,
+      orderId: t.orderId,
+      total: t.amount + t.fee,
+      kind: 'transfer.released',
+    });
   }
 
   /**

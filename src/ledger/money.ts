@@ -24,7 +24,8 @@ const PLAIN_DECIMAL = /^(-?)(\d+)(?:\.(\d+))?$/;
 export function parseDecimal(input: unknown, decimals: number, options: { signed?: boolean } = {}): Minor | undefined {
   // Merchant API amounts arrive as the text sent (src/http/raw-numbers.ts); a number that reaches
   // here otherwise (an admin body) is read by its shortest text.
-  const text = typeof input === 'string' ? input : typeof input === 'number' && Number.isFinite(input) ? String(input) : undefined;
+  const text =
+    typeof input === 'string' ? input : typeof input === 'number' && Number.isFinite(input) ? String(input) : undefined;
   if (text === undefined) return undefined;
   const match = PLAIN_DECIMAL.exec(text);
   if (match === null) return undefined;
@@ -64,12 +65,21 @@ export function amountField(
   const amount = parseDecimal(input, decimals, { signed: options.signed === true });
   const magnitude = amount !== undefined && amount < 0n ? -amount : amount;
   const acceptable =
-    amount !== undefined && magnitude !== undefined && magnitude <= maximum && (options.signed === true ? amount !== 0n : amount >= minimum);
+    amount !== undefined &&
+    magnitude !== undefined &&
+    magnitude <= maximum &&
+    (options.signed === true ? amount !== 0n : amount >= minimum);
   if (!acceptable) {
     throw new ApiError({
       kind: 'invalid_field',
       field,
-      rule: { rule: 'amount', decimals, minimum: formatMinor(minimum, decimals), maximum: formatMinor(maximum, decimals), signed: options.signed === true },
+      rule: {
+        rule: 'amount',
+        decimals,
+        minimum: formatMinor(minimum, decimals),
+        maximum: formatMinor(maximum, decimals),
+        signed: options.signed === true,
+      },
     });
   }
   return amount;
@@ -78,7 +88,8 @@ export function amountField(
 /** Converts minor units for a bigint column, refusing values a database integer cannot hold exactly. */
 export function toDbMinor(amount: Minor): number {
   const value = Number(amount);
-  if (!Number.isSafeInteger(value)) throw new RangeError(`amount ${amount} is outside the range the ledger stores exactly`);
+  if (!Number.isSafeInteger(value))
+    throw new RangeError(`amount ${amount} is outside the range the ledger stores exactly`);
   return value;
 }
 

@@ -59,11 +59,19 @@ export class LedgerService {
   }
 
   /** Credits (or, negative, debits) the merchant's available balance; a debit never overdraws it. */
-  async adjust(merchantId: string, input: { currency: Currency; amount: unknown; reason: string }): Promise<{ journalId: string; balance: Balance }> {
+  async adjust(
+    merchantId: string,
+    input: { currency: Currency; amount: unknown; reason: string },
+  ): Promise<{ journalId: string; balance: Balance }> {
     const amount = amountField('amount', input.amount, input.currency, { signed: true });
     try {
       return await this.store.transact(async (tx) => {
-        const journalId = await this.ledger.adjust(tx, { merchantId, currency: input.currency, amount, reason: input.reason });
+        const journalId = await this.ledger.adjust(tx, {
+          merchantId,
+          currency: input.currency,
+          amount,
+          reason: input.reason,
+        });
         const [balance] = await this.balances(tx, merchantId, [input.currency]);
         if (balance === undefined) throw new Error('balance vanished');
         return { journalId, balance };
@@ -113,7 +121,13 @@ export class LedgerService {
     const rows = await q.feeSchedules(this.store.read, merchantId);
     return rows.flatMap((row) =>
       isFeeChannel(row.channel)
-        ? [toFeeView(row.channel, { percentBps: row.percent_bps, fixed: fromDb(row.fixed_minor), minimum: fromDb(row.minimum_minor) })]
+        ? [
+            toFeeView(row.channel, {
+              percentBps: row.percent_bps,
+              fixed: fromDb(row.fixed_minor),
+              minimum: fromDb(row.minimum_minor),
+            }),
+          ]
         : [],
     );
   }

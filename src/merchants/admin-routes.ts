@@ -5,7 +5,13 @@ import type { RouteCatalog } from '../http/route-catalog.js';
 import { StringEnum } from '../http/validation.js';
 import { OperatorError } from '../admin/failures.js';
 import { CASHIER_METHODS } from '../cashier/methods.js';
-import { CallbackAddressBody, CreateApiKeyBody, CreateMerchantBody, EditApiKeyBody, MerchantLanguage } from './schemas.js';
+import {
+  CallbackAddressBody,
+  CreateApiKeyBody,
+  CreateMerchantBody,
+  EditApiKeyBody,
+  MerchantLanguage,
+} from './schemas.js';
 import type { MerchantService } from './service.js';
 
 const MerchantView = Type.Object({
@@ -15,7 +21,9 @@ const MerchantView = Type.Object({
   callbackUrl: Type.Union([Type.String(), Type.Null()]),
   settlementDelayMs: Type.Integer({ description: 'collected money becomes available this long after payment' }),
   cashierLifetimeMs: Type.Integer({ description: "how long a payer has on a collection's cashier page" }),
-  cashierMethods: Type.Array(StringEnum([...CASHIER_METHODS]), { description: 'the payment methods its aggregate cashiers offer' }),
+  cashierMethods: Type.Array(StringEnum([...CASHIER_METHODS]), {
+    description: 'the payment methods its aggregate cashiers offer',
+  }),
   createdAt: Type.Integer({ description: 'Unix milliseconds' }),
 });
 
@@ -34,7 +42,11 @@ const ApiKeyView = Type.Object({
 const TAG = 'Admin: merchants and API keys';
 
 /** Operator routes for merchants, their API keys and their unified callback address. */
-export function registerMerchantAdminRoutes(scope: FastifyInstance, catalog: RouteCatalog, merchants: MerchantService): void {
+export function registerMerchantAdminRoutes(
+  scope: FastifyInstance,
+  catalog: RouteCatalog,
+  merchants: MerchantService,
+): void {
   registerAdminRoute(scope, catalog, {
     method: 'POST',
     path: '/admin/v1/merchants',
@@ -80,12 +92,15 @@ export function registerMerchantAdminRoutes(scope: FastifyInstance, catalog: Rou
     method: 'PUT',
     path: '/admin/v1/merchants/:merchantId/cashier',
     tag: TAG,
-    summary: "Set how long a payer has on a cashier page (default 30 minutes) and the methods its aggregate cashiers offer (default all)",
+    summary:
+      'Set how long a payer has on a cashier page (default 30 minutes) and the methods its aggregate cashiers offer (default all)',
     description:
       'Either member or both. The lifetime applies to collections and aggregate cashiers created from now on; the methods to aggregate cashier pages shown from now on.',
     body: Type.Object({
       lifetimeMs: Type.Optional(Type.Integer({ minimum: 60_000, maximum: 30 * 86_400_000 })),
-      methods: Type.Optional(Type.Array(StringEnum([...CASHIER_METHODS]), { minItems: 1, maxItems: CASHIER_METHODS.length })),
+      methods: Type.Optional(
+        Type.Array(StringEnum([...CASHIER_METHODS]), { minItems: 1, maxItems: CASHIER_METHODS.length }),
+      ),
     }),
     response: MerchantView,
     handle: ({ params, body }) => {

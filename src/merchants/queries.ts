@@ -22,7 +22,9 @@ export async function insertMerchant(db: Db, row: MerchantRow): Promise<void> {
 export async function updateMerchant(
   db: Db,
   merchantId: string,
-  changes: Partial<Pick<MerchantRow, 'callback_url' | 'settlement_delay_ms' | 'cashier_lifetime_ms' | 'cashier_methods'>> & { updated_at: number },
+  changes: Partial<
+    Pick<MerchantRow, 'callback_url' | 'settlement_delay_ms' | 'cashier_lifetime_ms' | 'cashier_methods'>
+  > & { updated_at: number },
 ): Promise<void> {
   await db.updateTable('merchants').set(changes).where('id', '=', merchantId).execute();
 }

@@ -15,7 +15,8 @@ export type CreateMerchantBody = Static<typeof CreateMerchantBody>;
 
 const Permissions = Type.Array(StringEnum(PERMISSION_GRANTS), {
   minItems: 1,
-  description: 'Subset of exchange, ken.collection, ken.transfer, bra.collection, bra.transfer, polymerize, query, balance; or all',
+  description:
+    'Subset of exchange, ken.collection, ken.transfer, bra.collection, bra.transfer, polymerize, query, balance; or all',
 });
 const IpWhitelist = Type.Union(
   [

@@ -73,7 +73,9 @@ export interface KeySettings {
 }
 
 function parseWhitelist(input: readonly string[] | string): string[] {
-  const entries = (typeof input === 'string' ? input.split(',') : [...input]).map((e) => e.trim()).filter((e) => e !== '');
+  const entries = (typeof input === 'string' ? input.split(',') : [...input])
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
   const bad = entries.find((entry) => whitelistEntryProblem(entry) !== undefined);
   if (bad !== undefined || entries.length === 0) {
     throw new ApiError({ kind: 'invalid_field', field: 'ipWhitelist', rule: { rule: 'format', format: 'ipOrCidr' } });
@@ -166,7 +168,10 @@ export class MerchantService {
   }
 
   /** The lifetime applies to collections created from now on; the methods to aggregate cashiers opened from now on. */
-  setCashierSettings(merchantId: string, settings: { lifetimeMs?: number | undefined; methods?: readonly CashierMethod[] | undefined }): Promise<Merchant> {
+  setCashierSettings(
+    merchantId: string,
+    settings: { lifetimeMs?: number | undefined; methods?: readonly CashierMethod[] | undefined },
+  ): Promise<Merchant> {
     return this.changeMerchant(merchantId, {
       ...(settings.lifetimeMs !== undefined && { cashier_lifetime_ms: settings.lifetimeMs }),
       ...(settings.methods !== undefined && { cashier_methods: JSON.stringify([...new Set(settings.methods)]) }),
@@ -175,7 +180,9 @@ export class MerchantService {
 
   private changeMerchant(
     merchantId: string,
-    changes: Partial<Pick<q.MerchantRow, 'callback_url' | 'settlement_delay_ms' | 'cashier_lifetime_ms' | 'cashier_methods'>>,
+    changes: Partial<
+      Pick<q.MerchantRow, 'callback_url' | 'settlement_delay_ms' | 'cashier_lifetime_ms' | 'cashier_methods'>
+    >,
   ): Promise<Merchant> {
     return this.store.transact(async (tx) => {
       const row = await q.findMerchant(tx, merchantId);
@@ -237,7 +244,9 @@ export class MerchantService {
   /** Edits a key's settings; like creation, an edit takes effect after the activation delay. */
   editApiKey(merchantId: string, accessKey: string, settings: KeySettings): Promise<ApiKeyView> {
     return this.changeKey(merchantId, accessKey, (row, now) => ({
-      ...(settings.permissions !== undefined && { permissions: JSON.stringify(parsePermissions(settings.permissions)) }),
+      ...(settings.permissions !== undefined && {
+        permissions: JSON.stringify(parsePermissions(settings.permissions)),
+      }),
       ...(settings.ipWhitelist !== undefined && { ip_whitelist: JSON.stringify(parseWhitelist(settings.ipWhitelist)) }),
       ...(settings.debug !== undefined && { debug: settings.debug ? 1 : 0 }),
       ...(settings.label !== undefined && { label: settings.label }),

@@ -21,8 +21,15 @@ export function registerOrderAdminRoutes(scope: FastifyInstance, catalog: RouteC
     body: Type.Object({
       event: Type.String({ maxLength: 32 }),
       amount: Type.Optional(Type.Union([Type.String(), Type.Number()])),
-      tradeHash: Type.Optional(Type.String({ maxLength: 80, description: 'exchange: the transaction hash, in the chain’s format; random when omitted' })),
-      from: Type.Optional(Type.String({ maxLength: 64, description: 'token → fiat: the address the deposit came from' })),
+      tradeHash: Type.Optional(
+        Type.String({
+          maxLength: 80,
+          description: 'exchange: the transaction hash, in the chain’s format; random when omitted',
+        }),
+      ),
+      from: Type.Optional(
+        Type.String({ maxLength: 64, description: 'token → fiat: the address the deposit came from' }),
+      ),
     }),
     response: Type.Object({
       orderId: Type.String(),
@@ -31,7 +38,12 @@ export function registerOrderAdminRoutes(scope: FastifyInstance, catalog: RouteC
       allowedEvents: Type.Array(Type.String()),
     }),
     handle: async ({ params, body }) => {
-      const order = await sandbox.apply(params.orderId ?? '', body.event, { amount: body.amount, tradeHash: body.tradeHash, from: body.from, source: 'sandbox:admin' });
+      const order = await sandbox.apply(params.orderId ?? '', body.event, {
+        amount: body.amount,
+        tradeHash: body.tradeHash,
+        from: body.from,
+        source: 'sandbox:admin',
+      });
       return {
         orderId: order.id,
         orderStatus: order.status,

@@ -53,7 +53,10 @@ function matches(actual: Record<Journal, number>, expected: Counts): boolean {
   return ORDER_JOURNALS.every((journal) => actual[journal] === (expected[journal] ?? 0));
 }
 
-const describeCounts = (counts: Counts) => ORDER_JOURNALS.filter((j) => (counts[j] ?? 0) > 0).map((j) => `${counts[j]} ${j}`).join(', ') || 'none';
+const describeCounts = (counts: Counts) =>
+  ORDER_JOURNALS.filter((j) => (counts[j] ?? 0) > 0)
+    .map((j) => `${counts[j]} ${j}`)
+    .join(', ') || 'none';
 
 /** Every order has exactly the ledger entries its state calls for: a paid collection its credit, a transfer its freeze and its end, an exchange each step's. */
 export const ORDER_ENTRIES_CHECK: AuditCheck = {
@@ -66,7 +69,9 @@ export const ORDER_ENTRIES_CHECK: AuditCheck = {
       .groupBy(['o.id', 'o.kind', 'o.status'])
       .execute();
     return rows.flatMap((row) => {
-      const actual = Object.fromEntries(ORDER_JOURNALS.map((j) => [j, Number((row as Record<string, unknown>)[j] ?? 0)])) as Record<Journal, number>;
+      const actual = Object.fromEntries(
+        ORDER_JOURNALS.map((j) => [j, Number((row as Record<string, unknown>)[j] ?? 0)]),
+      ) as Record<Journal, number>;
       const expected = expectedJournals(row.kind, row.status);
       if (expected.some((e) => matches(actual, e))) return [];
       return [

@@ -48,7 +48,13 @@ export async function insertOrderEvent(db: Db, row: OrderEventRow): Promise<void
 }
 
 export function eventsOfOrder(db: Db, orderId: string): Promise<OrderEventRow[]> {
-  return db.selectFrom('order_events').selectAll().where('order_id', '=', orderId).orderBy('at').orderBy('id').execute();
+  return db
+    .selectFrom('order_events')
+    .selectAll()
+    .where('order_id', '=', orderId)
+    .orderBy('at')
+    .orderBy('id')
+    .execute();
 }
 
 /** Orders whose time ran out while they waited: collections unpaid, exchange quotes whose fiat was not taken or whose deposit did not come. */

@@ -4,7 +4,10 @@ import type { OrderRow } from './queries.js';
 import { statusText } from './state-machine.js';
 
 /** orderType of the order record: the spec leaves its values open; Cashgate's are these. */
-export const ORDER_TYPE = { collection: { code: 1, text: 'COLLECTION' }, transfer: { code: 2, text: 'TRANSFER' } } as const;
+export const ORDER_TYPE = {
+  collection: { code: 1, text: 'COLLECTION' },
+  transfer: { code: 2, text: 'TRANSFER' },
+} as const;
 
 /** orderResourceType: how the order came to be. */
 export const ORDER_RESOURCE_TYPE = { api: { code: 1, text: 'API' } } as const;
@@ -17,7 +20,10 @@ export const MARK_STATUS_AMOUNT_DIFFERS = 1;
 
 /** A collection's markStatus: marked when what was paid differs from what was asked (in reais, or in token units). */
 export function collectionMarkStatus(order: Pick<OrderRow, 'actual_amount' | 'amount' | 'details'>): number {
-  const differs = order.actual_amount !== null && (order.actual_amount !== order.amount || (JSON.parse(order.details) as { amountDiffers?: boolean }).amountDiffers === true);
+  const differs =
+    order.actual_amount !== null &&
+    (order.actual_amount !== order.amount ||
+      (JSON.parse(order.details) as { amountDiffers?: boolean }).amountDiffers === true);
   return differs ? MARK_STATUS_AMOUNT_DIFFERS : MARK_STATUS_NONE;
 }
 
@@ -64,7 +70,10 @@ export function OrderRecordSchema(orderFee: 'string' | 'integer') {
     externalOrderId: Type.String(),
     orderAmount: Type.String(),
     orderActualAmount: NullableString,
-    orderEntryAmount: Type.String({ description: 'collections: credited to the merchant (actual − fee); transfers: taken from the balance (amount + fee; 0 once released)' }),
+    orderEntryAmount: Type.String({
+      description:
+        'collections: credited to the merchant (actual − fee); transfers: taken from the balance (amount + fee; 0 once released)',
+    }),
     orderFee: orderFee === 'integer' ? Type.Integer() : Type.String(),
     orderPayTime: NullableInteger,
     orderCompleteTime: NullableInteger,
@@ -72,7 +81,9 @@ export function OrderRecordSchema(orderFee: 'string' | 'integer') {
     payType: Type.Integer(),
     tradeNote: Type.String({ description: 'the remark' }),
     notifyUrl: Type.String(),
-    markStatus: Type.Integer({ description: '0: not marked; 1: a collection paid with another amount than the order\'s' }),
+    markStatus: Type.Integer({
+      description: "0: not marked; 1: a collection paid with another amount than the order's",
+    }),
     errorMsg: NullableString,
     errorMsgEn: NullableString,
     accountType: Type.String(),
@@ -91,7 +102,8 @@ export function orderRecord(order: OrderRow, account: OrderAccount): OrderRecord
   const fee = fromDb(order.fee);
   const actual = order.actual_amount === null ? null : fromDb(order.actual_amount);
   const released = order.kind === 'transfer' && (order.status === 4 || order.status === 16);
-  const entry = order.kind === 'collection' ? (actual === null ? 0n : actual - fee) : released ? 0n : fromDb(order.amount) + fee;
+  const entry =
+    order.kind === 'collection' ? (actual === null ? 0n : actual - fee) : released ? 0n : fromDb(order.amount) + fee;
   // Exchange orders have their own record (src/exchange/records.ts).
   const type = ORDER_TYPE[order.kind as keyof typeof ORDER_TYPE];
   return {

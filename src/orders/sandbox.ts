@@ -19,7 +19,10 @@ export type SandboxDriver = (order: OrderRow, event: string, input: SandboxInput
 
 /** The simulated rails: sandbox events move an order exactly as a rail's report would. */
 export class OrderSandbox {
-  readonly #drivers = new Map<string, { driver: SandboxDriver; extraEvents: readonly string[]; internalEvents: readonly string[] }>();
+  readonly #drivers = new Map<
+    string,
+    { driver: SandboxDriver; extraEvents: readonly string[]; internalEvents: readonly string[] }
+  >();
 
   constructor(
     private readonly orders: OrderService,
@@ -32,8 +35,13 @@ export class OrderSandbox {
    * own driver; `extraEvents` are events it adds (e.g. `complete`), `internalEvents` outcomes it
    * decides itself and the sandbox does not offer.
    */
-  registerDriver(kinds: readonly (OrderKind | `${OrderArea}.${OrderKind}`)[], driver: SandboxDriver, events: { extra?: readonly string[]; internal?: readonly string[] } = {}): void {
-    for (const kind of kinds) this.#drivers.set(kind, { driver, extraEvents: events.extra ?? [], internalEvents: events.internal ?? [] });
+  registerDriver(
+    kinds: readonly (OrderKind | `${OrderArea}.${OrderKind}`)[],
+    driver: SandboxDriver,
+    events: { extra?: readonly string[]; internal?: readonly string[] } = {},
+  ): void {
+    for (const kind of kinds)
+      this.#drivers.set(kind, { driver, extraEvents: events.extra ?? [], internalEvents: events.internal ?? [] });
   }
 
   #driverOf(order: OrderRow) {
@@ -43,7 +51,9 @@ export class OrderSandbox {
   /** The sandbox events the order's state allows now (a collection whose time is up: only `expired`). */
   allowed(order: OrderRow): string[] {
     const driver = this.#driverOf(order);
-    const own = allowedEventsAt(order, this.clock.now()).filter((event) => !(driver?.internalEvents.includes(event) ?? false));
+    const own = allowedEventsAt(order, this.clock.now()).filter(
+      (event) => !(driver?.internalEvents.includes(event) ?? false),
+    );
     return own.length > 0 ? [...own, ...(driver?.extraEvents ?? [])] : own;
   }
 
@@ -54,7 +64,13 @@ export class OrderSandbox {
     if (order === undefined) throw new OperatorError({ kind: 'order_not_found', orderId });
     const own = this.#driverOf(order);
     if (!eventsOf(order.kind).includes(event) && !(own?.extraEvents.includes(event) ?? false)) {
-      throw new OperatorError({ kind: 'event_not_allowed', orderId, status: order.status, event, allowedEvents: this.allowed(order) });
+      throw new OperatorError({
+        kind: 'event_not_allowed',
+        orderId,
+        status: order.status,
+        event,
+        allowedEvents: this.allowed(order),
+      });
     }
     if (own !== undefined) {
       try {
@@ -62,16 +78,33 @@ export class OrderSandbox {
       } catch (error) {
         if (!(error instanceof EventNotAllowedError)) throw error;
         const now = (await this.orders.find(orderId)) ?? error.order;
-        throw new OperatorError({ kind: 'event_not_allowed', orderId, status: now.status, event, allowedEvents: this.allowed(now) });
+        throw new OperatorError({
+          kind: 'event_not_allowed',
+          orderId,
+          status: now.status,
+          event,
+          allowedEvents: this.allowed(now),
+        });
       }
     }
     const amount =
-      input.amount === undefined || event !== 'paid' ? undefined : amountField('amount', input.amount, order.currency as Currency);
+      input.amount === undefined || event !== 'paid'
+        ? undefined
+        : amountField('amount', input.amount, order.currency as Currency);
     try {
-      return await this.orders.applyEvent(orderId, event, { source: input.source, ...(amount !== undefined && { amount }) });
+      return await this.orders.applyEvent(orderId, event, {
+        source: input.source,
+        ...(amount !== undefined && { amount }),
+      });
     } catch (error) {
       if (!(error instanceof EventNotAllowedError)) throw error;
-      throw new OperatorError({ kind: 'event_not_allowed', orderId, status: error.order.status, event, allowedEvents: error.allowed });
+      throw new OperatorError({
+        kind: 'event_not_allowed',
+        orderId,
+        status: error.order.status,
+        event,
+        allowedEvents: error.allowed,
+      });
     }
   }
 }

@@ -22,7 +22,12 @@ export function AmountField(description: string) {
  * What every create request hands to its order as it is: the merchant's id for it, the request
  * itself (an identical repeat returns the first result), and the addresses and note.
  */
-export function fromCreateRequest(body: { externalOrderId: string; notifyUrl?: string | undefined; returnUrl?: string | undefined; remark?: string | undefined }) {
+export function fromCreateRequest(body: {
+  externalOrderId: string;
+  notifyUrl?: string | undefined;
+  returnUrl?: string | undefined;
+  remark?: string | undefined;
+}) {
   return {
     externalOrderId: body.externalOrderId,
     requestBody: body,
@@ -33,7 +38,10 @@ export function fromCreateRequest(body: { externalOrderId: string; notifyUrl?: s
 }
 
 /** The body of every order query (8, 9, 14, 15): both ids must name the same order. */
-export const QueryBody = Type.Object({ externalOrderId: ExternalOrderId, orderId: Type.String({ minLength: 1, maxLength: 64 }) });
+export const QueryBody = Type.Object({
+  externalOrderId: ExternalOrderId,
+  orderId: Type.String({ minLength: 1, maxLength: 64 }),
+});
 
 /** The transfer create result (7, 12, 13). */
 export const TransferResult = Type.Object({
@@ -44,7 +52,12 @@ export const TransferResult = Type.Object({
 });
 
 export function transferResult(order: OrderRow) {
-  return { orderId: order.id, orderStatus: statusText('transfer', order.status), externalOrderId: order.external_order_id, currencyType: order.currency };
+  return {
+    orderId: order.id,
+    orderStatus: statusText('transfer', order.status),
+    externalOrderId: order.external_order_id,
+    currencyType: order.currency,
+  };
 }
 
 /** An order query endpoint: the caller's order named by both ids, as an array of one order record. */
@@ -73,7 +86,13 @@ export function orderQueryRoute(def: {
     ...(def.desc === true && { desc: true }),
     body: QueryBody,
     data: Type.Array(def.extraSchema === undefined ? record : Type.Composite([record, def.extraSchema])),
-    handle: async ({ body, caller }: { body: { externalOrderId: string; orderId: string }; caller: MerchantCaller }) => {
+    handle: async ({
+      body,
+      caller,
+    }: {
+      body: { externalOrderId: string; orderId: string };
+      caller: MerchantCaller;
+    }) => {
       const order = await def.orders.findForQuery(caller.merchantId, def.area, def.kind, body);
       const base = orderRecord(order, def.account(order));
       return [{ ...base, ...def.extra?.(order, base) }] as never;

@@ -106,7 +106,9 @@ export class EventNotAllowedError extends Error {
     readonly event: string,
     readonly allowed: string[],
   ) {
-    super(`order ${order.id} is in status ${order.status}: event ${event} is not allowed; allowed now: ${allowed.join(', ') || 'none (the order is final)'}`);
+    super(
+      `order ${order.id} is in status ${order.status}: event ${event} is not allowed; allowed now: ${allowed.join(', ') || 'none (the order is final)'}`,
+    );
     this.name = 'EventNotAllowedError';
   }
 }
@@ -243,7 +245,10 @@ export class OrderService implements CallbackOrderSource {
           notify_url: input.notifyUrl,
           return_url: input.returnUrl,
           remark: input.remark,
-          details: JSON.stringify({ ...input.details, feeRule: { percentBps: feeRule.percentBps, fixed: String(feeRule.fixed), minimum: String(feeRule.minimum) } }),
+          details: JSON.stringify({
+            ...input.details,
+            feeRule: { percentBps: feeRule.percentBps, fixed: String(feeRule.fixed), minimum: String(feeRule.minimum) },
+          }),
           cashier_id: input.cashierExpiry === undefined ? null : newId('csh', 16),
           cashier_expire_at:
             input.cashierExpiry === undefined
@@ -262,13 +267,27 @@ export class OrderService implements CallbackOrderSource {
           updated_at: now,
         };
         order.rail_ref = input.railRef?.(order.id) ?? null;
-        if (input.detailsFor !== undefined) order.details = JSON.stringify({ ...(JSON.parse(order.details) as object), ...input.detailsFor(order) });
+        if (input.detailsFor !== undefined)
+          order.details = JSON.stringify({ ...(JSON.parse(order.details) as object), ...input.detailsFor(order) });
         await input.prepare?.(tx, order, feeRule);
         const data = input.createResult(order);
         order.create_result = JSON.stringify(data);
         await q.insertOrder(tx, order);
-        await q.insertOrderEvent(tx, { id: newId('oev'), order_id: order.id, event: 'created', from_status: null, to_status: order.status, source: 'api', at: now });
-        if (input.kind === 'transfer') await this.freezeOrRefuse(tx, order, { total: input.amount + fee, journal: 'transfer.freeze', purpose: 'transfer' });
+        await q.insertOrderEvent(tx, {
+          id: newId('oev'),
+          order_id: order.id,
+          event: 'created',
+          from_status: null,
+          to_status: order.status,
+          source: 'api',
+          at: now,
+        });
+        if (input.kind === 'transfer')
+          await this.freezeOrRefuse(tx, order, {
+            total: input.amount + fee,
+            journal: 'transfer.freeze',
+            purpose: 'transfer',
+          });
         await input.afterInsert?.(tx, order);
         return { order, data, created: true };
       });
@@ -293,7 +312,11 @@ export class OrderService implements CallbackOrderSource {
         .set({ rail_claimed_at: now })
         .where('id', '=', order.id)
         .where('channel_order_id', 'is', null)
-        .where((eb) => (order.rail_claimed_at === null ? eb('rail_claimed_at', 'is', null) : eb('rail_claimed_at', '=', order.rail_claimed_at)))
+        .where((eb) =>
+          order.rail_claimed_at === null
+            ? eb('rail_claimed_at', 'is', null)
+            : eb('rail_claimed_at', '=', order.rail_claimed_at),
+        )
         .executeTakeFirst(),
     );
     return result.numUpdatedRows > 0n;
@@ -310,10 +333,18 @@ export class OrderService implements CallbackOrderSource {
       const { channelOrderId } = await rail.start(order);
       order.channel_order_id = channelOrderId;
       await this.store.transact((tx) =>
-        tx.updateTable('orders').set({ channel_order_id: channelOrderId }).where('id', '=', order.id).where('channel_order_id', 'is', null).execute(),
+        tx
+          .updateTable('orders')
+          .set({ channel_order_id: channelOrderId })
+          .where('id', '=', order.id)
+          .where('channel_order_id', 'is', null)
+          .execute(),
       );
     } catch (error) {
-      this.logger.error({ err: error, orderId: order.id, rail: rail.name }, 'the rail did not take the order; a repeat of the create request retries');
+      this.logger.error(
+        { err: error, orderId: order.id, rail: rail.name },
+        'the rail did not take the order; a repeat of the create request retries',
+      );
     }
   }
 
@@ -326,7 +357,12 @@ export class OrderService implements CallbackOrderSource {
     if (order.request_hash !== hash) throw new ApiError({ kind: 'duplicate_external_order_id', externalOrderId });
     // A repeat is the merchant's retry: an order its rail never took is handed to the rail again,
     // once no other hand-over can still be under way (so a rail never starts one order twice).
-    if (retryRail && order.channel_order_id === null && order.status === INITIAL_STATUS[order.kind] && (await this.#reclaimRail(order))) {
+    if (
+      retryRail &&
+      order.channel_order_id === null &&
+      order.status === INITIAL_STATUS[order.kind] &&
+      (await this.#reclaimRail(order))
+    ) {
       await this.#startOnRail(order);
     }
     return { order, data: reviveExact(JSON.parse(order.create_result)), created: false };
@@ -336,10 +372,20 @@ export class OrderService implements CallbackOrderSource {
    * Moves `total` from the merchant's available balance to frozen for the order, or refuses the
    * create with a 300 that says how much is needed and available (the transaction then rolls back).
    */
-  async freezeOrRefuse(tx: Tx, order: q.OrderRow, freeze: { total: Minor; journal: string; purpose: 'transfer' | 'exchange' }): Promise<void> {
+  async freezeOrRefuse(
+    tx: Tx,
+    order: q.OrderRow,
+    freeze: { total: Minor; journal: string; purpose: 'transfer' | 'exchange' },
+  ): Promise<void> {
     const currency = order.currency as Currency;
     try {
-      await this.ledger.ledger.freeze(tx, { merchantId: order.merchant_id, currency, orderId: order.id, total: freeze.total, kind: freeze.journal });
+      await this.ledger.ledger.freeze(tx, {
+        merchantId: order.merchant_id,
+        currency,
+        orderId: order.id,
+        total: freeze.total,
+        kind: freeze.journal,
+      });
     } catch (error) {
       if (!(error instanceof InsufficientBalanceError)) throw error;
       const [balance] = await this.ledger.balances(tx, order.merchant_id, [currency]);
@@ -354,7 +400,13 @@ export class OrderService implements CallbackOrderSource {
   }
 
   #transferMoney(order: q.OrderRow): TransferMoney {
-    return { merchantId: order.merchant_id, currency: order.currency as Currency, orderId: order.id, amount: fromDb(order.amount), fee: fromDb(order.fee) };
+    return {
+      merchantId: order.merchant_id,
+      currency: order.currency as Currency,
+      orderId: order.id,
+      amount: fromDb(order.amount),
+      fee: fromDb(order.fee),
+    };
   }
 
   /**
@@ -371,11 +423,23 @@ export class OrderService implements CallbackOrderSource {
       const to = allowed.includes(event) ? nextStatus(order.kind, order.status, event) : undefined;
       if (to === undefined) throw new EventNotAllowedError(order, event, allowed);
       const spec = this.#spec(order);
-      const refusal = order.kind === 'collection' && event === 'paid' ? spec.refusePayment?.(order, options) : undefined;
+      const refusal =
+        order.kind === 'collection' && event === 'paid' ? spec.refusePayment?.(order, options) : undefined;
       if (refusal !== undefined) {
-        const refused = { details: JSON.stringify({ ...(JSON.parse(order.details) as object), ...refusal }), updated_at: now };
+        const refused = {
+          details: JSON.stringify({ ...(JSON.parse(order.details) as object), ...refusal }),
+          updated_at: now,
+        };
         await q.updateOrder(tx, order.id, refused);
-        await q.insertOrderEvent(tx, { id: newId('oev'), order_id: order.id, event: 'payment_refused', from_status: order.status, to_status: order.status, source: options.source, at: now });
+        await q.insertOrderEvent(tx, {
+          id: newId('oev'),
+          order_id: order.id,
+          event: 'payment_refused',
+          from_status: order.status,
+          to_status: order.status,
+          source: options.source,
+          at: now,
+        });
         return { ...order, ...refused };
       }
       const changes: Partial<q.OrderRow> = { status: to, updated_at: now };
@@ -383,9 +447,18 @@ export class OrderService implements CallbackOrderSource {
       if (own !== undefined) Object.assign(changes, own.changes);
       if (order.kind === 'collection' && event === 'paid') {
         const actual = options.amount ?? fromDb(order.amount);
-        const rule = (JSON.parse(order.details) as { feeRule: { percentBps: number; fixed: string; minimum: string } }).feeRule;
-        const fee = feeFor(actual, { percentBps: rule.percentBps, fixed: BigInt(rule.fixed), minimum: BigInt(rule.minimum) });
-        const merchant = await tx.selectFrom('merchants').select('settlement_delay_ms').where('id', '=', order.merchant_id).executeTakeFirstOrThrow();
+        const rule = (JSON.parse(order.details) as { feeRule: { percentBps: number; fixed: string; minimum: string } })
+          .feeRule;
+        const fee = feeFor(actual, {
+          percentBps: rule.percentBps,
+          fixed: BigInt(rule.fixed),
+          minimum: BigInt(rule.minimum),
+        });
+        const merchant = await tx
+          .selectFrom('merchants')
+          .select('settlement_delay_ms')
+          .where('id', '=', order.merchant_id)
+          .executeTakeFirstOrThrow();
         await this.ledger.ledger.creditCollection(tx, {
           merchantId: order.merchant_id,
           currency: order.currency as Currency,
@@ -395,7 +468,12 @@ export class OrderService implements CallbackOrderSource {
           settleAt: now + merchant.settlement_delay_ms,
           clearing: spec.clearing?.(order) ?? 'rail_clearing',
         });
-        Object.assign(changes, { actual_amount: toDbMinor(actual), fee: toDbMinor(fee), pay_time: now, complete_time: now });
+        Object.assign(changes, {
+          actual_amount: toDbMinor(actual),
+          fee: toDbMinor(fee),
+          pay_time: now,
+          complete_time: now,
+        });
       }
       if (order.kind === 'transfer') {
         if (to === 8) {
@@ -409,14 +487,31 @@ export class OrderService implements CallbackOrderSource {
       }
       const succeeded = (order.kind === 'collection' && to === 2) || (order.kind === 'transfer' && to === 8);
       const extra = succeeded ? spec.successDetails?.(order, now) : undefined;
-      if (extra !== undefined) changes.details = JSON.stringify({ ...(JSON.parse(changes.details ?? order.details) as object), ...extra });
+      if (extra !== undefined)
+        changes.details = JSON.stringify({ ...(JSON.parse(changes.details ?? order.details) as object), ...extra });
       const reason = own?.failure ?? failureReason(event);
       if (reason !== undefined) {
-        const merchant = await tx.selectFrom('merchants').select('language').where('id', '=', order.merchant_id).executeTakeFirstOrThrow();
-        Object.assign(changes, { complete_time: now, error_msg: reason[isLanguage(merchant.language) ? merchant.language : 'en'], error_msg_en: reason.en });
+        const merchant = await tx
+          .selectFrom('merchants')
+          .select('language')
+          .where('id', '=', order.merchant_id)
+          .executeTakeFirstOrThrow();
+        Object.assign(changes, {
+          complete_time: now,
+          error_msg: reason[isLanguage(merchant.language) ? merchant.language : 'en'],
+          error_msg_en: reason.en,
+        });
       }
       await q.updateOrder(tx, order.id, changes);
-      await q.insertOrderEvent(tx, { id: newId('oev'), order_id: order.id, event, from_status: order.status, to_status: to, source: options.source, at: now });
+      await q.insertOrderEvent(tx, {
+        id: newId('oev'),
+        order_id: order.id,
+        event,
+        from_status: order.status,
+        to_status: to,
+        source: options.source,
+        at: now,
+      });
       const updated = { ...order, ...changes };
       if (isFinal(order.kind, to)) await this.outbox.enqueue(tx, this.#callback(updated));
       return updated;
@@ -440,10 +535,20 @@ export class OrderService implements CallbackOrderSource {
   }
 
   /** The caller's order named by both ids in this area (or one of these areas) and kind, else a 300 "order not found". */
-  async findForQuery(merchantId: string, area: OrderArea | readonly OrderArea[], kind: OrderKind, ids: { externalOrderId: string; orderId: string }): Promise<q.OrderRow> {
+  async findForQuery(
+    merchantId: string,
+    area: OrderArea | readonly OrderArea[],
+    kind: OrderKind,
+    ids: { externalOrderId: string; orderId: string },
+  ): Promise<q.OrderRow> {
     const order = await q.findOrder(this.store.read, ids.orderId);
     const areas: readonly OrderArea[] = typeof area === 'string' ? [area] : area;
-    if (order?.merchant_id !== merchantId || !areas.includes(order.area) || order.kind !== kind || order.external_order_id !== ids.externalOrderId) {
+    if (
+      order?.merchant_id !== merchantId ||
+      !areas.includes(order.area) ||
+      order.kind !== kind ||
+      order.external_order_id !== ids.externalOrderId
+    ) {
       throw new ApiError({ kind: 'order_not_found' });
     }
     return order;
@@ -479,14 +584,24 @@ export class OrderService implements CallbackOrderSource {
       const now = this.clock.now();
       const changes = { details: JSON.stringify({ ...details, railRestarts: restarts + 1 }), updated_at: now };
       await q.updateOrder(tx, orderId, changes);
-      await q.insertOrderEvent(tx, { id: newId('oev'), order_id: orderId, event: 'rail_restarted', from_status: locked.status, to_status: locked.status, source, at: now });
+      await q.insertOrderEvent(tx, {
+        id: newId('oev'),
+        order_id: orderId,
+        event: 'rail_restarted',
+        from_status: locked.status,
+        to_status: locked.status,
+        source,
+        at: now,
+      });
       return { ...locked, ...changes };
     });
     if (order === undefined) return false;
     const rail = this.#spec(order).rail(order);
     try {
       const { channelOrderId } = await rail.start(order);
-      await this.store.transact((tx) => tx.updateTable('orders').set({ channel_order_id: channelOrderId }).where('id', '=', orderId).execute());
+      await this.store.transact((tx) =>
+        tx.updateTable('orders').set({ channel_order_id: channelOrderId }).where('id', '=', orderId).execute(),
+      );
     } catch (error) {
       this.logger.error({ err: error, orderId, rail: rail.name }, 'the rail did not take the order again');
       // The attempt did not reach the payer: it does not count against the limit.
@@ -494,7 +609,9 @@ export class OrderService implements CallbackOrderSource {
         const current = await q.lockOrder(tx, this.store.dialect, orderId);
         if (current === undefined) return;
         const details = JSON.parse(current.details) as { railRestarts?: number };
-        await q.updateOrder(tx, orderId, { details: JSON.stringify({ ...details, railRestarts: Math.max(0, (details.railRestarts ?? 1) - 1) }) });
+        await q.updateOrder(tx, orderId, {
+          details: JSON.stringify({ ...details, railRestarts: Math.max(0, (details.railRestarts ?? 1) - 1) }),
+        });
       });
       return false;
     }

@@ -10,7 +10,13 @@ export const COLLECTION_STATUS = { pending: 1, paid: 2, expired: 3, cancelled: 4
 export const TRANSFER_STATUS = { accepted: 1, processing: 2, bankRejected: 4, succeeded: 8, failed: 16 } as const;
 
 /** Exchange orders, as the spec numbers them (both directions). */
-export const EXCHANGE_STATUS = { waitPayCurrency: 1, receivingCurrency: 2, waitReceiveToken: 4, complete: 8, failed: 32 } as const;
+export const EXCHANGE_STATUS = {
+  waitPayCurrency: 1,
+  receivingCurrency: 2,
+  waitReceiveToken: 4,
+  complete: 8,
+  failed: 32,
+} as const;
 
 export type CollectionEvent = 'paid' | 'expired' | 'cancelled';
 export type TransferEvent = 'processing' | 'succeeded' | 'bank_rejected' | 'failed';
@@ -50,7 +56,10 @@ const TRANSITIONS: {
     token_received: { from: [EXCHANGE_STATUS.waitReceiveToken], to: EXCHANGE_STATUS.complete },
     // The quote lapses when the fiat was not taken in time: the rate is held no longer.
     expired: { from: [EXCHANGE_STATUS.waitPayCurrency], to: EXCHANGE_STATUS.failed },
-    failed: { from: [EXCHANGE_STATUS.waitPayCurrency, EXCHANGE_STATUS.receivingCurrency, EXCHANGE_STATUS.waitReceiveToken], to: EXCHANGE_STATUS.failed },
+    failed: {
+      from: [EXCHANGE_STATUS.waitPayCurrency, EXCHANGE_STATUS.receivingCurrency, EXCHANGE_STATUS.waitReceiveToken],
+      to: EXCHANGE_STATUS.failed,
+    },
   },
   token_to_fiat: {
     token_received: { from: [EXCHANGE_STATUS.waitReceiveToken], to: EXCHANGE_STATUS.complete },
@@ -75,7 +84,13 @@ const FINAL: Record<OrderKind, ReadonlySet<number>> = {
   token_to_fiat: new Set([EXCHANGE_STATUS.complete, EXCHANGE_STATUS.failed]),
 };
 
-const EXCHANGE_STATUS_TEXT = { 1: 'WAIT_PAY_CURRENCY', 2: 'RECEIVING_CURRENCY', 4: 'WAIT_RECEIVE_TOKEN', 8: 'EXCHANGE_COMPLETE', 32: 'EXCHANGE_FAIL' };
+const EXCHANGE_STATUS_TEXT = {
+  1: 'WAIT_PAY_CURRENCY',
+  2: 'RECEIVING_CURRENCY',
+  4: 'WAIT_RECEIVE_TOKEN',
+  8: 'EXCHANGE_COMPLETE',
+  32: 'EXCHANGE_FAIL',
+};
 
 /** The text of each status, as `orderStatus` (create results, callbacks) and `orderStatusCode` (queries) carry it. */
 const STATUS_TEXT: Record<OrderKind, Record<number, string>> = {
@@ -97,12 +112,23 @@ export function allowedEvents(kind: OrderKind, status: number): string[] {
 }
 
 /** Whether a collection still waits for its payer although its cashier time is up (the expiry worker has not marked it yet). */
-export function isTimeUp(order: { kind: OrderKind; status: number; cashier_expire_at: number | null }, now: number): boolean {
-  return order.kind === 'collection' && order.status === COLLECTION_STATUS.pending && order.cashier_expire_at !== null && order.cashier_expire_at <= now;
+export function isTimeUp(
+  order: { kind: OrderKind; status: number; cashier_expire_at: number | null },
+  now: number,
+): boolean {
+  return (
+    order.kind === 'collection' &&
+    order.status === COLLECTION_STATUS.pending &&
+    order.cashier_expire_at !== null &&
+    order.cashier_expire_at <= now
+  );
 }
 
 /** The events the order allows at `now`: a collection whose cashier time is up can only expire. */
-export function allowedEventsAt(order: { kind: OrderKind; status: number; cashier_expire_at: number | null }, now: number): string[] {
+export function allowedEventsAt(
+  order: { kind: OrderKind; status: number; cashier_expire_at: number | null },
+  now: number,
+): string[] {
   return isTimeUp(order, now) ? ['expired'] : allowedEvents(order.kind, order.status);
 }
 

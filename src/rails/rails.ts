@@ -12,17 +12,39 @@ export interface Rail {
   start: (order: OrderRow) => Promise<{ channelOrderId: string }>;
 }
 
-const stamp = (now: number) => new Date(now).toISOString().replace(/[-:T.Z]/g, '').slice(0, 14);
+const stamp = (now: number) =>
+  new Date(now)
+    .toISOString()
+    .replace(/[-:T.Z]/g, '')
+    .slice(0, 14);
 
 /**
  * The simulators: each gives the reference its real rail would (Daraja's CheckoutRequestID, a Pix
  * txid, a boleto's nosso número, a payout id) and waits for sandbox events to say what happened.
  */
 export const SANDBOX_RAILS: Record<'mpesaStk' | 'mpesaB2c' | 'pix' | 'boleto' | 'pixPayout' | 'bankPayout', Rail> = {
-  mpesaStk: { name: 'mpesa-stk (sandbox)', start: (o) => Promise.resolve({ channelOrderId: `ws_CO_${stamp(o.created_at)}${randomBytes(6).toString('hex')}` }) },
-  mpesaB2c: { name: 'mpesa-b2c (sandbox)', start: () => Promise.resolve({ channelOrderId: `AG_${randomBytes(10).toString('hex').toUpperCase()}` }) },
-  pix: { name: 'pix (sandbox)', start: (o) => Promise.resolve({ channelOrderId: (o.rail_ref ?? '').replace(/^\w+:/, '') }) },
-  boleto: { name: 'boleto (sandbox)', start: (o) => Promise.resolve({ channelOrderId: (o.rail_ref ?? '').replace(/^boleto:/, '').slice(19) }) },
-  pixPayout: { name: 'pix-payout (sandbox)', start: () => Promise.resolve({ channelOrderId: `PXO${randomBytes(12).toString('hex').toUpperCase()}` }) },
-  bankPayout: { name: 'ted (sandbox)', start: () => Promise.resolve({ channelOrderId: `TED${randomBytes(12).toString('hex').toUpperCase()}` }) },
+  mpesaStk: {
+    name: 'mpesa-stk (sandbox)',
+    start: (o) => Promise.resolve({ channelOrderId: `ws_CO_${stamp(o.created_at)}${randomBytes(6).toString('hex')}` }),
+  },
+  mpesaB2c: {
+    name: 'mpesa-b2c (sandbox)',
+    start: () => Promise.resolve({ channelOrderId: `AG_${randomBytes(10).toString('hex').toUpperCase()}` }),
+  },
+  pix: {
+    name: 'pix (sandbox)',
+    start: (o) => Promise.resolve({ channelOrderId: (o.rail_ref ?? '').replace(/^\w+:/, '') }),
+  },
+  boleto: {
+    name: 'boleto (sandbox)',
+    start: (o) => Promise.resolve({ channelOrderId: (o.rail_ref ?? '').replace(/^boleto:/, '').slice(19) }),
+  },
+  pixPayout: {
+    name: 'pix-payout (sandbox)',
+    start: () => Promise.resolve({ channelOrderId: `PXO${randomBytes(12).toString('hex').toUpperCase()}` }),
+  },
+  bankPayout: {
+    name: 'ted (sandbox)',
+    start: () => Promise.resolve({ channelOrderId: `TED${randomBytes(12).toString('hex').toUpperCase()}` }),
+  },
 };

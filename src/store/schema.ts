@@ -102,13 +102,7 @@ export interface CallbackTestTable {
 
 /** Merchant accounts per currency; system accounts hold the other side of every journal. */
 export type LedgerAccountKind =
-  | 'available'
-  | 'frozen'
-  | 'awaiting_settlement'
-  | 'fee_income'
-  | 'rail_clearing'
-  | 'token_clearing'
-  | 'adjustments';
+  'available' | 'frozen' | 'awaiting_settlement' | 'fee_income' | 'rail_clearing' | 'token_clearing' | 'adjustments';
 
 /** A ledger account: `code` is `<merchantId or "system">/<currency>/<kind>`. */
 export interface LedgerAccountTable {

@@ -4,7 +4,10 @@ import type { RequestLog } from '../console/request-log.js';
 import type { Worker } from './worker.js';
 
 /** Drops ended console sessions, old sign-in failures and request log entries past their week. */
-export function consolePruner(deps: { accounts: ConsoleAccounts; requestLog: RequestLog; logger: Logger }, intervalMs = 300_000): Worker {
+export function consolePruner(
+  deps: { accounts: ConsoleAccounts; requestLog: RequestLog; logger: Logger },
+  intervalMs = 300_000,
+): Worker {
   return {
     name: 'console-pruner',
     intervalMs,

@@ -24,7 +24,11 @@ export async function launchBrowser(): Promise<{ browser: Browser } | { skip: st
     console.log(`# ${reason}`);
     return { skip: reason };
   }
-  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu'],
+  });
   return { browser };
 }
 
@@ -32,10 +36,21 @@ export async function launchBrowser(): Promise<{ browser: Browser } | { skip: st
 export async function seriousViolations(page: Page): Promise<string[]> {
   await page.evaluate(AXE_SOURCE);
   const violations = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string | null; nodes: { target: unknown[] }[] }[] }> } }).axe;
+    const axe = (
+      globalThis as unknown as {
+        axe: {
+          run(): Promise<{ violations: { id: string; impact: string | null; nodes: { target: unknown[] }[] }[] }>;
+        };
+      }
+    ).axe;
     const result = await axe.run();
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => JSON.stringify(n.target)) }));
+    return result.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      targets: v.nodes.map((n) => JSON.stringify(n.target)),
+    }));
   });
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.targets.join(', ')}`);
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.targets.join(', ')}`);
 }
-

@@ -20,13 +20,21 @@ export interface ConsoleClient {
   cookie: string;
   get(path: string): Promise<ConsolePage>;
   /** Posts a url-encoded form with the session's `_csrf` unless `csrf` is given (null leaves it out). */
-  post(path: string, fields: Record<string, string | string[]>, options?: { csrf?: string | null; headers?: Record<string, string> }): Promise<ConsolePage>;
+  post(
+    path: string,
+    fields: Record<string, string | string[]>,
+    options?: { csrf?: string | null; headers?: Record<string, string> },
+  ): Promise<ConsolePage>;
 }
 
 export const TEST_PASSWORD = 'correct horse battery staple';
 
 /** Makes a console user of the merchant through the admin API. */
-export async function createConsoleUser(gw: TestGateway, merchantId: string, input: { email?: string; password?: string; name?: string; language?: string } = {}) {
+export async function createConsoleUser(
+  gw: TestGateway,
+  merchantId: string,
+  input: { email?: string; password?: string; name?: string; language?: string } = {},
+) {
   const email = input.email ?? `user-${randomBytes(4).toString('hex')}@example.com`;
   const password = input.password ?? TEST_PASSWORD;
   const created = await gw.admin('POST', `/admin/v1/merchants/${merchantId}/users`, {
@@ -53,9 +61,21 @@ function cookiesOf(headers: Headers): Record<string, string> {
   return jar;
 }
 
-async function request(gw: TestGateway, path: string, init: RequestInit, jar: Record<string, string>): Promise<ConsolePage> {
-  const cookie = Object.entries(jar).filter(([, v]) => v !== '').map(([k, v]) => `${k}=${v}`).join('; ');
-  const response = await fetch(new URL(path, gw.url), { ...init, redirect: 'manual', headers: { ...(init.headers as Record<string, string>), ...(cookie !== '' && { cookie }) } });
+async function request(
+  gw: TestGateway,
+  path: string,
+  init: RequestInit,
+  jar: Record<string, string>,
+): Promise<ConsolePage> {
+  const cookie = Object.entries(jar)
+    .filter(([, v]) => v !== '')
+    .map(([k, v]) => `${k}=${v}`)
+    .join('; ');
+  const response = await fetch(new URL(path, gw.url), {
+    ...init,
+    redirect: 'manual',
+    headers: { ...(init.headers as Record<string, string>), ...(cookie !== '' && { cookie }) },
+  });
   Object.assign(jar, cookiesOf(response.headers));
   const location = response.headers.get('location') ?? undefined;
   return { status: response.status, text: await response.text(), headers: response.headers, location };
@@ -63,7 +83,8 @@ async function request(gw: TestGateway, path: string, init: RequestInit, jar: Re
 
 function formBody(fields: Record<string, string | string[]>): string {
   const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(fields)) for (const v of Array.isArray(value) ? value : [value]) params.append(name, v);
+  for (const [name, value] of Object.entries(fields))
+    for (const v of Array.isArray(value) ? value : [value]) params.append(name, v);
   return params.toString();
 }
 
@@ -80,10 +101,15 @@ export async function consoleSignIn(
   const signedIn = await request(
     gw,
     '/console/sign-in',
-    { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: formBody({ _csrf: signInCsrf ?? '', email: who.email, password: who.password }) },
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: formBody({ _csrf: signInCsrf ?? '', email: who.email, password: who.password }),
+    },
     jar,
   );
-  if (signedIn.status !== 303 || signedIn.location !== '/console') throw new Error(`sign-in failed: ${signedIn.status} ${signedIn.text.slice(0, 300)}`);
+  if (signedIn.status !== 303 || signedIn.location !== '/console')
+    throw new Error(`sign-in failed: ${signedIn.status} ${signedIn.text.slice(0, 300)}`);
   const overview = await request(gw, '/console', { method: 'GET' }, jar);
   const csrf = hiddenCsrf(overview.text);
   if (csrf === undefined) throw new Error('no CSRF token on the overview page');

@@ -26,7 +26,12 @@ export interface TestGateway {
   /** Every breach `cashgate audit` would report on this gateway's database (its details). */
   auditBreaches(): Promise<string[]>;
   /** A merchant and a key that is already active (the clock is moved past the activation delay). */
-  merchantWithKey(settings?: { permissions?: string[]; ipWhitelist?: string[] | string; debug?: boolean; language?: string }): Promise<{
+  merchantWithKey(settings?: {
+    permissions?: string[];
+    ipWhitelist?: string[] | string;
+    debug?: boolean;
+    language?: string;
+  }): Promise<{
     merchantId: string;
     credentials: Credentials;
   }>;
@@ -60,9 +65,10 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     ...options.env,
   });
   const clock = new OffsetClock();
-  const logger = options.logDestination === undefined
-    ? createLogger(config.logLevel, process.stderr)
-    : createLogger('info', options.logDestination);
+  const logger =
+    options.logDestination === undefined
+      ? createLogger(config.logLevel, process.stderr)
+      : createLogger('info', options.logDestination);
   const gateway = await startGateway(config, logger, {
     clock,
     ...(options.workers !== undefined && { workers: options.workers }),
@@ -90,8 +96,10 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     dataDir,
     databaseUrl,
     admin,
-    sandbox: (orderId, event, extra = {}) => admin('POST', `/admin/v1/sandbox/orders/${orderId}/events`, { event, ...extra }),
-    auditBreaches: async () => (await audit(gateway.store.read, AUDIT_CHECKS)).flatMap((r) => r.breaches.map((b) => b.detail)),
+    sandbox: (orderId, event, extra = {}) =>
+      admin('POST', `/admin/v1/sandbox/orders/${orderId}/events`, { event, ...extra }),
+    auditBreaches: async () =>
+      (await audit(gateway.store.read, AUDIT_CHECKS)).flatMap((r) => r.breaches.map((b) => b.detail)),
     async merchantWithKey(settings = {}) {
       const merchant = await admin('POST', '/admin/v1/merchants', {
         name: 'Test Merchant',

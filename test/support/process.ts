@@ -34,7 +34,13 @@ export interface ServerProcess {
 }
 
 /** Calls a server process's admin API with a bearer token. */
-export async function adminCall(server: ServerProcess, token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+export async function adminCall(
+  server: ServerProcess,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: any }> {
   const response = await fetch(new URL(path, server.url), {
     method,
     headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
@@ -46,7 +52,10 @@ export async function adminCall(server: ServerProcess, token: string, method: st
 const READY_LINES = { serve: 'Cashgate is serving', worker: 'Cashgate worker is running' } as const;
 
 /** Starts `cashgate serve` (or `cashgate worker`) in its own process and waits for its ready log line. */
-export function startServerProcess(env: Record<string, string>, command: 'serve' | 'worker' = 'serve'): Promise<ServerProcess> {
+export function startServerProcess(
+  env: Record<string, string>,
+  command: 'serve' | 'worker' = 'serve',
+): Promise<ServerProcess> {
   const child = spawn(process.execPath, [CLI, command], {
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
   });

@@ -92,7 +92,11 @@ export async function startReceiver(answer?: CallbackReceiver['answer']): Promis
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `check` until it returns a value other than undefined (or throws after `timeoutMs`). */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs = 15_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -103,7 +107,10 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
 }
 
 /** Receivers a suite starts as it goes, all closed together at its end. */
-export function receiverPool(): { start: (answer?: CallbackReceiver['answer']) => Promise<CallbackReceiver>; closeAll: () => Promise<void> } {
+export function receiverPool(): {
+  start: (answer?: CallbackReceiver['answer']) => Promise<CallbackReceiver>;
+  closeAll: () => Promise<void>;
+} {
   const started: CallbackReceiver[] = [];
   return {
     start: async (answer) => {

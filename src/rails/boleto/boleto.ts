@@ -62,7 +62,9 @@ export function dueFactor(dueDate: string): number {
   const time = parseIsoDate(dueDate);
   const days = Math.round((time - CURRENT_CYCLE_START) / DAY_MS);
   if (days < 0 || days >= CYCLE_DAYS) {
-    throw new RangeError(`dueDate ${dueDate} is outside ${DUE_DATE_RANGE.first}..${DUE_DATE_RANGE.last}, the fator de vencimento cycle Cashgate issues in`);
+    throw new RangeError(
+      `dueDate ${dueDate} is outside ${DUE_DATE_RANGE.first}..${DUE_DATE_RANGE.last}, the fator de vencimento cycle Cashgate issues in`,
+    );
   }
   return 1000 + days;
 }
@@ -113,14 +115,17 @@ function toCents(amountCents: bigint | number): bigint {
     throw new RangeError(`amountCents must be an integer number of centavos; got ${amountCents}`);
   }
   const cents = BigInt(amountCents);
-  if (cents < 0n || cents > 9_999_999_999n) throw new RangeError(`amountCents must be 0..9999999999 centavos to fit 10 digits; got ${cents}`);
+  if (cents < 0n || cents > 9_999_999_999n)
+    throw new RangeError(`amountCents must be 0..9999999999 centavos to fit 10 digits; got ${cents}`);
   return cents;
 }
 
 /** Builds the 44-digit barcode with its mod-11 DAC in position 5. */
 export function boletoBarcode(input: BoletoBarcodeInput): string {
-  if (!/^\d{3}$/.test(input.bankCode)) throw new RangeError(`bankCode must be the bank's 3-digit COMPE code; got "${input.bankCode}"`);
-  if (!/^\d{25}$/.test(input.freeField)) throw new RangeError(`freeField must be 25 digits; got ${input.freeField.length} characters`);
+  if (!/^\d{3}$/.test(input.bankCode))
+    throw new RangeError(`bankCode must be the bank's 3-digit COMPE code; got "${input.bankCode}"`);
+  if (!/^\d{25}$/.test(input.freeField))
+    throw new RangeError(`freeField must be 25 digits; got ${input.freeField.length} characters`);
   const factor = String(dueFactor(input.dueDate));
   const amount = toCents(input.amountCents).toString().padStart(10, '0');
   const head = input.bankCode + CURRENCY_REAL;
@@ -136,7 +141,8 @@ export function isValidBarcode(code: string): boolean {
 
 /** The fields of a valid barcode; throws RangeError for an invalid one. */
 export function boletoBarcodeFields(code: string): BoletoBarcodeFields {
-  if (!isValidBarcode(code)) throw new RangeError('barcode must be 44 digits in reais (currency 9) with a matching mod-11 DAC');
+  if (!isValidBarcode(code))
+    throw new RangeError('barcode must be 44 digits in reais (currency 9) with a matching mod-11 DAC');
   return {
     bankCode: code.slice(0, 3),
     currency: code.slice(3, 4),
@@ -149,7 +155,8 @@ export function boletoBarcodeFields(code: string): BoletoBarcodeFields {
 
 /** The 47-digit linha digitável of a valid barcode: three mod-10 checked fields, the DAC, fator + amount. */
 export function linhaDigitavel(barcode: string): string {
-  if (!isValidBarcode(barcode)) throw new RangeError('barcode must be 44 digits in reais (currency 9) with a matching mod-11 DAC');
+  if (!isValidBarcode(barcode))
+    throw new RangeError('barcode must be 44 digits in reais (currency 9) with a matching mod-11 DAC');
   const field1 = barcode.slice(0, 4) + barcode.slice(19, 24);
   const field2 = barcode.slice(24, 34);
   const field3 = barcode.slice(34, 44);
@@ -183,10 +190,13 @@ export function isValidLinhaDigitavel(line: string): boolean {
 /** The 44-digit barcode of a valid linha digitável; throws RangeError for an invalid one. */
 export function barcodeFromLinha(line: string): string {
   const digits = stripLine(line);
-  if (!/^\d{47}$/.test(digits)) throw new RangeError(`linha digitável must be 47 digits; got ${digits.length} after removing dots and spaces`);
-  if (!lineFieldsCheck(digits)) throw new RangeError('linha digitável has a field whose mod-10 check digit does not match');
+  if (!/^\d{47}$/.test(digits))
+    throw new RangeError(`linha digitável must be 47 digits; got ${digits.length} after removing dots and spaces`);
+  if (!lineFieldsCheck(digits))
+    throw new RangeError('linha digitável has a field whose mod-10 check digit does not match');
   const barcode = barcodeOf(digits);
-  if (!isValidBarcode(barcode)) throw new RangeError('linha digitável is not in reais (currency 9) or its mod-11 DAC does not match');
+  if (!isValidBarcode(barcode))
+    throw new RangeError('linha digitável is not in reais (currency 9) or its mod-11 DAC does not match');
   return barcode;
 }
 

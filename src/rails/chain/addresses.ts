@@ -22,7 +22,8 @@ const HASH_HEX = /^[0-9a-fA-F]{64}$/;
 const base58check = createBase58check(sha256);
 
 function requireBody(body20: Uint8Array): void {
-  if (body20.length !== BODY_LENGTH) throw new RangeError(`address body must be ${BODY_LENGTH} bytes, got ${body20.length}`);
+  if (body20.length !== BODY_LENGTH)
+    throw new RangeError(`address body must be ${BODY_LENGTH} bytes, got ${body20.length}`);
 }
 
 export function isTronAddress(text: string): boolean {

@@ -23,7 +23,8 @@ const ACCOUNT_DEPTH = 3;
 const XPUB_VERSION = 0x0488b21e;
 /** Versions of serialized private keys: xprv, tprv, yprv, zprv, Yprv, Zprv, uprv, vprv, Uprv, Vprv (BIP32, SLIP-132). */
 const PRIVATE_VERSIONS = new Set([
-  0x0488ade4, 0x04358394, 0x049d7878, 0x04b2430c, 0x0295b005, 0x02aa7a99, 0x044a4e28, 0x045f18bc, 0x024285b5, 0x02575048,
+  0x0488ade4, 0x04358394, 0x049d7878, 0x04b2430c, 0x0295b005, 0x02aa7a99, 0x044a4e28, 0x045f18bc, 0x024285b5,
+  0x02575048,
 ]);
 
 const base58check = createBase58check(sha256);
@@ -45,11 +46,15 @@ export function parseAccountXpub(text: string): { key: HDKey } | { problem: stri
     return { problem: 'must be an extended PUBLIC key: Cashgate never holds private keys' };
   }
   if (version !== XPUB_VERSION) {
-    return { problem: `must be an xpub (version 0x0488b21e), found version 0x${version.toString(16).padStart(8, '0')}` };
+    return {
+      problem: `must be an xpub (version 0x0488b21e), found version 0x${version.toString(16).padStart(8, '0')}`,
+    };
   }
   const depth = bytes[4] ?? -1;
   if (depth !== ACCOUNT_DEPTH) {
-    return { problem: `must be the account-level key (depth 3: ${ACCOUNT_PATHS.tron} for TRON, ${ACCOUNT_PATHS.evm} for EVM), found depth ${depth}` };
+    return {
+      problem: `must be the account-level key (depth 3: ${ACCOUNT_PATHS.tron} for TRON, ${ACCOUNT_PATHS.evm} for EVM), found depth ${depth}`,
+    };
   }
   let key: HDKey;
   try {

@@ -93,9 +93,12 @@ export function normalizeMerchantText(text: string, maxLength: number, label: st
 function amountField(amount: string | undefined): string {
   if (amount === undefined) return '';
   if (!/^(?:0|[1-9]\d{0,9})\.\d{2}$/.test(amount)) {
-    throw new RangeError(`amount must be reais with two decimals and a dot, at most ${BR_CODE_LIMITS.amount} characters, e.g. "10.00"; got "${amount}"`);
+    throw new RangeError(
+      `amount must be reais with two decimals and a dot, at most ${BR_CODE_LIMITS.amount} characters, e.g. "10.00"; got "${amount}"`,
+    );
   }
-  if (/^0\.00$/.test(amount)) throw new RangeError('amount must be greater than zero; omit it to let the payer type the amount');
+  if (/^0\.00$/.test(amount))
+    throw new RangeError('amount must be greater than zero; omit it to let the payer type the amount');
   return field('54', amount);
 }
 
@@ -111,7 +114,9 @@ function trailer(merchantName: string, merchantCity: string, txid: string): stri
 function merchantAccountTemplate(subfields: string): string {
   const length = byteLength(subfields);
   if (length > BR_CODE_LIMITS.template) {
-    throw new RangeError(`Pix merchant account template (ID 26) would be ${length} bytes; at most ${BR_CODE_LIMITS.template} fit`);
+    throw new RangeError(
+      `Pix merchant account template (ID 26) would be ${length} bytes; at most ${BR_CODE_LIMITS.template} fit`,
+    );
   }
   return field('26', subfields);
 }
@@ -124,7 +129,8 @@ function withCrc(payload: string): string {
 /** A static BR Code: the key is in the code, which can be paid many times and needs no server at scan time. */
 export function staticBrCode(input: StaticBrCodeInput): string {
   const { pixKey, description, txid } = input;
-  if (pixKey === '' || !/^[\x21-\x7e]+$/.test(pixKey)) throw new RangeError('pixKey must be non-empty printable ASCII without spaces');
+  if (pixKey === '' || !/^[\x21-\x7e]+$/.test(pixKey))
+    throw new RangeError('pixKey must be non-empty printable ASCII without spaces');
   if (pixKey.length > BR_CODE_LIMITS.pixKey) {
     throw new RangeError(`pixKey is ${pixKey.length} characters; a Pix key has at most ${BR_CODE_LIMITS.pixKey}`);
   }
@@ -136,30 +142,46 @@ export function staticBrCode(input: StaticBrCodeInput): string {
   if (description !== undefined && description !== '') {
     // Accents are dropped so the length counts bytes and characters alike for every reader.
     const ascii = description.normalize('NFD').replace(/[\u0300-\u036f]/g, '');
-    if (!/^[\x20-\x7e]+$/.test(ascii)) throw new RangeError('description must be printable ASCII once accents are removed');
+    if (!/^[\x20-\x7e]+$/.test(ascii))
+      throw new RangeError('description must be printable ASCII once accents are removed');
     const room = BR_CODE_LIMITS.template - keyed.length - 4;
     if (ascii.length > room) {
-      throw new RangeError(`description is ${ascii.length} characters; with this Pix key at most ${Math.max(room, 0)} fit in the ${BR_CODE_LIMITS.template}-byte template 26`);
+      throw new RangeError(
+        `description is ${ascii.length} characters; with this Pix key at most ${Math.max(room, 0)} fit in the ${BR_CODE_LIMITS.template}-byte template 26`,
+      );
     }
     info = field('02', ascii);
   }
   const account = merchantAccountTemplate(keyed + info);
   const payload =
-    field('00', '01') + account + field('52', '0000') + field('53', '986') + amountField(input.amount) + trailer(input.merchantName, input.merchantCity, txid ?? '***');
+    field('00', '01') +
+    account +
+    field('52', '0000') +
+    field('53', '986') +
+    amountField(input.amount) +
+    trailer(input.merchantName, input.merchantCity, txid ?? '***');
   return withCrc(payload);
 }
 
 /** A dynamic BR Code: the payer's app fetches the charge from the PSP location, so it is single-use (01 = 12). */
 export function dynamicBrCode(input: DynamicBrCodeInput): string {
   const { locationUrl } = input;
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(locationUrl)) throw new RangeError('locationUrl must be given without a scheme such as https://');
-  if (locationUrl === '' || !/^[\x21-\x7e]+$/.test(locationUrl)) throw new RangeError('locationUrl must be non-empty printable ASCII without spaces');
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(locationUrl))
+    throw new RangeError('locationUrl must be given without a scheme such as https://');
+  if (locationUrl === '' || !/^[\x21-\x7e]+$/.test(locationUrl))
+    throw new RangeError('locationUrl must be non-empty printable ASCII without spaces');
   if (locationUrl.length > BR_CODE_LIMITS.locationUrl) {
     throw new RangeError(`locationUrl is ${locationUrl.length} characters; at most ${BR_CODE_LIMITS.locationUrl} fit`);
   }
   const account = merchantAccountTemplate(field('00', PIX_GUI) + field('25', locationUrl));
   const payload =
-    field('00', '01') + field('01', '12') + account + field('52', '0000') + field('53', '986') + amountField(input.amount) + trailer(input.merchantName, input.merchantCity, '***');
+    field('00', '01') +
+    field('01', '12') +
+    account +
+    field('52', '0000') +
+    field('53', '986') +
+    amountField(input.amount) +
+    trailer(input.merchantName, input.merchantCity, '***');
   return withCrc(payload);
 }
 
@@ -176,11 +198,13 @@ function parseFields(bytes: Uint8Array, start: number, end: number, path: string
   while (at < end) {
     if (end - at < 4) throw new SyntaxError(`BR Code${path} has ${end - at} stray bytes at offset ${at}`);
     const header = String.fromCharCode(...bytes.subarray(at, at + 4));
-    if (!/^\d{4}$/.test(header)) throw new SyntaxError(`BR Code${path} has a non-numeric ID or length "${header}" at offset ${at}`);
+    if (!/^\d{4}$/.test(header))
+      throw new SyntaxError(`BR Code${path} has a non-numeric ID or length "${header}" at offset ${at}`);
     const id = header.slice(0, 2);
     const length = Number(header.slice(2));
     const valueEnd = at + 4 + length;
-    if (valueEnd > end) throw new SyntaxError(`BR Code${path} field ${id} claims ${length} bytes but only ${end - at - 4} remain`);
+    if (valueEnd > end)
+      throw new SyntaxError(`BR Code${path} field ${id} claims ${length} bytes but only ${end - at - 4} remain`);
     if (seen.has(id)) throw new SyntaxError(`BR Code${path} repeats field ${id}`);
     seen.add(id);
     let value: string;
@@ -189,7 +213,8 @@ function parseFields(bytes: Uint8Array, start: number, end: number, path: string
     } catch {
       throw new SyntaxError(`BR Code${path} field ${id} is not valid UTF-8`);
     }
-    if (!nested && isTemplate(id)) fields.push({ id, value, fields: parseFields(bytes, at + 4, valueEnd, `${path} template ${id}`, true) });
+    if (!nested && isTemplate(id))
+      fields.push({ id, value, fields: parseFields(bytes, at + 4, valueEnd, `${path} template ${id}`, true) });
     else fields.push({ id, value });
     at = valueEnd;
   }
@@ -205,9 +230,11 @@ export function parseBrCode(code: string): ParsedBrCode {
   const bytes = encoder.encode(code);
   const fields = parseFields(bytes, 0, bytes.length, '', false);
   const first = fields[0];
-  if (first?.id !== '00' || first.value !== '01') throw new SyntaxError('BR Code must start with field 00 (payload format indicator) set to 01');
+  if (first?.id !== '00' || first.value !== '01')
+    throw new SyntaxError('BR Code must start with field 00 (payload format indicator) set to 01');
   const last = fields[fields.length - 1];
-  if (last?.id !== '63' || !/^[0-9A-Fa-f]{4}$/.test(last.value)) throw new SyntaxError('BR Code must end with field 63 holding a 4-hex-digit CRC');
+  if (last?.id !== '63' || !/^[0-9A-Fa-f]{4}$/.test(last.value))
+    throw new SyntaxError('BR Code must end with field 63 holding a 4-hex-digit CRC');
   const body = code.slice(0, code.length - 4);
   return { fields, crcValid: crc16ccitt(body) === last.value };
 }

@@ -24,7 +24,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // The dispatcher's claim reads due rows in time order: next_attempt_at is set only while an event
   // is pending or leased, so this index holds exactly the queue, in the order it is claimed.
   await db.schema.createIndex('callback_events_due_idx').on('callback_events').column('next_attempt_at').execute();
-  await db.schema.createIndex('callback_events_order_idx').on('callback_events').columns(['order_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('callback_events_order_idx')
+    .on('callback_events')
+    .columns(['order_id', 'created_at'])
+    .execute();
 
   await db.schema
     .createTable('callback_attempts')
@@ -39,7 +43,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('error', 'text')
     .addColumn('response_excerpt', 'text')
     .execute();
-  await db.schema.createIndex('callback_attempts_event_idx').on('callback_attempts').columns(['event_id', 'started_at']).execute();
+  await db.schema
+    .createIndex('callback_attempts_event_idx')
+    .on('callback_attempts')
+    .columns(['event_id', 'started_at'])
+    .execute();
 
   await db.schema
     .createTable('callback_tests')

@@ -19,7 +19,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('ledger_accounts_merchant_idx').on('ledger_accounts').columns(['merchant_id', 'currency']).execute();
+  await db.schema
+    .createIndex('ledger_accounts_merchant_idx')
+    .on('ledger_accounts')
+    .columns(['merchant_id', 'currency'])
+    .execute();
 
   await db.schema
     .createTable('ledger_journals')
@@ -31,7 +35,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('memo', 'varchar(500)')
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('ledger_journals_merchant_idx').on('ledger_journals').columns(['merchant_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('ledger_journals_merchant_idx')
+    .on('ledger_journals')
+    .columns(['merchant_id', 'created_at'])
+    .execute();
   await db.schema.createIndex('ledger_journals_order_idx').on('ledger_journals').column('order_id').execute();
 
   await db.schema
@@ -45,7 +53,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('ledger_entries_journal_idx').on('ledger_entries').column('journal_id').execute();
-  await db.schema.createIndex('ledger_entries_account_idx').on('ledger_entries').columns(['account_code', 'created_at']).execute();
+  await db.schema
+    .createIndex('ledger_entries_account_idx')
+    .on('ledger_entries')
+    .columns(['account_code', 'created_at'])
+    .execute();
 
   await db.schema
     .createTable('ledger_settlements')
@@ -58,7 +70,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('settled_at', 'bigint')
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('ledger_settlements_due_idx').on('ledger_settlements').columns(['settled_at', 'due_at']).execute();
+  await db.schema
+    .createIndex('ledger_settlements_due_idx')
+    .on('ledger_settlements')
+    .columns(['settled_at', 'due_at'])
+    .execute();
 
   await db.schema
     .createTable('fee_schedules')

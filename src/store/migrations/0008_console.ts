@@ -44,10 +44,18 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('subject', 'varchar(300)', (c) => c.notNull())
     .addColumn('at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('console_sign_in_failures_subject').on('console_sign_in_failures').columns(['subject', 'at']).execute();
+  await db.schema
+    .createIndex('console_sign_in_failures_subject')
+    .on('console_sign_in_failures')
+    .columns(['subject', 'at'])
+    .execute();
 
   // The console's callback log and bulk re-trigger read a merchant's callbacks by time.
-  await db.schema.createIndex('callback_events_merchant_time').on('callback_events').columns(['merchant_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('callback_events_merchant_time')
+    .on('callback_events')
+    .columns(['merchant_id', 'created_at'])
+    .execute();
 
   // Recent merchant API requests made with debug-mode keys, for the console's request log.
   await db.schema
@@ -64,7 +72,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('signed_string', 'text')
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('request_log_merchant_time').on('request_log').columns(['merchant_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('request_log_merchant_time')
+    .on('request_log')
+    .columns(['merchant_id', 'created_at'])
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
