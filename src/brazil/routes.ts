@@ -4,7 +4,7 @@ import type { MerchantCaller } from '../auth/plugin.js';
 import { ApiError, type FieldFormat } from '../http/failures.js';
 import { signedRoute, type SignedRouteDef } from '../http/signed-route.js';
 import { FormattedString, StringEnum } from '../http/validation.js';
-import { amountField } from '../ledger/money.js';
+import { amountField } from '../ledger/amount-field.js';
 import type { MerchantService } from '../merchants/service.js';
 import type { OrderRow } from '../orders/queries.js';
 import { MARK_STATUS_NONE, money, paymentCallbackPayload, payTypeText } from '../orders/records.js';

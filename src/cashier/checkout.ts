@@ -22,7 +22,8 @@ import {
 } from '../exchange/amounts.js';
 import { orderRate, type RateSource } from '../exchange/rates.js';
 import { ApiError } from '../http/failures.js';
-import { amountField, CURRENCIES, formatMoney, fromDb, MAX_MINOR, parseDecimal, type Minor } from '../ledger/money.js';
+import { amountField } from '../ledger/amount-field.js';
+import { CURRENCIES, formatMoney, fromDb, MAX_MINOR, parseDecimal, type Minor } from '../ledger/money.js';
 import type { MerchantService } from '../merchants/service.js';
 import type { OrderRow } from '../orders/queries.js';
 import * as oq from '../orders/queries.js';

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { MerchantCaller } from '../auth/plugin.js';
 import { signedRoute, type SignedRouteDef } from '../http/signed-route.js';
 import { FormattedString, StringEnum } from '../http/validation.js';
-import { amountField } from '../ledger/money.js';
+import { amountField } from '../ledger/amount-field.js';
 import type { MerchantService } from '../merchants/service.js';
 import type { OrderRow } from '../orders/queries.js';
 import { money, MARK_STATUS_NONE, paymentCallbackPayload, payTypeText } from '../orders/records.js';

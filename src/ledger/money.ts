@@ -1,5 +1,3 @@
-import { ApiError } from '../http/failures.js';
-
 /** Currencies the ledger keeps, with the number of decimal places of their minor unit. */
 export const CURRENCIES = { BRL: 2, MXN: 2, KES: 0 } as const;
 
@@ -49,40 +47,34 @@ export function formatMoney(amount: Minor, currency: Currency): string {
   return formatMinor(amount, CURRENCIES[currency]);
 }
 
-/**
- * An amount field of a request, in `currency`: refused with code 300 naming the field and the rule
- * when it is not plain decimal text with the currency's places, or is below `minimum` (default: > 0).
- */
-export function amountField(
-  field: string,
-  input: unknown,
+/** The rule an amount must meet: plain decimal text with `decimals` places, within its bounds. */
+export interface AmountRule {
+  decimals: number;
+  minimum: Minor;
+  maximum: Minor;
+  signed: boolean;
+}
+
+/** The rule for an amount in `currency` (default: more than zero, up to what the ledger stores). */
+export function amountRule(
   currency: Currency,
   options: { decimals?: number; minimum?: Minor; maximum?: Minor; signed?: boolean } = {},
-): Minor {
-  const decimals = options.decimals ?? CURRENCIES[currency];
-  const minimum = options.minimum ?? 1n;
-  const maximum = options.maximum ?? MAX_MINOR;
-  const amount = parseDecimal(input, decimals, { signed: options.signed === true });
-  const magnitude = amount !== undefined && amount < 0n ? -amount : amount;
-  const acceptable =
-    amount !== undefined &&
-    magnitude !== undefined &&
-    magnitude <= maximum &&
-    (options.signed === true ? amount !== 0n : amount >= minimum);
-  if (!acceptable) {
-    throw new ApiError({
-      kind: 'invalid_field',
-      field,
-      rule: {
-        rule: 'amount',
-        decimals,
-        minimum: formatMinor(minimum, decimals),
-        maximum: formatMinor(maximum, decimals),
-        signed: options.signed === true,
-      },
-    });
-  }
-  return amount;
+): AmountRule {
+  return {
+    decimals: options.decimals ?? CURRENCIES[currency],
+    minimum: options.minimum ?? 1n,
+    maximum: options.maximum ?? MAX_MINOR,
+    signed: options.signed === true,
+  };
+}
+
+/** Reads an amount under its rule; undefined when the input breaks it (a signed amount is never zero). */
+export function readAmount(input: unknown, rule: AmountRule): Minor | undefined {
+  const amount = parseDecimal(input, rule.decimals, { signed: rule.signed });
+  if (amount === undefined) return undefined;
+  const magnitude = amount < 0n ? -amount : amount;
+  const acceptable = magnitude <= rule.maximum && (rule.signed ? amount !== 0n : amount >= rule.minimum);
+  return acceptable ? amount : undefined;
 }
 
 /** Converts minor units for a bigint column, refusing values a database integer cannot hold exactly. */

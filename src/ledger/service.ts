@@ -5,7 +5,8 @@ import type { Database } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 import { FEE_CHANNELS, feeFor, isFeeChannel, NO_FEE, type FeeChannel, type FeeRule } from './fees.js';
 import { accountCode, InsufficientBalanceError, Ledger } from './ledger.js';
-import { amountField, formatMoney, fromDb, isCurrency, toDbMinor, type Currency, type Minor } from './money.js';
+import { amountField } from './amount-field.js';
+import { formatMoney, fromDb, isCurrency, toDbMinor, type Currency, type Minor } from './money.js';
 import * as q from './queries.js';
 
 export interface Balance {

@@ -1,6 +1,7 @@
 import { OperatorError } from '../admin/failures.js';
 import type { Clock } from '../clock.js';
-import { amountField, type Currency } from '../ledger/money.js';
+import { amountField } from '../ledger/amount-field.js';
+import type { Currency } from '../ledger/money.js';
 import type { OrderArea, OrderKind } from '../store/schema.js';
 import type { OrderRow } from './queries.js';
 import { EventNotAllowedError, type OrderService } from './service.js';
