@@ -1,9 +1,6 @@
-import { FormatRegistry, Kind, Type, type TSchema, type TLiteral, type TUnion } from '@sinclair/typebox';
+import { FormatRegistry, Kind, Type, type TLiteral, type TSchema, type TString, type TUnion } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
-import { whitelistEntryProblem } from '../auth/ip-whitelist.js';
-import { BRAZILIAN_BANKS } from '../banks/bank-list.js';
-import { isKenyanMobile } from '../kenya/phone.js';
 import { ApiError, isFieldFormat, type FieldFormat, type FieldRule, type JsonType } from './failures.js';
 
 /** A string field restricted to a fixed set of values (validated, typed and documented as one). */
@@ -17,6 +14,26 @@ export function StringEnum<const T extends readonly string[]>(
   );
 }
 
+/** Options a formatted string schema may carry besides its format. */
+export interface FormattedStringOptions {
+  maxLength?: number;
+  description?: string;
+}
+
+/** A factory of string schemas in one registered format. */
+export type FormatSchema = (options?: FormattedStringOptions) => TString;
+
+/**
+ * Registers a named format's check (each is described to merchants by FieldFormat's texts) and
+ * returns the factory of schemas that use it, so a schema can only name a format whose check is
+ * registered. The module that owns the rule defines it. Formats that depend on another field (a CPF
+ * when personIdType is CPF) are checked by the endpoint and reported with the same texts.
+ */
+export function defineFormat(name: FieldFormat, check: (value: string) => boolean): FormatSchema {
+  FormatRegistry.Set(name, check);
+  return (options = {}) => Type.String({ format: name, ...options });
+}
+
 function isHttpUrl(value: string): boolean {
   try {
     const url = new URL(value);
@@ -26,29 +43,17 @@ function isHttpUrl(value: string): boolean {
   }
 }
 
-const BANK_NAMES: ReadonlySet<string> = new Set(BRAZILIAN_BANKS.map((bank) => bank.name));
+/** The generic named formats, which belong to no domain module. */
+const GENERIC_FORMATS = {
+  url: defineFormat('url', isHttpUrl),
+  currencyCode: defineFormat('currencyCode', (value) => /^[A-Z]{3}$/.test(value)),
+};
 
-/**
- * The named formats a schema may use on its own; each is described to merchants by FieldFormat's
- * texts. Formats that depend on another field (a CPF when personIdType is CPF) are checked by the
- * endpoint and reported with the same texts.
- */
-const FORMATS = {
-  url: isHttpUrl,
-  currencyCode: (value) => /^[A-Z]{3}$/.test(value),
-  ipOrCidr: (value) => whitelistEntryProblem(value) === undefined,
-  kenyanMobile: isKenyanMobile,
-  bankAccount: (value) => /^\d{1,12}(?:-[0-9Xx])?$/.test(value),
-  bankAgency: (value) => /^\d{1,4}$/.test(value),
-  bankName: (value) => BANK_NAMES.has(value),
-} satisfies Partial<Record<FieldFormat, (value: string) => boolean>>;
+export type SchemaFormat = keyof typeof GENERIC_FORMATS;
 
-export type SchemaFormat = keyof typeof FORMATS;
-for (const [name, check] of Object.entries(FORMATS)) FormatRegistry.Set(name, check);
-
-/** A string in one of the named formats. */
-export function FormattedString(format: SchemaFormat, options: { maxLength?: number; description?: string } = {}) {
-  return Type.String({ format, ...options });
+/** A string in one of the generic named formats (a domain format is made by the factory its module defines). */
+export function FormattedString(format: SchemaFormat, options: FormattedStringOptions = {}): TString {
+  return GENERIC_FORMATS[format](options);
 }
 
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { IpOrCidr } from '../auth/formats.js';
 import { PERMISSION_GRANTS } from '../auth/permissions.js';
 import { LANGUAGES } from '../http/language.js';
 import { FormattedString, StringEnum } from '../http/validation.js';
@@ -20,7 +21,7 @@ const Permissions = Type.Array(StringEnum(PERMISSION_GRANTS), {
 });
 const IpWhitelist = Type.Union(
   [
-    Type.Array(FormattedString('ipOrCidr'), { minItems: 1, maxItems: 100 }),
+    Type.Array(IpOrCidr(), { minItems: 1, maxItems: 100 }),
     Type.String({ minLength: 1, maxLength: 4000, description: 'comma-separated addresses or CIDR ranges' }),
   ],
   { description: 'IPv4/IPv6 addresses or CIDR ranges; 0.0.0.0 allows any address' },
