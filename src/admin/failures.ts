@@ -1,7 +1,3 @@
-import { TOKENS } from '../exchange/amounts.js';
-import { EXCHANGE_CURRENCIES } from '../exchange/rates.js';
-import { FEE_CHANNELS } from '../ledger/fees.js';
-
 /** Every expected failure of an operator action (admin API and CLI), as a typed value. */
 export type OperatorFailure =
   | { kind: 'merchant_not_found'; merchantId: string }
@@ -10,10 +6,12 @@ export type OperatorFailure =
   | { kind: 'order_not_found'; orderId: string }
   | { kind: 'no_signing_key'; merchantId: string }
   | { kind: 'insufficient_balance'; merchantId: string; currency: string }
-  | { kind: 'fee_channel_not_found'; channel: string }
+  /** `channels`: every fee channel there is, named in the message. */
+  | { kind: 'fee_channel_not_found'; channel: string; channels: readonly string[] }
   | { kind: 'event_not_allowed'; orderId: string; status: number; event: string; allowedEvents: string[] }
   | { kind: 'sandbox_disabled' }
-  | { kind: 'rate_pair_not_supported'; currency: string; token: string }
+  /** `pairs`: every pair the exchange prices, as CURRENCY/TOKEN, named in the message. */
+  | { kind: 'rate_pair_not_supported'; currency: string; token: string; pairs: readonly string[] }
   | { kind: 'invalid_rate'; detail: string }
   | { kind: 'invalid_cashier_settings'; detail: string }
   | { kind: 'invalid_console_user'; field: string; detail: string }
@@ -47,8 +45,7 @@ const DESCRIPTIONS: {
   sandbox_disabled: { status: 403, message: () => 'sandbox controls are off (CASHGATE_SANDBOX=false)' },
   rate_pair_not_supported: {
     status: 404,
-    message: (f) =>
-      `the exchange does not price ${f.token} in ${f.currency}: pairs are ${EXCHANGE_CURRENCIES.map((c) => TOKENS.map((t) => `${c}/${t}`).join(', ')).join(', ')}`,
+    message: (f) => `the exchange does not price ${f.token} in ${f.currency}: pairs are ${f.pairs.join(', ')}`,
   },
   invalid_rate: { status: 400, message: (f) => f.detail },
   invalid_cashier_settings: { status: 400, message: (f) => f.detail },
@@ -57,7 +54,7 @@ const DESCRIPTIONS: {
   console_user_not_found: { status: 404, message: (f) => `console user ${f.userId} does not exist for this merchant` },
   fee_channel_not_found: {
     status: 404,
-    message: (f) => `there is no fee channel ${f.channel}: use one of ${Object.keys(FEE_CHANNELS).join(', ')}`,
+    message: (f) => `there is no fee channel ${f.channel}: use one of ${f.channels.join(', ')}`,
   },
 };
 

@@ -60,7 +60,8 @@ export function registerExchangeAdminRoutes(scope: FastifyInstance, catalog: Rou
         !(EXCHANGE_CURRENCIES as readonly string[]).includes(currency) ||
         !(TOKENS as readonly string[]).includes(token)
       ) {
-        throw new OperatorError({ kind: 'rate_pair_not_supported', currency, token });
+        const pairs = EXCHANGE_CURRENCIES.flatMap((c) => TOKENS.map((t) => `${c}/${t}`));
+        throw new OperatorError({ kind: 'rate_pair_not_supported', currency, token, pairs });
       }
       const buy = price('buy', body.buy);
       const sell = price('sell', body.sell);

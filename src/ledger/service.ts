@@ -101,7 +101,9 @@ export class LedgerService {
     channel: string,
     input: { percentBps: number; fixed?: unknown; minimum?: unknown },
   ): Promise<FeeScheduleView> {
-    if (!isFeeChannel(channel)) throw new OperatorError({ kind: 'fee_channel_not_found', channel });
+    if (!isFeeChannel(channel)) {
+      throw new OperatorError({ kind: 'fee_channel_not_found', channel, channels: Object.keys(FEE_CHANNELS) });
+    }
     const currency = FEE_CHANNELS[channel];
     const fixed = input.fixed === undefined ? 0n : amountField('fixed', input.fixed, currency, { minimum: 0n });
     const minimum = input.minimum === undefined ? 0n : amountField('minimum', input.minimum, currency, { minimum: 0n });
