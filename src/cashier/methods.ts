@@ -1,10 +1,12 @@
 /**
  * The payment methods of the aggregate cashier (endpoint 19) and the spec's payType code each
  * carries. The aggregate cashier takes payments in reais; USDT is priced in reais at the operator's
- * buy rate and paid on TRON to a deposit address derived for the order.
+ * buy rate and paid on TRON to a deposit address derived for the order. The method names belong to
+ * the merchant's settings (merchants/cashier-methods.ts).
  */
-export const CASHIER_METHODS = ['PIX', 'PIX_DYNAMIC', 'BOLETO', 'USDT_TRC20'] as const;
-export type CashierMethod = (typeof CASHIER_METHODS)[number];
+import type { CashierMethod } from '../merchants/cashier-methods.js';
+
+export { isCashierMethod, type CashierMethod } from '../merchants/cashier-methods.js';
 
 export interface CashierMethodSpec {
   /** The spec's payType code: 101 PIX, 103 PIX_DYNAMIC, 109 BOLETO, 112 WALLET (a crypto wallet). */
@@ -24,13 +26,3 @@ export const CASHIER_METHOD_SPECS: Record<CashierMethod, CashierMethodSpec> = {
 
 /** The currency the aggregate cashier takes the amount in, and credits the merchant in. */
 export const CASHIER_CURRENCY = 'BRL' as const;
-
-export function isCashierMethod(value: unknown): value is CashierMethod {
-  return typeof value === 'string' && (CASHIER_METHODS as readonly string[]).includes(value);
-}
-
-/** The methods a merchant offers: its stored list (JSON), or every method when it never chose. */
-export function offeredMethods(stored: string | null): CashierMethod[] {
-  if (stored === null) return [...CASHIER_METHODS];
-  return (JSON.parse(stored) as unknown[]).filter(isCashierMethod);
-}

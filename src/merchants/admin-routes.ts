@@ -4,7 +4,7 @@ import { registerAdminRoute } from '../admin/admin-route.js';
 import type { RouteCatalog } from '../http/route-catalog.js';
 import { StringEnum } from '../http/validation.js';
 import { OperatorError } from '../admin/failures.js';
-import { CASHIER_METHODS } from '../cashier/methods.js';
+import { CASHIER_METHODS } from './cashier-methods.js';
 import {
   CallbackAddressBody,
   CreateApiKeyBody,

@@ -10,7 +10,7 @@ import type { SecretBox } from '../store/secret-box.js';
 import type { Store } from '../store/store.js';
 import type { ApiKeyStatus } from '../store/schema.js';
 import * as q from './queries.js';
-import { offeredMethods, type CashierMethod } from '../cashier/methods.js';
+import { offeredMethods, type CashierMethod } from './cashier-methods.js';
 
 /** Collected money becomes available one day after payment unless the operator sets otherwise (D+1). */
 export const DEFAULT_SETTLEMENT_DELAY_MS = 86_400_000;
