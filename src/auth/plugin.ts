@@ -3,8 +3,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import { ApiError, type ApiFailure } from '../http/failures.js';
 import type { Language } from '../http/language.js';
-import type { AuthKey, MerchantService } from '../merchants/service.js';
 import type { Store } from '../store/store.js';
+import type { AuthKey, AuthKeys } from './keys.js';
 import { recordNonce } from './nonces.js';
 import { grants, type Permission } from './permissions.js';
 import type { KeyRateLimiter } from './rate-limit.js';
@@ -38,7 +38,7 @@ declare module 'fastify' {
 
 export interface AuthDeps {
   store: Store;
-  merchants: MerchantService;
+  merchants: AuthKeys;
   clock: Clock;
   rateLimiter: KeyRateLimiter;
   signatureWindowMs: number;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { IpWhitelist, whitelistEntryProblem } from '../auth/ip-whitelist.js';
+import type { AuthKey, AuthKeys } from '../auth/keys.js';
 import { isPermissionGrant, PERMISSION_GRANTS, type PermissionGrant } from '../auth/permissions.js';
 import { OperatorError } from '../admin/failures.js';
 import { ApiError } from '../http/failures.js';
@@ -49,19 +50,6 @@ export interface CreatedApiKey {
   accessKey: string;
   /** Shown once, at creation; stored only sealed. */
   secretKey: string;
-  activeAt: number;
-}
-
-/** The key as request authentication needs it. */
-export interface AuthKey {
-  accessKey: string;
-  merchantId: string;
-  merchantLanguage: Language;
-  secretKey: string;
-  permissions: PermissionGrant[];
-  whitelist: IpWhitelist;
-  debug: boolean;
-  status: ApiKeyStatus;
   activeAt: number;
 }
 
@@ -123,7 +111,7 @@ function toKeyView(row: q.ApiKeyRow): ApiKeyView {
 }
 
 /** Merchants, their API keys and their unified callback address. */
-export class MerchantService {
+export class MerchantService implements AuthKeys {
   constructor(
     private readonly store: Store,
     private readonly secrets: SecretBox,

@@ -1,0 +1,23 @@
+import type { Language } from '../http/language.js';
+import type { ApiKeyStatus } from '../store/schema.js';
+import type { IpWhitelist } from './ip-whitelist.js';
+import type { PermissionGrant } from './permissions.js';
+
+/** The key as request authentication needs it. */
+export interface AuthKey {
+  accessKey: string;
+  merchantId: string;
+  merchantLanguage: Language;
+  secretKey: string;
+  permissions: PermissionGrant[];
+  whitelist: IpWhitelist;
+  debug: boolean;
+  status: ApiKeyStatus;
+  activeAt: number;
+}
+
+/** Where authentication looks keys up (the merchants' service provides it). */
+export interface AuthKeys {
+  /** The key, its merchant's language and its opened secret, or undefined when unknown. */
+  findKeyForAuth(accessKey: string): Promise<AuthKey | undefined>;
+}
