@@ -90,11 +90,9 @@ export function sendPage(reply: FastifyReply, status: number, page: PageInput): 
       : page.reloadWithoutScript !== undefined
         ? `<noscript><meta http-equiv="refresh" content="${page.reloadWithoutScript}"></noscript>`
         : '';
-  const languages = html`<nav aria-label="${page.t('language')}">
-    ${CASHIER_LANGUAGES.filter((l) => l !== page.lang).map(
-      (l) => html`<a href="${page.path}?lang=${l}" lang="${l}" hreflang="${l}">${LANGUAGE_NAMES[l]}</a>`,
-    )}
-  </nav>`;
+  const languages = html`<nav aria-label="${page.t('language')}">${CASHIER_LANGUAGES.filter((l) => l !== page.lang).map(
+    (l) => html`<a href="${page.path}?lang=${l}" lang="${l}" hreflang="${l}">${LANGUAGE_NAMES[l]}</a>`,
+  )}</nav>`;
   return pageHeaders(reply.code(status), CASHIER_CSP).send(
     `<!doctype html><html lang="${page.lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
       `<meta name="robots" content="noindex">${refresh}<title>${escapeXml(page.title)}</title><style>${STYLE}</style></head>` +

@@ -50,11 +50,8 @@ const money = (ctx: ViewContext, amount: number | bigint | string, currency: str
 
 /** A readonly code with a copy button that appears once the script runs. */
 function copyable(ctx: ViewContext, id: string, label: string, value: string, rows: number): Html {
-  return html`<label for="${id}">${label}</label
-    ><textarea id="${id}" class="code" rows="${rows}" readonly>${value}</textarea>
-    <button type="button" class="secondary" data-copy="${id}" data-copied="${ctx.t('copied')}" hidden>
-      ${ctx.t('copy')}
-    </button>`;
+  return html`<label for="${id}">${label}</label><textarea id="${id}" class="code" rows="${rows}" readonly>${value}</textarea>
+<button type="button" class="secondary" data-copy="${id}" data-copied="${ctx.t('copied')}" hidden>${ctx.t('copy')}</button>`;
 }
 
 function countdown(ctx: ViewContext, order: OrderRow): Html {
@@ -66,43 +63,21 @@ function countdown(ctx: ViewContext, order: OrderRow): Html {
     minutes >= 60
       ? `${Math.floor(minutes / 60)}:${String(minutes % 60).padStart(2, '0')}:${String(seconds).padStart(2, '0')}`
       : `${minutes}:${String(seconds).padStart(2, '0')}`;
-  return html`<p>
-    ${ctx.t('timeLeft')}:
-    <strong><time data-expires="${end}" datetime="${new Date(end).toISOString()}">${text}</time></strong>
-    <span class="muted">(${ctx.t('until', { time: formatTime(ctx.lang, end, order.currency) })})</span>
-  </p>`;
+  return html`<p>${ctx.t('timeLeft')}: <strong><time data-expires="${end}" datetime="${new Date(end).toISOString()}">${text}</time></strong>
+<span class="muted">(${ctx.t('until', { time: formatTime(ctx.lang, end, order.currency) })})</span></p>`;
 }
 
 function sandboxPanel(ctx: ViewContext, order: OrderRow, error: boolean): Html | undefined {
   if (!ctx.sandbox) return undefined;
   const usdt = payPageOf(order) === 'usdt';
   const action = `${ctx.path}/sandbox${ctx.langQuery}`;
-  return html`<section class="sandbox" aria-labelledby="sandbox-title">
-    <h2 id="sandbox-title">${ctx.t('sandboxTitle')}</h2>
-    <p>${ctx.t('sandboxText')}</p>
-    <form method="post" action="${action}">
-      <button name="action" value="paid">
-        ${ctx.t('sandboxPay', { amount: usdt ? tokens(order) : money(ctx, order.amount, order.currency) })}
-      </button>
-      <button name="action" value="cancelled" class="secondary">${ctx.t('sandboxCancel')}</button
-      ><button name="action" value="expired" class="secondary">${ctx.t('sandboxTimeout')}</button>
-    </form>
-    <form method="post" action="${action}" class="row">
-      <div>
-        <label for="sandbox-amount">${ctx.t('sandboxOther', { unit: usdt ? 'USDT' : order.currency })}</label>
-        <input
-          type="text"
-          id="sandbox-amount"
-          name="amount"
-          inputmode="decimal"
-          autocomplete="off"
-          ${error ? trusted(' aria-invalid="true" aria-describedby="sandbox-error"') : ''}
-        />
-      </div>
-      <button name="action" value="paid_other">${ctx.t('sandboxPayOther')}</button>
-    </form>
-    ${error ? html`<p id="sandbox-error" class="error">${ctx.t('sandboxBadAmount')}</p>` : ''}
-  </section>`;
+  return html`<section class="sandbox" aria-labelledby="sandbox-title"><h2 id="sandbox-title">${ctx.t('sandboxTitle')}</h2><p>${ctx.t('sandboxText')}</p>
+<form method="post" action="${action}"><button name="action" value="paid">${ctx.t('sandboxPay', { amount: usdt ? tokens(order) : money(ctx, order.amount, order.currency) })}</button>
+<button name="action" value="cancelled" class="secondary">${ctx.t('sandboxCancel')}</button><button name="action" value="expired" class="secondary">${ctx.t('sandboxTimeout')}</button></form>
+<form method="post" action="${action}" class="row"><div><label for="sandbox-amount">${ctx.t('sandboxOther', { unit: usdt ? 'USDT' : order.currency })}</label>
+<input type="text" id="sandbox-amount" name="amount" inputmode="decimal" autocomplete="off"${error ? trusted(' aria-invalid="true" aria-describedby="sandbox-error"') : ''}></div>
+<button name="action" value="paid_other">${ctx.t('sandboxPayOther')}</button></form>
+${error ? html`<p id="sandbox-error" class="error">${ctx.t('sandboxBadAmount')}</p>` : ''}</section>`;
 }
 
 const tokens = (order: OrderRow) => {
@@ -111,13 +86,8 @@ const tokens = (order: OrderRow) => {
 };
 
 function header(ctx: ViewContext, order: OrderRow, title: string): Html {
-  return html`<p class="muted">
-      ${ctx.t('payMerchant', { merchant: ctx.merchantName })} · ${ctx.t('orderRef', { ref: order.external_order_id })}
-    </p>
-    <h1>${title}</h1>
-    ${order.remark === null || order.remark === '' ? '' : html`<p>${order.remark}</p>`}
-    <p class="muted">${ctx.t('amountLabel')}</p>
-    <p class="amount">${money(ctx, order.amount, order.currency)}</p>`;
+  return html`<p class="muted">${ctx.t('payMerchant', { merchant: ctx.merchantName })} · ${ctx.t('orderRef', { ref: order.external_order_id })}</p>
+<h1>${title}</h1>${order.remark === null || order.remark === '' ? '' : html`<p>${order.remark}</p>`}<p class="muted">${ctx.t('amountLabel')}</p><p class="amount">${money(ctx, order.amount, order.currency)}</p>`;
 }
 
 function refusedNote(ctx: ViewContext, order: OrderRow): Html | undefined {
@@ -125,9 +95,7 @@ function refusedNote(ctx: ViewContext, order: OrderRow): Html | undefined {
   if (order.area !== 'cashier' || refused === undefined) return undefined;
   const sent =
     refused.unit === 'USDT' ? `${refused.amount} USDT` : formatAmount(ctx.lang, refused.amount, refused.unit);
-  return html`<p class="warning" role="alert">
-    ${ctx.t('refused', { sent, amount: money(ctx, order.amount, order.currency) })}
-  </p>`;
+  return html`<p class="warning" role="alert">${ctx.t('refused', { sent, amount: money(ctx, order.amount, order.currency) })}</p>`;
 }
 
 const waiting = (ctx: ViewContext) => html`<p class="status" role="status" aria-live="polite">${ctx.t('waiting')}</p>`;
@@ -151,13 +119,10 @@ export function pendingView(
       const title = ctx.t('mpesaTitle');
       return {
         title,
-        body: html`${header(ctx, order, title)}
-          <p>${ctx.t('mpesaSent', { phone: maskKenyanMobile(d.checkingPhone ?? '') })}</p>
-          ${waiting(ctx)}
-          ${extra.resent ? html`<p role="status">${ctx.t('mpesaResent')}</p>` : ''}${countdown(ctx, order)}
-          <h2>${ctx.t('mpesaNoPrompt')}</h2>
-          <p>${ctx.t('mpesaChecks')}</p>
-          ${left > 0 ? html`<form method="post" action="${ctx.path}/resend${ctx.langQuery}"><button class="secondary">${ctx.t('mpesaResend', { left })}</button></form>` : html`<p>${ctx.t('mpesaNoMore')}</p>`}${sandbox}`,
+        body: html`${header(ctx, order, title)}<p>${ctx.t('mpesaSent', { phone: maskKenyanMobile(d.checkingPhone ?? '') })}</p>${waiting(ctx)}
+${extra.resent ? html`<p role="status">${ctx.t('mpesaResent')}</p>` : ''}${countdown(ctx, order)}
+<h2>${ctx.t('mpesaNoPrompt')}</h2><p>${ctx.t('mpesaChecks')}</p>
+${left > 0 ? html`<form method="post" action="${ctx.path}/resend${ctx.langQuery}"><button class="secondary">${ctx.t('mpesaResend', { left })}</button></form>` : html`<p>${ctx.t('mpesaNoMore')}</p>`}${sandbox}`,
       };
     }
     case 'boleto': {
@@ -165,14 +130,12 @@ export function pendingView(
       const title = ctx.t('boletoTitle');
       return {
         title,
-        body: html`${header(ctx, order, title)}
-          <p>${ctx.t('payee', { payee: ctx.payeeName })}</p>
-          <p>${ctx.t('boletoDue')}: <strong>${formatDate(ctx.lang, d.boletoDueDate ?? '')}</strong></p>
-          ${note} ${copyable(ctx, 'boleto-line', ctx.t('boletoLine'), d.linhaFormatted ?? line, 2)}
-          ${trusted(itfBarcodeSvg(barcodeFromLinha(line), { title: ctx.t('boletoBarcode', { line }), narrow: 1, height: 50 }).replace('<svg ', '<svg class="barcode" '))}
-          <p><a class="button secondary" href="${ctx.path}/boleto.pdf" download>${ctx.t('boletoPdf')}</a></p>
-          <p>${ctx.t('boletoSteps')}</p>
-          ${waiting(ctx)}${sandbox}`,
+        body: html`${header(ctx, order, title)}<p>${ctx.t('payee', { payee: ctx.payeeName })}</p>
+<p>${ctx.t('boletoDue')}: <strong>${formatDate(ctx.lang, d.boletoDueDate ?? '')}</strong></p>${note}
+${copyable(ctx, 'boleto-line', ctx.t('boletoLine'), d.linhaFormatted ?? line, 2)}
+${trusted(itfBarcodeSvg(barcodeFromLinha(line), { title: ctx.t('boletoBarcode', { line }), narrow: 1, height: 50 }).replace('<svg ', '<svg class="barcode" '))}
+<p><a class="button secondary" href="${ctx.path}/boleto.pdf" download>${ctx.t('boletoPdf')}</a></p>
+<p>${ctx.t('boletoSteps')}</p>${waiting(ctx)}${sandbox}`,
       };
     }
     case 'usdt': {
@@ -181,14 +144,11 @@ export function pendingView(
       const amount = tokens(order);
       return {
         title,
-        body: html`${header(ctx, order, title)}
-          <p class="warning">${ctx.t('usdtWarning')}</p>
-          ${note} ${copyable(ctx, 'usdt-amount', ctx.t('usdtSend'), amount.replace(/ USDT$/, ''), 1)}
-          <p class="muted">
-            ${ctx.t('usdtRate', { tokens: amount, rate: formatAmount(ctx.lang, d.exchangeRate ?? '0', CASHIER_CURRENCY), amount: money(ctx, order.amount, order.currency) })}
-          </p>
-          ${trusted(qrSvg(address, { title: ctx.t('usdtQrTitle', { address }), moduleSize: 5 }).replace('<svg ', '<svg class="qr" '))}
-          ${copyable(ctx, 'usdt-address', ctx.t('usdtAddress'), address, 1)}${countdown(ctx, order)}${waiting(ctx)}${sandbox}`,
+        body: html`${header(ctx, order, title)}<p class="warning">${ctx.t('usdtWarning')}</p>${note}
+${copyable(ctx, 'usdt-amount', ctx.t('usdtSend'), amount.replace(/ USDT$/, ''), 1)}
+<p class="muted">${ctx.t('usdtRate', { tokens: amount, rate: formatAmount(ctx.lang, d.exchangeRate ?? '0', CASHIER_CURRENCY), amount: money(ctx, order.amount, order.currency) })}</p>
+${trusted(qrSvg(address, { title: ctx.t('usdtQrTitle', { address }), moduleSize: 5 }).replace('<svg ', '<svg class="qr" '))}
+${copyable(ctx, 'usdt-address', ctx.t('usdtAddress'), address, 1)}${countdown(ctx, order)}${waiting(ctx)}${sandbox}`,
       };
     }
     case 'pix': {
@@ -197,14 +157,9 @@ export function pendingView(
       const amount = money(ctx, order.amount, order.currency);
       return {
         title,
-        body: html`${header(ctx, order, title)}
-          <p>${ctx.t('payee', { payee: ctx.payeeName })}</p>
-          ${note}
-          <p>${ctx.t('pixScan')}</p>
-          ${trusted(qrSvg(code, { title: ctx.t('pixQrTitle', { amount }), moduleSize: 5 }).replace('<svg ', '<svg class="qr" '))}
-          ${copyable(ctx, 'pix-code', ctx.t('pixCodeLabel'), code, 4)}${countdown(ctx, order)}
-          <p>${ctx.t('pixSteps')}</p>
-          ${waiting(ctx)}${sandbox}`,
+        body: html`${header(ctx, order, title)}<p>${ctx.t('payee', { payee: ctx.payeeName })}</p>${note}
+<p>${ctx.t('pixScan')}</p>${trusted(qrSvg(code, { title: ctx.t('pixQrTitle', { amount }), moduleSize: 5 }).replace('<svg ', '<svg class="qr" '))}
+${copyable(ctx, 'pix-code', ctx.t('pixCodeLabel'), code, 4)}${countdown(ctx, order)}<p>${ctx.t('pixSteps')}</p>${waiting(ctx)}${sandbox}`,
       };
     }
   }
@@ -232,37 +187,25 @@ export function finalView(
     target === undefined
       ? html`<p>${ctx.t('closePage')}</p>`
       : html`<p><a class="button" href="${target.href}">${ctx.t('returnLink', { host: target.host })}</a></p>`;
-  const ref = html`<p class="muted">
-    ${ctx.t('payMerchant', { merchant: ctx.merchantName })} · ${ctx.t('orderRef', { ref: order.external_order_id })}
-  </p>`;
+  const ref = html`<p class="muted">${ctx.t('payMerchant', { merchant: ctx.merchantName })} · ${ctx.t('orderRef', { ref: order.external_order_id })}</p>`;
   if (state === 'paid') {
     const paid = money(ctx, order.actual_amount ?? order.amount, order.currency);
     const title = ctx.t('paidTitle');
     return {
       title,
-      body: html`${ref}
-        <h1>${title}</h1>
-        <p class="status ok" role="status">${ctx.t('paidThanks', { amount: paid })}</p>
-        ${target === undefined ? '' : html`<p>${ctx.t('returning', { host: target.host })}</p>`}${back}`,
+      body: html`${ref}<h1>${title}</h1><p class="status ok" role="status">${ctx.t('paidThanks', { amount: paid })}</p>
+${target === undefined ? '' : html`<p>${ctx.t('returning', { host: target.host })}</p>`}${back}`,
     };
   }
   const title = ctx.t(state === 'expired' ? 'expiredTitle' : 'cancelledTitle');
   return {
     title,
-    body: html`${ref}
-      <h1>${title}</h1>
-      <p class="amount">${money(ctx, order.amount, order.currency)}</p>
-      <p>${ctx.t(state === 'expired' ? 'expiredText' : 'cancelledText')}</p>
-      ${back}`,
+    body: html`${ref}<h1>${title}</h1><p class="amount">${money(ctx, order.amount, order.currency)}</p><p>${ctx.t(state === 'expired' ? 'expiredText' : 'cancelledText')}</p>${back}`,
   };
 }
 
 export function notFoundView(t: Translate): { title: string; body: Html } {
-  return {
-    title: t('notFoundTitle'),
-    body: html`<h1>${t('notFoundTitle')}</h1>
-      <p>${t('notFoundText')}</p>`,
-  };
+  return { title: t('notFoundTitle'), body: html`<h1>${t('notFoundTitle')}</h1><p>${t('notFoundText')}</p>` };
 }
 
 /** The expired aggregate cashier (no order was made on it in time). */
@@ -273,10 +216,8 @@ export function checkoutExpiredView(
   const target = returnTarget(state.checkout);
   return {
     title: ctx.t('expiredTitle'),
-    body: html`<p class="muted">${ctx.t('payMerchant', { merchant: ctx.merchantName })}</p>
-      <h1>${ctx.t('expiredTitle')}</h1>
-      <p>${ctx.t('expiredText')}</p>
-      ${target === undefined ? '' : html`<p><a class="button" href="${target.href}">${ctx.t('returnLink', { host: target.host })}</a></p>`}`,
+    body: html`<p class="muted">${ctx.t('payMerchant', { merchant: ctx.merchantName })}</p><h1>${ctx.t('expiredTitle')}</h1><p>${ctx.t('expiredText')}</p>
+${target === undefined ? '' : html`<p><a class="button" href="${target.href}">${ctx.t('returnLink', { host: target.host })}</a></p>`}`,
   };
 }
 
@@ -319,20 +260,10 @@ export function checkoutView(
   const summary =
     problems.length === 0
       ? ''
-      : html`<div class="summary" role="alert" tabindex="-1">
-          <p class="error">${t('errorSummary')}</p>
-          <ul>
-            ${problems.map(
-              (p) =>
-                html`<li>
-                  <a
-                    href="#${p.field === 'method' ? `method-${(state.methods.find((m) => m.available) ?? state.methods[0])?.method ?? ''}` : p.field}"
-                    >${problemText(ctx, p)}</a
-                  >
-                </li>`,
-            )}
-          </ul>
-        </div>`;
+      : html`<div class="summary" role="alert" tabindex="-1"><p class="error">${t('errorSummary')}</p><ul>${problems.map(
+          (p) =>
+            html`<li><a href="#${p.field === 'method' ? `method-${(state.methods.find((m) => m.available) ?? state.methods[0])?.method ?? ''}` : p.field}">${problemText(ctx, p)}</a></li>`,
+        )}</ul></div>`;
   const chosen =
     input.method ??
     (state.methods.filter((m) => m.available).length === 1
@@ -340,71 +271,29 @@ export function checkoutView(
       : undefined);
   const methods = state.methods.map(({ method, available }) => {
     const needs = CASHIER_METHOD_SPECS[method].needsDocument;
-    return html`<label class="method" for="method-${method}"
-      ><input
-        type="radio"
-        id="method-${method}"
-        name="method"
-        value="${method}"
-        data-needs-document="${String(needs)}"
-        ${available ? '' : trusted(' disabled')}${chosen === method ? trusted(' checked') : ''}${describedBy('method')}
-      /><span
-        ><strong>${t(`method_${method}`)}</strong
-        ><span class="muted">${available ? t(`hint_${method}`) : t('unavailable')}</span></span
-      ></label
-    >`;
+    return html`<label class="method" for="method-${method}"><input type="radio" id="method-${method}" name="method" value="${method}" data-needs-document="${String(needs)}"${
+      available ? '' : trusted(' disabled')
+    }${chosen === method ? trusted(' checked') : ''}${describedBy('method')}><span><strong>${t(`method_${method}`)}</strong><span class="muted">${
+      available ? t(`hint_${method}`) : t('unavailable')
+    }</span></span></label>`;
   });
   const documentField =
     state.document.source === 'ask'
-      ? html`<div
-          id="document-field"
-          ${chosen !== undefined && isCashierMethod(chosen) && !CASHIER_METHOD_SPECS[chosen].needsDocument ? trusted(' hidden') : ''}
-        >
-          <label for="document">${t('documentInput')}</label>${errorLine('document')}
-          <input
-            type="text"
-            id="document"
-            name="document"
-            inputmode="numeric"
-            autocomplete="off"
-            maxlength="18"
-            value="${input.document ?? ''}"
-            ${describedBy('document', 'document-hint')}
-          />
-          <p id="document-hint" class="muted">${t('documentHint', { merchant: state.merchantName })}</p>
-        </div>`
+      ? html`<div id="document-field"${chosen !== undefined && isCashierMethod(chosen) && !CASHIER_METHOD_SPECS[chosen].needsDocument ? trusted(' hidden') : ''}><label for="document">${t('documentInput')}</label>${errorLine('document')}
+<input type="text" id="document" name="document" inputmode="numeric" autocomplete="off" maxlength="18" value="${input.document ?? ''}"${describedBy('document', 'document-hint')}>
+<p id="document-hint" class="muted">${t('documentHint', { merchant: state.merchantName })}</p></div>`
       : state.document.source === 'saved'
-        ? html`<p class="muted">
-            ${t('documentSaved', { type: state.document.type, number: maskDocument(state.document.type, state.document.number) })}
-          </p>`
+        ? html`<p class="muted">${t('documentSaved', { type: state.document.type, number: maskDocument(state.document.type, state.document.number) })}</p>`
         : '';
   const title = t('chooseTitle');
   return {
     title,
-    body: html`<p class="muted">
-        ${t('payMerchant', { merchant: state.merchantName })} ·
-        ${t('orderRef', { ref: state.checkout.external_order_id })}
-      </p>
-      <h1>${title}</h1>
-      ${summary}
-      <form method="post" action="${ctx.path}${ctx.langQuery}" novalidate>
-        <label for="amount">${t('amountInput')}</label>${errorLine('amount')}
-        <input
-          type="text"
-          id="amount"
-          name="amount"
-          inputmode="decimal"
-          autocomplete="off"
-          required
-          value="${input.amount ?? ''}"
-          ${describedBy('amount', 'amount-hint')}
-        />
-        <p id="amount-hint" class="muted">${t('amountHint')}</p>
-        <fieldset>
-          <legend>${t('methodLegend')}</legend>
-          ${errorLine('method')}${methods}
-        </fieldset>
-        ${documentField} <button type="submit">${t('continue')}</button>
-      </form>`,
+    body: html`<p class="muted">${t('payMerchant', { merchant: state.merchantName })} · ${t('orderRef', { ref: state.checkout.external_order_id })}</p>
+<h1>${title}</h1>${summary}<form method="post" action="${ctx.path}${ctx.langQuery}" novalidate>
+<label for="amount">${t('amountInput')}</label>${errorLine('amount')}
+<input type="text" id="amount" name="amount" inputmode="decimal" autocomplete="off" required value="${input.amount ?? ''}"${describedBy('amount', 'amount-hint')}>
+<p id="amount-hint" class="muted">${t('amountHint')}</p>
+<fieldset><legend>${t('methodLegend')}</legend>${errorLine('method')}${methods}</fieldset>${documentField}
+<button type="submit">${t('continue')}</button></form>`,
   };
 }

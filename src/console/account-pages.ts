@@ -203,17 +203,11 @@ function signInPage(
     now: input.now,
     title: t('signInTitle'),
     languageLinksPath: '/console/sign-in',
-    body: html`<div class="panel narrow">
-      <h1>${t('signInTitle')}</h1>
-      ${notice(input.info)}${errorSummary(input.lang, errors)}
-      <p class="muted">${t('signInLead')}</p>
-      <form method="post" action="/console/sign-in" novalidate>
-        ${csrfField(input.csrf)}<input type="hidden" name="next" value="${input.next}" />
-        ${textField({ name: 'email', label: t('email'), type: 'email', value: input.email, autocomplete: 'username', required: true, errors })}
-        ${textField({ name: 'password', label: t('password'), type: 'password', autocomplete: 'current-password', required: true, errors })}
-        <button type="submit">${t('signIn')}</button>
-      </form>
-    </div>`,
+    body: html`<div class="panel narrow"><h1>${t('signInTitle')}</h1>${notice(input.info)}${errorSummary(input.lang, errors)}<p class="muted">${t('signInLead')}</p>
+<form method="post" action="/console/sign-in" novalidate>${csrfField(input.csrf)}<input type="hidden" name="next" value="${input.next}">
+${textField({ name: 'email', label: t('email'), type: 'email', value: input.email, autocomplete: 'username', required: true, errors })}
+${textField({ name: 'password', label: t('password'), type: 'password', autocomplete: 'current-password', required: true, errors })}
+<button type="submit">${t('signIn')}</button></form></div>`,
   });
 }
 
@@ -227,16 +221,10 @@ function totpPage(
     lang: input.lang,
     now: input.now,
     title: t('totpTitle'),
-    body: html`<div class="panel narrow">
-      <h1>${t('totpTitle')}</h1>
-      ${errorSummary(input.lang, errors)}
-      <p>${t('totpLead')}</p>
-      <form method="post" action="/console/sign-in/totp" novalidate>
-        ${csrfField(input.csrf)}
-        ${textField({ name: 'code', label: t('code'), inputmode: 'numeric', autocomplete: 'one-time-code', maxlength: 7, required: true, errors })}
-        <button type="submit">${t('verify')}</button>
-      </form>
-    </div>`,
+    body: html`<div class="panel narrow"><h1>${t('totpTitle')}</h1>${errorSummary(input.lang, errors)}<p>${t('totpLead')}</p>
+<form method="post" action="/console/sign-in/totp" novalidate>${csrfField(input.csrf)}
+${textField({ name: 'code', label: t('code'), inputmode: 'numeric', autocomplete: 'one-time-code', maxlength: 7, required: true, errors })}
+<button type="submit">${t('verify')}</button></form></div>`,
   });
 }
 
@@ -367,26 +355,9 @@ export function registerAccountPages(router: ConsoleRouter, deps: AccountPageDep
     return ctx.page(reply, {
       title: t('overview'),
       section: 'overview',
-      body: html`<h1>${ctx.merchant.name}</h1>
-        <div class="cards">
-          <div class="panel">
-            <dl>
-              <dt>${t('merchantId')}</dt>
-              <dd><code>${ctx.merchantId}</code></dd>
-              <dt>${t('callbackAddress')}</dt>
-              <dd>${ctx.merchant.callbackUrl ?? t('notSet')}</dd>
-            </dl>
-          </div>
-          <div class="panel">
-            <h2>${t('gettingStarted')}</h2>
-            <ol>
-              <li><a href="/console/keys">${t('step1')}</a></li>
-              <li><a href="/console/callbacks">${t('step2')}</a></li>
-              <li><a href="/console/signature">${t('step3')}</a></li>
-              <li><a href="/console/orders">${t('step4')}</a></li>
-            </ol>
-          </div>
-        </div>`,
+      body: html`<h1>${ctx.merchant.name}</h1><div class="cards">
+<div class="panel"><dl><dt>${t('merchantId')}</dt><dd><code>${ctx.merchantId}</code></dd><dt>${t('callbackAddress')}</dt><dd>${ctx.merchant.callbackUrl ?? t('notSet')}</dd></dl></div>
+<div class="panel"><h2>${t('gettingStarted')}</h2><ol><li><a href="/console/keys">${t('step1')}</a></li><li><a href="/console/callbacks">${t('step2')}</a></li><li><a href="/console/signature">${t('step3')}</a></li><li><a href="/console/orders">${t('step4')}</a></li></ol></div></div>`,
     });
   });
 
@@ -473,57 +444,28 @@ function accountPage(
   ];
   const pending = ctx.session.pendingTotpSecret;
   const totp = user.totpEnabled
-    ? html`<p>${t('totpOn')}</p>
-        <form method="post" action="/console/account/totp/disable" novalidate>
-          ${ctx.csrf}
-          ${textField({ name: 'totp-password', label: t('password'), type: 'password', autocomplete: 'current-password', errors })}
-          <button type="submit" class="danger">${t('totpDisable')}</button>
-        </form>`
+    ? html`<p>${t('totpOn')}</p><form method="post" action="/console/account/totp/disable" novalidate>${ctx.csrf}
+${textField({ name: 'totp-password', label: t('password'), type: 'password', autocomplete: 'current-password', errors })}
+<button type="submit" class="danger">${t('totpDisable')}</button></form>`
     : pending !== undefined
-      ? html`<p>${t('totpScan')}</p>
-          ${trusted(qrSvg(otpauthUri(pending, user.email), { title: t('totpQr'), moduleSize: 4 }))}
-          <p>${t('totpKey')}: <code id="totp-secret">${pending.replace(/(.{4})/g, '$1 ').trim()}</code></p>
-          <form method="post" action="/console/account/totp/confirm" novalidate>
-            ${ctx.csrf}
-            ${textField({ name: 'code', label: t('code'), inputmode: 'numeric', autocomplete: 'one-time-code', maxlength: 7, errors })}
-            <button type="submit">${t('totpConfirm')}</button>
-          </form>`
-      : html`<p>${t('totpOff')}</p>
-          <form method="post" action="/console/account/totp/start">
-            ${ctx.csrf}<button type="submit">${t('totpStart')}</button>
-          </form>`;
+      ? html`<p>${t('totpScan')}</p>${trusted(qrSvg(otpauthUri(pending, user.email), { title: t('totpQr'), moduleSize: 4 }))}
+<p>${t('totpKey')}: <code id="totp-secret">${pending.replace(/(.{4})/g, '$1 ').trim()}</code></p>
+<form method="post" action="/console/account/totp/confirm" novalidate>${ctx.csrf}
+${textField({ name: 'code', label: t('code'), inputmode: 'numeric', autocomplete: 'one-time-code', maxlength: 7, errors })}
+<button type="submit">${t('totpConfirm')}</button></form>`
+      : html`<p>${t('totpOff')}</p><form method="post" action="/console/account/totp/start">${ctx.csrf}<button type="submit">${t('totpStart')}</button></form>`;
   return ctx.page(reply, {
     status: input.status ?? 200,
     title: t('accountTitle'),
     section: 'account',
-    body: html`<h1>${t('accountTitle')}</h1>
-      ${notice(done)}${errorSummary(ctx.lang, errors)}
-      <div class="panel">
-        <dl>
-          <dt>${t('name')}</dt>
-          <dd>${user.name}</dd>
-          <dt>${t('email')}</dt>
-          <dd>${user.email}</dd>
-          <dt>${t('merchantId')}</dt>
-          <dd><code>${ctx.merchantId}</code></dd>
-        </dl>
-        <p class="muted">
-          ${t('sessionInfo', { time: dateTime(ctx.lang, Math.min(ctx.session.expiresAt, ctx.now + SESSION_LIFETIME_MS)) })}
-        </p>
-      </div>
-      <div class="panel">
-        <h2>${t('changePassword')}</h2>
-        <form method="post" action="/console/account/password" novalidate>
-          ${ctx.csrf}
-          <input type="text" name="username" value="${user.email}" autocomplete="username" hidden />
-          ${textField({ name: 'currentPassword', label: t('currentPassword'), type: 'password', autocomplete: 'current-password', errors })}
-          ${textField({ name: 'newPassword', label: t('newPassword'), type: 'password', autocomplete: 'new-password', hint: t('newPasswordHint', { min: PASSWORD_MIN_LENGTH }), errors })}
-          <button type="submit">${t('changePassword')}</button>
-        </form>
-      </div>
-      <div class="panel" id="totp">
-        <h2>${t('totpSection')}</h2>
-        ${totp}
-      </div>`,
+    body: html`<h1>${t('accountTitle')}</h1>${notice(done)}${errorSummary(ctx.lang, errors)}
+<div class="panel"><dl><dt>${t('name')}</dt><dd>${user.name}</dd><dt>${t('email')}</dt><dd>${user.email}</dd><dt>${t('merchantId')}</dt><dd><code>${ctx.merchantId}</code></dd></dl>
+<p class="muted">${t('sessionInfo', { time: dateTime(ctx.lang, Math.min(ctx.session.expiresAt, ctx.now + SESSION_LIFETIME_MS)) })}</p></div>
+<div class="panel"><h2>${t('changePassword')}</h2><form method="post" action="/console/account/password" novalidate>${ctx.csrf}
+<input type="text" name="username" value="${user.email}" autocomplete="username" hidden>
+${textField({ name: 'currentPassword', label: t('currentPassword'), type: 'password', autocomplete: 'current-password', errors })}
+${textField({ name: 'newPassword', label: t('newPassword'), type: 'password', autocomplete: 'new-password', hint: t('newPasswordHint', { min: PASSWORD_MIN_LENGTH }), errors })}
+<button type="submit">${t('changePassword')}</button></form></div>
+<div class="panel" id="totp"><h2>${t('totpSection')}</h2>${totp}</div>`,
   });
 }

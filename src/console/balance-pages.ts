@@ -122,22 +122,12 @@ function balanceCards(
   balances: Awaited<ReturnType<ConsoleServices['ledger']['balances']>>,
 ): Html {
   if (balances.length === 0) return html`<div class="panel"><p>${t('noBalances')}</p></div>`;
-  return html`<div class="cards">
-    ${balances.map(
-      (b) =>
-        html`<div class="panel">
-          <h2>${b.currency}</h2>
-          <dl>
-            <dt>${t('available')}</dt>
-            <dd class="num">${money(ctx.lang, b.available, b.currency)}</dd>
-            <dt>${t('frozen')}</dt>
-            <dd class="num">${money(ctx.lang, b.frozen, b.currency)}</dd>
-            <dt>${t('awaiting_settlement')}</dt>
-            <dd class="num">${money(ctx.lang, b.awaitingSettlement, b.currency)}</dd>
-          </dl>
-        </div>`,
-    )}
-  </div>`;
+  return html`<div class="cards">${balances.map(
+    (
+      b,
+    ) => html`<div class="panel"><h2>${b.currency}</h2><dl><dt>${t('available')}</dt><dd class="num">${money(ctx.lang, b.available, b.currency)}</dd>
+<dt>${t('frozen')}</dt><dd class="num">${money(ctx.lang, b.frozen, b.currency)}</dd><dt>${t('awaiting_settlement')}</dt><dd class="num">${money(ctx.lang, b.awaitingSettlement, b.currency)}</dd></dl></div>`,
+  )}</div>`;
 }
 
 function statementFormHtml(
@@ -150,26 +140,13 @@ function statementFormHtml(
   const error = errors.find((e) => e.field === 'currency');
   const offered = currencies.length > 0 ? currencies : (Object.keys(CURRENCIES) as Currency[]);
   const query = new URLSearchParams({ currency: form.currency, from: form.from, to: form.to }).toString();
-  return html`<form method="get" action="/console/balances" novalidate>
-    <div class="filters">
-      <div>
-        <label for="currency">${t('currency')}</label
-        >${error !== undefined ? html`<p class="error" id="currency-error">${error.message}</p>` : ''}<select
-          id="currency"
-          name="currency"
-          ${error !== undefined ? html` aria-invalid="true" aria-describedby="currency-error"` : ''}
-        >
-          ${offered.map((c) => html`<option value="${c}" ${c === form.currency ? html` selected` : ''}>${c}</option>`)}
-        </select>
-      </div>
-      <div>
-        ${textField({ name: 'from', label: dayRangeLabels(lang).from, type: 'date', value: form.from, errors })}
-      </div>
-      <div>${textField({ name: 'to', label: dayRangeLabels(lang).to, type: 'date', value: form.to, errors })}</div>
-    </div>
-    <button type="submit">${t('show')}</button
-    >${errors.length === 0 ? html` <a class="button secondary" href="/console/balances/statement.csv?${query}" download>${t('download')}</a>` : ''}
-  </form>`;
+  return html`<form method="get" action="/console/balances" novalidate><div class="filters">
+<div><label for="currency">${t('currency')}</label>${error !== undefined ? html`<p class="error" id="currency-error">${error.message}</p>` : ''}<select id="currency" name="currency"${
+    error !== undefined ? html` aria-invalid="true" aria-describedby="currency-error"` : ''
+  }>${offered.map((c) => html`<option value="${c}"${c === form.currency ? html` selected` : ''}>${c}</option>`)}</select></div>
+<div>${textField({ name: 'from', label: dayRangeLabels(lang).from, type: 'date', value: form.from, errors })}</div>
+<div>${textField({ name: 'to', label: dayRangeLabels(lang).to, type: 'date', value: form.to, errors })}</div></div>
+<button type="submit">${t('show')}</button>${errors.length === 0 ? html` <a class="button secondary" href="/console/balances/statement.csv?${query}" download>${t('download')}</a>` : ''}</form>`;
 }
 
 async function balancesPage(
@@ -196,74 +173,28 @@ async function balancesPage(
       statementEntries(db, range, PAGE_ROWS),
     ]);
     const currency = range.currency;
-    const summary = html`<div class="table" tabindex="0">
-      <table>
-        <caption class="muted">
-          ${t('totalsCaption', { from: dateTime(ctx.lang, range.from) })}
-        </caption>
-        <thead>
-          <tr>
-            <th>${t('account')}</th>
-            <th class="num">${t('opening')}</th>
-            <th class="num">${t('period')}</th>
-            <th class="num">${t('closing')}</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${ACCOUNT_KEYS.map((kind) => {
-            const row = totals.get(kind) ?? { opening: 0n, period: 0n };
-            return html`<tr data-account="${kind}">
-              <td>${t(kind)}</td>
-              <td class="num" data-opening="${decimalText(row.opening, currency)}">
-                ${money(ctx.lang, row.opening, currency)}
-              </td>
-              <td class="num">${signed(ctx.lang, row.period, currency)}</td>
-              <td class="num" data-closing="${decimalText(row.opening + row.period, currency)}">
-                ${money(ctx.lang, row.opening + row.period, currency)}
-              </td>
-            </tr>`;
-          })}
-        </tbody>
-      </table>
-    </div>`;
+    const summary = html`<div class="table" tabindex="0"><table><caption class="muted">${t('totalsCaption', { from: dateTime(ctx.lang, range.from) })}</caption>
+<thead><tr><th>${t('account')}</th><th class="num">${t('opening')}</th><th class="num">${t('period')}</th><th class="num">${t('closing')}</th></tr></thead><tbody>${ACCOUNT_KEYS.map(
+      (kind) => {
+        const row = totals.get(kind) ?? { opening: 0n, period: 0n };
+        return html`<tr data-account="${kind}"><td>${t(kind)}</td><td class="num" data-opening="${decimalText(row.opening, currency)}">${money(ctx.lang, row.opening, currency)}</td>
+<td class="num">${signed(ctx.lang, row.period, currency)}</td><td class="num" data-closing="${decimalText(row.opening + row.period, currency)}">${money(ctx.lang, row.opening + row.period, currency)}</td></tr>`;
+      },
+    )}</tbody></table></div>`;
     const rows =
       entries.length === 0
         ? html`<p>${t('noEntries')}</p>`
-        : html`${count > entries.length ? html`<p class="warning">${t('capped', { shown: entries.length, count })}</p>` : ''}
-            <div class="table" tabindex="0">
-              <table>
-                <caption class="muted">
-                  ${t('entriesCaption')}
-                </caption>
-                <thead>
-                  <tr>
-                    <th>${t('time')}</th>
-                    <th>${t('journalKind')}</th>
-                    <th>${t('orderId')}</th>
-                    <th>${t('account')}</th>
-                    <th class="num">${t('amount')}</th>
-                    <th>${t('memo')}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${entries.map((e) => entryRow(ctx, t, e))}
-                </tbody>
-              </table>
-            </div>`;
+        : html`${count > entries.length ? html`<p class="warning">${t('capped', { shown: entries.length, count })}</p>` : ''}<div class="table" tabindex="0"><table><caption class="muted">${t('entriesCaption')}</caption>
+<thead><tr><th>${t('time')}</th><th>${t('journalKind')}</th><th>${t('orderId')}</th><th>${t('account')}</th><th class="num">${t('amount')}</th><th>${t('memo')}</th></tr></thead>
+<tbody>${entries.map((e) => entryRow(ctx, t, e))}</tbody></table></div>`;
     statement = html`${summary}${rows}`;
   }
   return ctx.page(reply, {
     status: errors.length > 0 ? 400 : 200,
     title: t('title'),
     section: 'balances',
-    body: html`<h1>${t('title')}</h1>
-      ${balanceCards(ctx, t, balances)}
-      <div class="panel">
-        <h2>${t('statement')}</h2>
-        ${errorSummary(ctx.lang, errors)}
-        <p class="muted">${t('statementLead')}</p>
-        ${statementFormHtml(t, ctx.lang, form, currencies, errors)}${statement}
-      </div>`,
+    body: html`<h1>${t('title')}</h1>${balanceCards(ctx, t, balances)}
+<div class="panel"><h2>${t('statement')}</h2>${errorSummary(ctx.lang, errors)}<p class="muted">${t('statementLead')}</p>${statementFormHtml(t, ctx.lang, form, currencies, errors)}${statement}</div>`,
   });
 }
 
@@ -271,20 +202,11 @@ function entryRow(ctx: ConsoleContext, t: T, e: EntryView): Html {
   const account = (ACCOUNT_KEYS as readonly string[]).includes(e.account)
     ? t(e.account as (typeof ACCOUNT_KEYS)[number])
     : e.account;
-  return html`<tr>
-    <td>${dateTime(ctx.lang, e.createdAt)}</td>
-    <td class="mono">${e.journalKind}</td>
-    <td>
-      ${
-        e.orderId !== null
-          ? html`<a class="mono" href="/console/orders/${encodeURIComponent(e.orderId)}">${e.orderId}</a>`
-          : '—'
-      }
-    </td>
-    <td>${account}</td>
-    <td class="num">${signed(ctx.lang, e.amount, e.currency)}</td>
-    <td>${e.memo ?? ''}</td>
-  </tr>`;
+  return html`<tr><td>${dateTime(ctx.lang, e.createdAt)}</td><td class="mono">${e.journalKind}</td><td>${
+    e.orderId !== null
+      ? html`<a class="mono" href="/console/orders/${encodeURIComponent(e.orderId)}">${e.orderId}</a>`
+      : '—'
+  }</td><td>${account}</td><td class="num">${signed(ctx.lang, e.amount, e.currency)}</td><td>${e.memo ?? ''}</td></tr>`;
 }
 
 /** A CSV cell (RFC 4180): quoted when it holds a quote, comma or line break. */

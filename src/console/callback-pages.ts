@@ -251,10 +251,7 @@ function triggerText(t: T, trigger: 'automatic' | 'manual', orderKind: string): 
 function excerptCell(t: T, excerpt: string | null): Html {
   if (excerpt === null || excerpt === '') return html`${t('none')}`;
   if (excerpt.length <= EXCERPT_CHARS) return html`<code>${excerpt}</code>`;
-  return html`<details>
-    <summary><code>${excerpt.slice(0, EXCERPT_CHARS)}…</code></summary>
-    <pre>${excerpt}</pre>
-  </details>`;
+  return html`<details><summary><code>${excerpt.slice(0, EXCERPT_CHARS)}…</code></summary><pre>${excerpt}</pre></details>`;
 }
 
 function isCallbackUrl(value: string): boolean {
@@ -339,161 +336,64 @@ async function callbacksPage(
 
   const logRows = page.map(
     (a) =>
-      html`<tr>
-        <td>${dateTime(ctx.lang, a.started_at)}</td>
-        <td>
-          ${
-            a.order_kind === TEST_CALLBACK_KIND
-              ? html`<code>${a.order_id}</code> <span class="muted">(${t('testCallback')})</span>`
-              : html`<a href="/console/orders/${encodeURIComponent(a.order_id)}"><code>${a.order_id}</code></a>`
-          }
-        </td>
-        <td>${triggerText(t, a.trigger, a.order_kind)}</td>
-        <td class="num">${a.attempt_no}</td>
-        <td><code>${redactUrl(a.url) ?? ''}</code></td>
-        <td class="num">${a.http_status ?? t('none')}</td>
-        <td class="num">${a.latency_ms}</td>
-        <td>
-          ${outcomeBadge(t, a.outcome)}${a.error !== null ? html`<br /><span class="muted">${a.error}</span>` : ''}
-        </td>
-        <td>${excerptCell(t, a.response_excerpt)}</td>
-      </tr>`,
+      html`<tr><td>${dateTime(ctx.lang, a.started_at)}</td><td>${
+        a.order_kind === TEST_CALLBACK_KIND
+          ? html`<code>${a.order_id}</code> <span class="muted">(${t('testCallback')})</span>`
+          : html`<a href="/console/orders/${encodeURIComponent(a.order_id)}"><code>${a.order_id}</code></a>`
+      }</td><td>${triggerText(t, a.trigger, a.order_kind)}</td><td class="num">${a.attempt_no}</td><td><code>${redactUrl(a.url) ?? ''}</code></td><td class="num">${
+        a.http_status ?? t('none')
+      }</td><td class="num">${a.latency_ms}</td><td>${outcomeBadge(t, a.outcome)}${a.error !== null ? html`<br><span class="muted">${a.error}</span>` : ''}</td><td>${excerptCell(
+        t,
+        a.response_excerpt,
+      )}</td></tr>`,
   );
 
-  const body = html`<h1>${t('title')}</h1>
-    ${input.done ?? ''}${errorSummary(ctx.lang, fieldErrors)}
-    <section class="panel" id="address">
-      <h2>${t('addressTitle')}</h2>
-      <p>${t('addressLead')}</p>
-      <dl>
-        <dt>${t('current')}</dt>
-        <dd>${merchant.callbackUrl === null ? t('notSet') : html`<code>${redactUrl(merchant.callbackUrl)}</code>`}</dd>
-      </dl>
-      <form method="post" action="/console/callbacks/address" novalidate>
-        ${ctx.csrf}
-        ${textField({ name: 'url', label: t('addressLabel'), type: 'url', value: input.addressValue ?? merchant.callbackUrl ?? '', hint: t('addressHint'), maxlength: 2048, errors: fieldErrors })}
-        <button type="submit">${t('addressSave')}</button>
-      </form>
-    </section>
-    <section class="panel" id="test">
-      <h2>${t('testTitle')}</h2>
-      <p>${t('testLead')}</p>
-      <form method="post" action="/console/callbacks/test#test" novalidate>
-        ${ctx.csrf}
-        ${textField({ name: 'test-url', label: t('testUrl'), type: 'url', value: input.testUrlValue ?? '', hint: t('testUrlHint'), maxlength: 2048, errors: fieldErrors })}
-        <button type="submit">${t('testSend')}</button>
-      </form>
-      ${input.testResult ?? ''}
-    </section>
-    <section class="panel" id="log">
-      <h2>${t('logTitle')}</h2>
-      <p class="muted">${t('logLead', { n: LOG_PAGE_SIZE })}</p>
-      <form method="get" action="/console/callbacks" class="filters">
-        <label class="check"
-          ><input type="checkbox" name="failed" value="1" ${query.failedOnly ? html` checked` : ''} />
-          ${t('failedOnly')}</label
-        >
-        <div>
-          ${textField({ name: 'order', label: t('orderId'), type: 'search', value: query.orderId, maxlength: 64 })}
-        </div>
-        <div>
-          ${textField({ name: 'from', label: dayRangeLabels(ctx.lang).from, type: 'date', value: query.from, errors: fieldErrors })}
-        </div>
-        <div>
-          ${textField({ name: 'to', label: dayRangeLabels(ctx.lang).to, type: 'date', value: query.to, errors: fieldErrors })}
-        </div>
-        <div>
-          <button type="submit">${t('filter')}</button
-          ><a class="button secondary" href="/console/callbacks#log">${t('clear')}</a>
-        </div>
-      </form>
-      ${
-        noTarget.count > 0
-          ? html`<div class="warning" id="no-target">
-              <p>${t('noTargetNote', { count: noTarget.count })}</p>
-              <details>
-                <summary>${t('noTargetLatest')}</summary>
-                <div class="table" tabindex="0">
-                  <table>
-                    <thead>
-                      <tr>
-                        <th>${t('created')}</th>
-                        <th>${t('orderId')}</th>
-                        <th>${t('trigger')}</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      ${noTarget.rows.map(
-                        (e) =>
-                          html`<tr>
-                            <td>${dateTime(ctx.lang, e.created_at)}</td>
-                            <td>
-                              ${
-                                e.order_kind === TEST_CALLBACK_KIND
-                                  ? html`<code>${e.order_id}</code>`
-                                  : html`<a href="/console/orders/${encodeURIComponent(e.order_id)}"
-                                      ><code>${e.order_id}</code></a
-                                    >`
-                              }
-                            </td>
-                            <td>${triggerText(t, e.trigger, e.order_kind)}</td>
-                          </tr>`,
-                      )}
-                    </tbody>
-                  </table>
-                </div>
-              </details>
-            </div>`
-          : ''
-      }
-      ${
-        page.length === 0
-          ? html`<p>${t('noAttempts')}</p>`
-          : html`<div class="table" tabindex="0">
-              <table>
-                <thead>
-                  <tr>
-                    <th>${t('time')}</th>
-                    <th>${t('orderId')}</th>
-                    <th>${t('trigger')}</th>
-                    <th class="num">${t('attemptNo')}</th>
-                    <th>${t('url')}</th>
-                    <th class="num">${t('status')}</th>
-                    <th class="num">${t('latencyCol')}</th>
-                    <th>${t('outcome')}</th>
-                    <th>${t('response')}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${logRows}
-                </tbody>
-              </table>
-            </div>`
-      }
-      <p class="pager">
-        ${query.before !== '' ? html`<a href="${logLink(query)}">${t('newest')}</a>` : ''}${
-          more && last !== undefined
-            ? html`<a href="${logLink(query, `${last.started_at}.${last.id}`)}" rel="next">${t('older')}</a>`
-            : ''
-        }
-      </p>
-    </section>
-    <section class="panel" id="retrigger">
-      <h2>${t('bulkTitle')}</h2>
-      <p>${t('bulkLead', { cap: RETRIGGER_CAP })}</p>
-      <form method="post" action="/console/callbacks/retrigger-failed" data-confirm="${t('bulkConfirm')}" novalidate>
-        ${ctx.csrf}
-        <div class="filters">
-          <div>
-            ${textField({ name: 'retrigger-from', label: dayRangeLabels(ctx.lang).from, type: 'date', value: input.bulkFrom ?? '', required: true, errors: fieldErrors })}
-          </div>
-          <div>
-            ${textField({ name: 'retrigger-to', label: dayRangeLabels(ctx.lang).to, type: 'date', value: input.bulkTo ?? '', required: true, errors: fieldErrors })}
-          </div>
-        </div>
-        <button type="submit">${t('bulkSend')}</button>
-      </form>
-    </section>`;
+  const body = html`<h1>${t('title')}</h1>${input.done ?? ''}${errorSummary(ctx.lang, fieldErrors)}
+<section class="panel" id="address"><h2>${t('addressTitle')}</h2><p>${t('addressLead')}</p>
+<dl><dt>${t('current')}</dt><dd>${merchant.callbackUrl === null ? t('notSet') : html`<code>${redactUrl(merchant.callbackUrl)}</code>`}</dd></dl>
+<form method="post" action="/console/callbacks/address" novalidate>${ctx.csrf}
+${textField({ name: 'url', label: t('addressLabel'), type: 'url', value: input.addressValue ?? merchant.callbackUrl ?? '', hint: t('addressHint'), maxlength: 2048, errors: fieldErrors })}
+<button type="submit">${t('addressSave')}</button></form></section>
+<section class="panel" id="test"><h2>${t('testTitle')}</h2><p>${t('testLead')}</p>
+<form method="post" action="/console/callbacks/test#test" novalidate>${ctx.csrf}
+${textField({ name: 'test-url', label: t('testUrl'), type: 'url', value: input.testUrlValue ?? '', hint: t('testUrlHint'), maxlength: 2048, errors: fieldErrors })}
+<button type="submit">${t('testSend')}</button></form>${input.testResult ?? ''}</section>
+<section class="panel" id="log"><h2>${t('logTitle')}</h2><p class="muted">${t('logLead', { n: LOG_PAGE_SIZE })}</p>
+<form method="get" action="/console/callbacks" class="filters">
+<label class="check"><input type="checkbox" name="failed" value="1"${query.failedOnly ? html` checked` : ''}> ${t('failedOnly')}</label>
+<div>${textField({ name: 'order', label: t('orderId'), type: 'search', value: query.orderId, maxlength: 64 })}</div>
+<div>${textField({ name: 'from', label: dayRangeLabels(ctx.lang).from, type: 'date', value: query.from, errors: fieldErrors })}</div>
+<div>${textField({ name: 'to', label: dayRangeLabels(ctx.lang).to, type: 'date', value: query.to, errors: fieldErrors })}</div>
+<div><button type="submit">${t('filter')}</button><a class="button secondary" href="/console/callbacks#log">${t('clear')}</a></div></form>
+${
+  noTarget.count > 0
+    ? html`<div class="warning" id="no-target"><p>${t('noTargetNote', { count: noTarget.count })}</p><details><summary>${t('noTargetLatest')}</summary><div class="table" tabindex="0"><table><thead><tr><th>${t('created')}</th><th>${t('orderId')}</th><th>${t('trigger')}</th></tr></thead><tbody>${noTarget.rows.map(
+        (e) =>
+          html`<tr><td>${dateTime(ctx.lang, e.created_at)}</td><td>${
+            e.order_kind === TEST_CALLBACK_KIND
+              ? html`<code>${e.order_id}</code>`
+              : html`<a href="/console/orders/${encodeURIComponent(e.order_id)}"><code>${e.order_id}</code></a>`
+          }</td><td>${triggerText(t, e.trigger, e.order_kind)}</td></tr>`,
+      )}</tbody></table></div></details></div>`
+    : ''
+}
+${
+  page.length === 0
+    ? html`<p>${t('noAttempts')}</p>`
+    : html`<div class="table" tabindex="0"><table><thead><tr><th>${t('time')}</th><th>${t('orderId')}</th><th>${t('trigger')}</th><th class="num">${t('attemptNo')}</th><th>${t('url')}</th><th class="num">${t(
+        'status',
+      )}</th><th class="num">${t('latencyCol')}</th><th>${t('outcome')}</th><th>${t('response')}</th></tr></thead><tbody>${logRows}</tbody></table></div>`
+}
+<p class="pager">${query.before !== '' ? html`<a href="${logLink(query)}">${t('newest')}</a>` : ''}${
+    more && last !== undefined
+      ? html`<a href="${logLink(query, `${last.started_at}.${last.id}`)}" rel="next">${t('older')}</a>`
+      : ''
+  }</p></section>
+<section class="panel" id="retrigger"><h2>${t('bulkTitle')}</h2><p>${t('bulkLead', { cap: RETRIGGER_CAP })}</p>
+<form method="post" action="/console/callbacks/retrigger-failed" data-confirm="${t('bulkConfirm')}" novalidate>${ctx.csrf}<div class="filters">
+<div>${textField({ name: 'retrigger-from', label: dayRangeLabels(ctx.lang).from, type: 'date', value: input.bulkFrom ?? '', required: true, errors: fieldErrors })}</div>
+<div>${textField({ name: 'retrigger-to', label: dayRangeLabels(ctx.lang).to, type: 'date', value: input.bulkTo ?? '', required: true, errors: fieldErrors })}</div></div>
+<button type="submit">${t('bulkSend')}</button></form></section>`;
   return ctx.page(reply, { status, title: t('title'), section: 'callbacks', body });
 }
 
@@ -504,44 +404,23 @@ function testResultHtml(
   event: CallbackEventView,
   attempt: CallbackAttemptView | undefined,
 ): Html {
-  const sent = html`<dt>${t('notifyId')}</dt>
-    <dd><code>${event.notifyId}</code></dd>
-    <dt>${t('body')}</dt>
-    <dd>
-      <pre>${JSON.stringify(event.payload, null, 2)}</pre>
-      <p class="muted">${t('signedWith', { key: event.accessKey })}</p>
-    </dd>`;
+  const sent = html`<dt>${t('notifyId')}</dt><dd><code>${event.notifyId}</code></dd><dt>${t('body')}</dt><dd><pre>${JSON.stringify(event.payload, null, 2)}</pre>
+<p class="muted">${t('signedWith', { key: event.accessKey })}</p></dd>`;
   if (event.state === 'no_target') {
     return html`<div class="warning" role="status" id="test-result"><p>${t('noTargetTest')}</p></div>`;
   }
   if (attempt === undefined) {
-    return html`<div class="warning" role="status" id="test-result">
-      <p>${t('notSentNow')}</p>
-      <dl>${sent}</dl>
-    </div>`;
+    return html`<div class="warning" role="status" id="test-result"><p>${t('notSentNow')}</p><dl>${sent}</dl></div>`;
   }
-  return html`<div id="test-result" role="status">
-    <h3>${t('resultTitle')}</h3>
-    <dl>
-      <dt>${t('outcome')}</dt>
-      <dd>${outcomeBadge(t, attempt.outcome)}</dd>
-      <dt>${t('target')}</dt>
-      <dd><code>${attempt.url}</code></dd>
-      <dt>${t('httpStatus')}</dt>
-      <dd>${attempt.httpStatus ?? t('none')}</dd>
-      <dt>${t('latency')}</dt>
-      <dd>${t('latencyMs', { ms: attempt.latencyMs })}</dd>
-      <dt>${t('time')}</dt>
-      <dd>${dateTime(ctx.lang, attempt.startedAt)}</dd>
-      <dt>${t('error')}</dt>
-      <dd>${attempt.error ?? t('none')}</dd>
-      <dt>${t('response')}</dt>
-      <dd>
-        ${attempt.responseExcerpt === null || attempt.responseExcerpt === '' ? t('none') : html`<pre>${attempt.responseExcerpt}</pre>`}
-      </dd>
-      ${sent}
-    </dl>
-  </div>`;
+  return html`<div id="test-result" role="status"><h3>${t('resultTitle')}</h3><dl>
+<dt>${t('outcome')}</dt><dd>${outcomeBadge(t, attempt.outcome)}</dd>
+<dt>${t('target')}</dt><dd><code>${attempt.url}</code></dd>
+<dt>${t('httpStatus')}</dt><dd>${attempt.httpStatus ?? t('none')}</dd>
+<dt>${t('latency')}</dt><dd>${t('latencyMs', { ms: attempt.latencyMs })}</dd>
+<dt>${t('time')}</dt><dd>${dateTime(ctx.lang, attempt.startedAt)}</dd>
+<dt>${t('error')}</dt><dd>${attempt.error ?? t('none')}</dd>
+<dt>${t('response')}</dt><dd>${attempt.responseExcerpt === null || attempt.responseExcerpt === '' ? t('none') : html`<pre>${attempt.responseExcerpt}</pre>`}</dd>
+${sent}</dl></div>`;
 }
 
 export function registerCallbackPages(router: ConsoleRouter, deps: ConsoleServices): void {
@@ -603,9 +482,7 @@ export function registerCallbackPages(router: ConsoleRouter, deps: ConsoleServic
       return await callbacksPage(ctx, deps, request, reply, { testResult: result, testUrlValue: url });
     } catch (error) {
       if (!(error instanceof OperatorError) || error.failure.kind !== 'no_signing_key') throw error;
-      const result = html`<div class="warning" role="alert" id="test-result">
-        <p>${t('noKey')} <a href="/console/keys">${t('keysLink')}</a></p>
-      </div>`;
+      const result = html`<div class="warning" role="alert" id="test-result"><p>${t('noKey')} <a href="/console/keys">${t('keysLink')}</a></p></div>`;
       return callbacksPage(ctx, deps, request, reply, { status: 409, testResult: result, testUrlValue: url });
     }
   });
@@ -662,84 +539,37 @@ export async function orderCallbacksPanel(
   const eventTable =
     events.length === 0
       ? html`<p>${t('noEvents')}</p>`
-      : html`<h3>${t('events')}</h3>
-          <div class="table" tabindex="0">
-            <table>
-              <thead>
-                <tr>
-                  <th>${t('created')}</th>
-                  <th>${t('notifyId')}</th>
-                  <th>${t('trigger')}</th>
-                  <th>${t('state')}</th>
-                  <th>${t('target')}</th>
-                  <th class="num">${t('attemptsCount')}</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${[...events].reverse().map(
-                  (e) =>
-                    html`<tr>
-                      <td>${dateTime(ctx.lang, e.createdAt)}</td>
-                      <td><code>${e.notifyId}</code></td>
-                      <td>${t(e.trigger)}</td>
-                      <td>${outcomeBadge(t, e.state)}</td>
-                      <td>${e.targetUrl === null ? t('none') : html`<code>${e.targetUrl}</code>`}</td>
-                      <td class="num">${e.attempts}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>
-          </div>`;
+      : html`<h3>${t('events')}</h3><div class="table" tabindex="0"><table><thead><tr><th>${t('created')}</th><th>${t('notifyId')}</th><th>${t('trigger')}</th><th>${t('state')}</th><th>${t('target')}</th><th class="num">${t(
+          'attemptsCount',
+        )}</th></tr></thead><tbody>${[...events]
+          .reverse()
+          .map(
+            (e) =>
+              html`<tr><td>${dateTime(ctx.lang, e.createdAt)}</td><td><code>${e.notifyId}</code></td><td>${t(e.trigger)}</td><td>${outcomeBadge(t, e.state)}</td><td>${
+                e.targetUrl === null ? t('none') : html`<code>${e.targetUrl}</code>`
+              }</td><td class="num">${e.attempts}</td></tr>`,
+          )}</tbody></table></div>`;
   const attemptTable =
     events.length === 0
       ? html``
       : attempts.length === 0
         ? html`<p class="muted">${t('noOrderAttempts')}</p>`
-        : html`<h3>${t('attempts')}</h3>
-            <div class="table" tabindex="0">
-              <table>
-                <thead>
-                  <tr>
-                    <th>${t('time')}</th>
-                    <th>${t('trigger')}</th>
-                    <th class="num">${t('attemptNo')}</th>
-                    <th>${t('url')}</th>
-                    <th class="num">${t('status')}</th>
-                    <th class="num">${t('latencyCol')}</th>
-                    <th>${t('outcome')}</th>
-                    <th>${t('response')}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${attempts.map(
-                    (a) =>
-                      html`<tr>
-                        <td>${dateTime(ctx.lang, a.startedAt)}</td>
-                        <td>${t(a.trigger)}</td>
-                        <td class="num">${a.attemptNo}</td>
-                        <td><code>${a.url}</code></td>
-                        <td class="num">${a.httpStatus ?? t('none')}</td>
-                        <td class="num">${a.latencyMs}</td>
-                        <td>
-                          ${outcomeBadge(t, a.outcome)}${a.error !== null ? html`<br /><span class="muted">${a.error}</span>` : ''}
-                        </td>
-                        <td>${excerptCell(t, a.responseExcerpt)}</td>
-                      </tr>`,
-                  )}
-                </tbody>
-              </table>
-            </div>`;
+        : html`<h3>${t('attempts')}</h3><div class="table" tabindex="0"><table><thead><tr><th>${t('time')}</th><th>${t('trigger')}</th><th class="num">${t('attemptNo')}</th><th>${t('url')}</th><th class="num">${t(
+            'status',
+          )}</th><th class="num">${t('latencyCol')}</th><th>${t('outcome')}</th><th>${t('response')}</th></tr></thead><tbody>${attempts.map(
+            (a) =>
+              html`<tr><td>${dateTime(ctx.lang, a.startedAt)}</td><td>${t(a.trigger)}</td><td class="num">${a.attemptNo}</td><td><code>${a.url}</code></td><td class="num">${
+                a.httpStatus ?? t('none')
+              }</td><td class="num">${a.latencyMs}</td><td>${outcomeBadge(t, a.outcome)}${a.error !== null ? html`<br><span class="muted">${a.error}</span>` : ''}</td><td>${excerptCell(
+                t,
+                a.responseExcerpt,
+              )}</td></tr>`,
+          )}</tbody></table></div>`;
   const action = `/console/orders/${encodeURIComponent(order.orderId)}/callbacks`;
   const form = order.final
     ? html`<form method="post" action="${action}">${ctx.csrf}<button type="submit">${t('retrigger')}</button></form>`
-    : html`<p class="warning" role="note">${t('notFinalWarning')}</p>
-        <form method="post" action="${action}" data-confirm="${t('notFinalConfirm')}">
-          ${ctx.csrf}<button type="submit" class="secondary">${t('retrigger')}</button>
-        </form>`;
-  return html`<section class="panel" id="callbacks">
-    <h2>${t('orderTitle')}</h2>
-    ${eventTable}${attemptTable}
-    <p class="muted">${t('retriggerLead')}</p>
-    ${form}
-  </section>`;
+    : html`<p class="warning" role="note">${t('notFinalWarning')}</p><form method="post" action="${action}" data-confirm="${t('notFinalConfirm')}">${ctx.csrf}<button type="submit" class="secondary">${t(
+        'retrigger',
+      )}</button></form>`;
+  return html`<section class="panel" id="callbacks"><h2>${t('orderTitle')}</h2>${eventTable}${attemptTable}<p class="muted">${t('retriggerLead')}</p>${form}</section>`;
 }

@@ -38,12 +38,9 @@ export interface FieldError {
 /** The list of a form's problems, focused by the page's script so a screen reader reads it first. */
 export function errorSummary(lang: Language, errors: readonly FieldError[]): Html {
   if (errors.length === 0) return html``;
-  return html`<div class="summary" role="alert" tabindex="-1">
-    <p class="error">${translate(FORM_TEXTS, lang)('problem')}</p>
-    <ul>
-      ${errors.map((e) => html`<li><a href="#${e.field}">${e.message}</a></li>`)}
-    </ul>
-  </div>`;
+  return html`<div class="summary" role="alert" tabindex="-1"><p class="error">${translate(FORM_TEXTS, lang)('problem')}</p><ul>${errors.map(
+    (e) => html`<li><a href="#${e.field}">${e.message}</a></li>`,
+  )}</ul></div>`;
 }
 
 export interface FieldInput {
@@ -68,20 +65,13 @@ export function textField(input: FieldInput): Html {
   ]
     .filter((s) => s !== '')
     .join(' ');
-  return html`<label for="${input.name}">${input.label}</label
-    >${input.hint !== undefined ? html`<p class="muted" id="${input.name}-hint">${input.hint}</p>` : ''}${
-      error !== undefined ? html`<p class="error" id="${input.name}-error">${error.message}</p>` : ''
-    }<input
-      type="${input.type ?? 'text'}"
-      id="${input.name}"
-      name="${input.name}"
-      value="${input.value ?? ''}"
-      ${input.required === true ? html` required` : ''}${
-        input.autocomplete !== undefined ? html` autocomplete="${input.autocomplete}"` : ''
-      }${input.inputmode !== undefined ? html` inputmode="${input.inputmode}"` : ''}${input.maxlength !== undefined ? html` maxlength="${input.maxlength}"` : ''}${
-        described !== '' ? html` aria-describedby="${described}"` : ''
-      }${error !== undefined ? html` aria-invalid="true"` : ''}
-    />`;
+  return html`<label for="${input.name}">${input.label}</label>${input.hint !== undefined ? html`<p class="muted" id="${input.name}-hint">${input.hint}</p>` : ''}${
+    error !== undefined ? html`<p class="error" id="${input.name}-error">${error.message}</p>` : ''
+  }<input type="${input.type ?? 'text'}" id="${input.name}" name="${input.name}" value="${input.value ?? ''}"${input.required === true ? html` required` : ''}${
+    input.autocomplete !== undefined ? html` autocomplete="${input.autocomplete}"` : ''
+  }${input.inputmode !== undefined ? html` inputmode="${input.inputmode}"` : ''}${input.maxlength !== undefined ? html` maxlength="${input.maxlength}"` : ''}${
+    described !== '' ? html` aria-describedby="${described}"` : ''
+  }${error !== undefined ? html` aria-invalid="true"` : ''}>`;
 }
 
 /** A confirmation after a form did its work (shown once, after the redirect). */
@@ -97,9 +87,7 @@ export function badge(text: string, tone: 'ok' | 'bad' | 'wait' | 'plain' = 'pla
 /** A copy button for the element with id `target` (shown only when script runs). */
 export function copyButton(target: string, lang: Language): Html {
   const t = translate(FORM_TEXTS, lang);
-  return html`<button type="button" class="secondary" data-copy="${target}" data-copied="${t('copied')}" hidden>
-    ${t('copy')}
-  </button>`;
+  return html`<button type="button" class="secondary" data-copy="${target}" data-copied="${t('copied')}" hidden>${t('copy')}</button>`;
 }
 
 /** A UTC calendar day (YYYY-MM-DD) as the millisecond range it covers; undefined when it is no such day. */

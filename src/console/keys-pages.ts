@@ -155,14 +155,7 @@ export function secondsUntil(at: number, now: number): number {
 /** A badge that counts down to `activeAt` (updated by the layout's script; correct without it). */
 export function activationCountdown(lang: Language, activeAt: number, now: number): Html {
   const t = translate(TEXTS, lang);
-  return html`<span
-    class="badge wait"
-    data-until="${activeAt}"
-    data-template="${t('takesEffectIn', { s: '{s}' })}"
-    data-over="${t('active')}"
-    data-over-class="badge ok"
-    >${t('takesEffectIn', { s: secondsUntil(activeAt, now) })}</span
-  >`;
+  return html`<span class="badge wait" data-until="${activeAt}" data-template="${t('takesEffectIn', { s: '{s}' })}" data-over="${t('active')}" data-over-class="badge ok">${t('takesEffectIn', { s: secondsUntil(activeAt, now) })}</span>`;
 }
 
 /** The status of a key as a badge: a countdown while its activation delay runs. */
@@ -233,53 +226,22 @@ function fieldErrorOf(error: unknown, lang: Language): FieldError {
 function keyFields(t: T, values: KeyFormValues, errors: readonly FieldError[]): Html {
   const permissionError = errors.find((e) => e.field === 'permissions');
   return html`${textField({ name: 'label', label: t('label'), value: values.label, hint: t('labelHint', { max: LABEL_MAX }), maxlength: LABEL_MAX, errors })}
-    <fieldset
-      id="permissions"
-      aria-describedby="permissions-hint${permissionError !== undefined ? ' permissions-error' : ''}"
-    >
-      <legend>${t('permissions')}</legend>
-      <p class="muted" id="permissions-hint">${t('permissionsHint')}</p>
-      ${permissionError !== undefined ? html`<p class="error" id="permissions-error">${permissionError.message}</p>` : ''}
-      <div class="checks">
-        ${PERMISSION_GRANTS.map(
-          (p) =>
-            html`<label class="check"
-              ><input
-                type="checkbox"
-                name="permissions"
-                value="${p}"
-                ${values.permissions.includes(p) ? html` checked` : ''}${
-                  permissionError !== undefined ? html` aria-invalid="true"` : ''
-                }
-              />
-              <span class="mono">${p}</span></label
-            >`,
-        )}
-      </div>
-    </fieldset>
-    ${textField({ name: 'ipWhitelist', label: t('ipWhitelist'), value: values.ipWhitelist, hint: t('ipWhitelistHint'), errors })}
-    <label class="check"
-      ><input
-        type="checkbox"
-        id="debug"
-        name="debug"
-        value="1"
-        aria-describedby="debug-hint"
-        ${values.debug ? html` checked` : ''}
-      />
-      ${t('debug')}</label
-    >
-    <p class="muted" id="debug-hint">${t('debugHint')}</p>`;
+<fieldset id="permissions" aria-describedby="permissions-hint${permissionError !== undefined ? ' permissions-error' : ''}"><legend>${t('permissions')}</legend>
+<p class="muted" id="permissions-hint">${t('permissionsHint')}</p>${permissionError !== undefined ? html`<p class="error" id="permissions-error">${permissionError.message}</p>` : ''}
+<div class="checks">${PERMISSION_GRANTS.map(
+    (p) =>
+      html`<label class="check"><input type="checkbox" name="permissions" value="${p}"${values.permissions.includes(p) ? html` checked` : ''}${
+        permissionError !== undefined ? html` aria-invalid="true"` : ''
+      }> <span class="mono">${p}</span></label>`,
+  )}</div></fieldset>
+${textField({ name: 'ipWhitelist', label: t('ipWhitelist'), value: values.ipWhitelist, hint: t('ipWhitelistHint'), errors })}
+<label class="check"><input type="checkbox" id="debug" name="debug" value="1" aria-describedby="debug-hint"${values.debug ? html` checked` : ''}> ${t('debug')}</label>
+<p class="muted" id="debug-hint">${t('debugHint')}</p>`;
 }
 
 function createForm(ctx: ConsoleContext, t: T, values: KeyFormValues, errors: readonly FieldError[]): Html {
-  return html`<div class="panel" id="create">
-    <h2>${t('createTitle')}</h2>
-    ${errorSummary(ctx.lang, errors)}
-    <form method="post" action="/console/keys" novalidate>
-      ${ctx.csrf}${keyFields(t, values, errors)}<button type="submit">${t('create')}</button>
-    </form>
-  </div>`;
+  return html`<div class="panel" id="create"><h2>${t('createTitle')}</h2>${errorSummary(ctx.lang, errors)}
+<form method="post" action="/console/keys" novalidate>${ctx.csrf}${keyFields(t, values, errors)}<button type="submit">${t('create')}</button></form></div>`;
 }
 
 function keyPath(accessKey: string): string {
@@ -298,49 +260,23 @@ async function listPage(
   const rows = keys.map((k, i) => {
     const copyId = `key-${i}`;
     const live = k.status !== 'deleted';
-    return html`<tr>
-      <td><code id="${copyId}">${k.accessKey}</code>${live ? copyButton(copyId, ctx.lang) : ''}</td>
-      <td>${k.label === '' ? html`<span class="muted">${t('noLabel')}</span>` : k.label}</td>
-      <td class="mono">${k.permissions.join(', ')}</td>
-      <td class="mono">${k.ipWhitelist.join(', ')}</td>
-      <td>${k.debug ? badge(t('on'), 'wait') : t('off')}</td>
-      <td>${keyStatus(ctx.lang, k, now)}</td>
-      <td>${live ? html`<a href="${keyPath(k.accessKey)}">${t('view')}</a>` : '—'}</td>
-    </tr>`;
+    return html`<tr><td><code id="${copyId}">${k.accessKey}</code>${live ? copyButton(copyId, ctx.lang) : ''}</td>
+<td>${k.label === '' ? html`<span class="muted">${t('noLabel')}</span>` : k.label}</td>
+<td class="mono">${k.permissions.join(', ')}</td><td class="mono">${k.ipWhitelist.join(', ')}</td>
+<td>${k.debug ? badge(t('on'), 'wait') : t('off')}</td><td>${keyStatus(ctx.lang, k, now)}</td>
+<td>${live ? html`<a href="${keyPath(k.accessKey)}">${t('view')}</a>` : '—'}</td></tr>`;
   });
   return ctx.page(reply, {
     status: input.status ?? 200,
     title: t('title'),
     section: 'keys',
-    body: html`<h1>${t('title')}</h1>
-      ${notice(input.info)}
-      <p>${t('lead')}</p>
-      <div class="panel">
-        <h2>${t('yourKeys')}</h2>
-        ${
-          keys.length === 0
-            ? html`<p>${t('noKeys')}</p>`
-            : html`<div class="table" tabindex="0">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">${t('accessKey')}</th>
-                      <th scope="col">${t('label')}</th>
-                      <th scope="col">${t('permissions')}</th>
-                      <th scope="col">${t('ipWhitelist')}</th>
-                      <th scope="col">${t('debug')}</th>
-                      <th scope="col">${t('status')}</th>
-                      <th scope="col">${t('actions')}</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    ${rows}
-                  </tbody>
-                </table>
-              </div>`
-        }
-      </div>
-      ${createForm(ctx, t, input.values ?? { ...EMPTY_FORM }, input.errors ?? [])}`,
+    body: html`<h1>${t('title')}</h1>${notice(input.info)}<p>${t('lead')}</p>
+<div class="panel"><h2>${t('yourKeys')}</h2>${
+      keys.length === 0
+        ? html`<p>${t('noKeys')}</p>`
+        : html`<div class="table" tabindex="0"><table><thead><tr><th scope="col">${t('accessKey')}</th><th scope="col">${t('label')}</th><th scope="col">${t('permissions')}</th><th scope="col">${t('ipWhitelist')}</th><th scope="col">${t('debug')}</th><th scope="col">${t('status')}</th><th scope="col">${t('actions')}</th></tr></thead><tbody>${rows}</tbody></table></div>`
+    }</div>
+${createForm(ctx, t, input.values ?? { ...EMPTY_FORM }, input.errors ?? [])}`,
   });
 }
 
@@ -378,68 +314,32 @@ function keyPage(
           : undefined;
   const path = keyPath(key.accessKey);
   const title = t('keyTitle', { label: key.label === '' ? key.accessKey : key.label });
-  const details = html`<div class="panel">
-    <dl>
-      <dt>${t('accessKey')}</dt>
-      <dd><code id="access-key">${key.accessKey}</code> ${copyButton('access-key', ctx.lang)}</dd>
-      <dt>${t('label')}</dt>
-      <dd>${key.label === '' ? t('noLabel') : key.label}</dd>
-      <dt>${t('permissions')}</dt>
-      <dd class="mono">${key.permissions.join(', ')}</dd>
-      <dt>${t('ipWhitelist')}</dt>
-      <dd class="mono">${key.ipWhitelist.join(', ')}</dd>
-      <dt>${t('debug')}</dt>
-      <dd>${key.debug ? t('on') : t('off')}</dd>
-      <dt>${t('status')}</dt>
-      <dd>${keyStatus(ctx.lang, key, now)}</dd>
-      <dt>${t('activeAt')}</dt>
-      <dd>${dateTime(ctx.lang, key.activeAt)}</dd>
-      <dt>${t('created')}</dt>
-      <dd>${dateTime(ctx.lang, key.createdAt)}</dd>
-      <dt>${t('updated')}</dt>
-      <dd>${dateTime(ctx.lang, key.updatedAt)}</dd>
-    </dl>
-  </div>`;
+  const details = html`<div class="panel"><dl>
+<dt>${t('accessKey')}</dt><dd><code id="access-key">${key.accessKey}</code> ${copyButton('access-key', ctx.lang)}</dd>
+<dt>${t('label')}</dt><dd>${key.label === '' ? t('noLabel') : key.label}</dd>
+<dt>${t('permissions')}</dt><dd class="mono">${key.permissions.join(', ')}</dd>
+<dt>${t('ipWhitelist')}</dt><dd class="mono">${key.ipWhitelist.join(', ')}</dd>
+<dt>${t('debug')}</dt><dd>${key.debug ? t('on') : t('off')}</dd>
+<dt>${t('status')}</dt><dd>${keyStatus(ctx.lang, key, now)}</dd>
+<dt>${t('activeAt')}</dt><dd>${dateTime(ctx.lang, key.activeAt)}</dd>
+<dt>${t('created')}</dt><dd>${dateTime(ctx.lang, key.createdAt)}</dd>
+<dt>${t('updated')}</dt><dd>${dateTime(ctx.lang, key.updatedAt)}</dd></dl></div>`;
   const forms =
     key.status === 'deleted'
       ? html`<p class="warning">${t('deletedText')}</p>`
-      : html`<div class="panel" id="edit">
-            <h2>${t('edit')}</h2>
-            ${errorSummary(ctx.lang, errors)}
-            <p class="warning">${t('editRestarts')}</p>
-            <form method="post" action="${path}" novalidate>
-              ${ctx.csrf}${keyFields(t, input.values ?? valuesOf(key), errors)}<button type="submit">
-                ${t('save')}
-              </button>
-            </form>
-          </div>
-          <div class="panel">
-            <h2>${t('stateTitle')}</h2>
-            <p>${t('disableText')}</p>
-            <form method="post" action="${path}/enabled">
-              ${ctx.csrf}${
-                key.status === 'disabled'
-                  ? html`<input type="hidden" name="enabled" value="1" /><button type="submit">${t('enable')}</button>`
-                  : html`<input type="hidden" name="enabled" value="0" /><button type="submit" class="secondary">
-                        ${t('disable')}
-                      </button>`
-              }
-            </form>
-          </div>
-          <div class="panel">
-            <h2>${t('deleteTitle')}</h2>
-            <p>${t('deleteText')}</p>
-            <form method="post" action="${path}/delete" data-confirm="${t('deleteConfirm')}">
-              ${ctx.csrf}<button type="submit" class="danger">${t('delete')}</button>
-            </form>
-          </div>`;
+      : html`<div class="panel" id="edit"><h2>${t('edit')}</h2>${errorSummary(ctx.lang, errors)}<p class="warning">${t('editRestarts')}</p>
+<form method="post" action="${path}" novalidate>${ctx.csrf}${keyFields(t, input.values ?? valuesOf(key), errors)}<button type="submit">${t('save')}</button></form></div>
+<div class="panel"><h2>${t('stateTitle')}</h2><p>${t('disableText')}</p><form method="post" action="${path}/enabled">${ctx.csrf}${
+          key.status === 'disabled'
+            ? html`<input type="hidden" name="enabled" value="1"><button type="submit">${t('enable')}</button>`
+            : html`<input type="hidden" name="enabled" value="0"><button type="submit" class="secondary">${t('disable')}</button>`
+        }</form></div>
+<div class="panel"><h2>${t('deleteTitle')}</h2><p>${t('deleteText')}</p><form method="post" action="${path}/delete" data-confirm="${t('deleteConfirm')}">${ctx.csrf}<button type="submit" class="danger">${t('delete')}</button></form></div>`;
   return ctx.page(reply, {
     status: input.status ?? 200,
     title,
     section: 'keys',
-    body: html`<p><a href="/console/keys">${t('backToKeys')}</a></p>
-      <h1>${title}</h1>
-      ${notice(info)}${details}${forms}`,
+    body: html`<p><a href="/console/keys">${t('backToKeys')}</a></p><h1>${title}</h1>${notice(info)}${details}${forms}`,
   });
 }
 
@@ -485,30 +385,12 @@ export function registerKeyPages(router: ConsoleRouter, deps: ConsoleServices): 
     return ctx.page(reply, {
       title: t('createdTitle'),
       section: 'keys',
-      body: html`<h1>${t('createdTitle')}</h1>
-        <div class="panel">
-          <p class="warning" role="alert">${t('secretWarning')}</p>
-          <label for="new-access-key">${t('accessKey')}</label
-          ><input type="text" readonly class="secret" id="new-access-key" value="${created.accessKey}" />
-          ${copyButton('new-access-key', ctx.lang)} <label for="new-secret-key">${t('secretKey')}</label
-          ><input
-            type="text"
-            readonly
-            class="secret"
-            id="new-secret-key"
-            value="${created.secretKey}"
-            autocomplete="off"
-          />
-          ${copyButton('new-secret-key', ctx.lang)}
-          <p>
-            ${t('effectLine', { time: dateTime(ctx.lang, created.activeAt) })}
-            ${created.activeAt > now ? activationCountdown(ctx.lang, created.activeAt, now) : badge(t('active'), 'ok')}
-          </p>
-          <p>
-            <a class="button secondary" href="${keyPath(created.accessKey)}">${t('view')}</a>
-            <a href="/console/keys">${t('backToKeys')}</a>
-          </p>
-        </div>`,
+      body: html`<h1>${t('createdTitle')}</h1><div class="panel">
+<p class="warning" role="alert">${t('secretWarning')}</p>
+<label for="new-access-key">${t('accessKey')}</label><input type="text" readonly class="secret" id="new-access-key" value="${created.accessKey}"> ${copyButton('new-access-key', ctx.lang)}
+<label for="new-secret-key">${t('secretKey')}</label><input type="text" readonly class="secret" id="new-secret-key" value="${created.secretKey}" autocomplete="off"> ${copyButton('new-secret-key', ctx.lang)}
+<p>${t('effectLine', { time: dateTime(ctx.lang, created.activeAt) })} ${created.activeAt > now ? activationCountdown(ctx.lang, created.activeAt, now) : badge(t('active'), 'ok')}</p>
+<p><a class="button secondary" href="${keyPath(created.accessKey)}">${t('view')}</a> <a href="/console/keys">${t('backToKeys')}</a></p></div>`,
     });
   });
 

@@ -120,60 +120,27 @@ export interface ConsolePageInput {
 }
 
 /** The hidden field every console form carries. */
-export const csrfField = (token: string): Html => html`<input type="hidden" name="_csrf" value="${token}" />`;
+export const csrfField = (token: string): Html => html`<input type="hidden" name="_csrf" value="${token}">`;
 
 export function sendConsolePage(reply: FastifyReply, status: number, page: ConsolePageInput): FastifyReply {
   const t = translate(TEXTS, page.lang);
   const frame = page.frame;
   const header =
     frame === undefined
-      ? html`<header>
-          <div class="bar"><span class="brand">${t('console')}</span></div>
-        </header>`
-      : html`<header>
-          <div class="bar">
-            <a class="brand" href="/console">${t('console')}</a>
-            <nav aria-label="${t('mainNav')}">
-              ${NAV.map(([section, href]) => html`<a href="${href}" ${section === frame.section ? html` aria-current="page"` : ''}>${t(section)}</a>`)}
-            </nav>
-            <div class="who">
-              <span>${frame.userName} · ${frame.merchantName}</span>
-              <form method="post" action="/console/sign-out">
-                ${csrfField(frame.csrfToken)}<button type="submit" class="secondary">${t('signOut')}</button>
-              </form>
-            </div>
-          </div>
-        </header>`;
+      ? html`<header><div class="bar"><span class="brand">${t('console')}</span></div></header>`
+      : html`<header><div class="bar"><a class="brand" href="/console">${t('console')}</a>
+<nav aria-label="${t('mainNav')}">${NAV.map(([section, href]) => html`<a href="${href}"${section === frame.section ? html` aria-current="page"` : ''}>${t(section)}</a>`)}</nav>
+<div class="who"><span>${frame.userName} · ${frame.merchantName}</span><form method="post" action="/console/sign-out">${csrfField(frame.csrfToken)}<button type="submit" class="secondary">${t('signOut')}</button></form></div></div></header>`;
   const languages =
     frame !== undefined
-      ? html`<footer>
-          <form method="post" action="/console/language">
-            ${csrfField(frame.csrfToken)}<input type="hidden" name="back" value="${frame.path}" /><span
-              >${t('language')}:</span
-            >
-            ${CONSOLE_LANGUAGES.map(
-              (l) =>
-                html`<button
-                  type="submit"
-                  name="lang"
-                  value="${l}"
-                  class="secondary"
-                  lang="${l}"
-                  ${l === page.lang ? html` aria-pressed="true"` : ''}
-                >
-                  ${CONSOLE_LANGUAGE_NAMES[l]}
-                </button> `,
-            )}
-          </form>
-        </footer>`
-      : html`<footer>
-          <span>${t('language')}:</span> ${CONSOLE_LANGUAGES.filter((l) => l !== page.lang).map(
-            (l) =>
-              html`<a href="${page.languageLinksPath ?? '/console/sign-in'}?lang=${l}" lang="${l}" hreflang="${l}"
-                >${CONSOLE_LANGUAGE_NAMES[l]}</a
-              > `,
-          )}
-        </footer>`;
+      ? html`<footer><form method="post" action="/console/language">${csrfField(frame.csrfToken)}<input type="hidden" name="back" value="${frame.path}"><span>${t('language')}:</span> ${CONSOLE_LANGUAGES.map(
+          (l) =>
+            html`<button type="submit" name="lang" value="${l}" class="secondary" lang="${l}"${l === page.lang ? html` aria-pressed="true"` : ''}>${CONSOLE_LANGUAGE_NAMES[l]}</button> `,
+        )}</form></footer>`
+      : html`<footer><span>${t('language')}:</span> ${CONSOLE_LANGUAGES.filter((l) => l !== page.lang).map(
+          (l) =>
+            html`<a href="${page.languageLinksPath ?? '/console/sign-in'}?lang=${l}" lang="${l}" hreflang="${l}">${CONSOLE_LANGUAGE_NAMES[l]}</a> `,
+        )}</footer>`;
   return pageHeaders(reply.code(status), CONSOLE_CSP, 'same-origin').send(
     `<!doctype html><html lang="${page.lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
       `<meta name="robots" content="noindex"><title>${escapeXml(page.title)} · ${escapeXml(t('console'))}</title><style>${STYLE}</style></head>` +

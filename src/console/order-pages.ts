@@ -16,7 +16,7 @@ import { orderCallbacksPanel } from './callback-pages.js';
 import { badge, dayRange, dayRangeLabels, errorSummary, notice, textField, type FieldError } from './forms.js';
 import { consoleTexts, dateTime, money, translate, type Translator } from './i18n.js';
 import type { ConsoleServices } from './plugin.js';
-import { merchantOrder, orderEntries, searchOrders, type OrderCursor } from './queries.js';
+import { merchantOrder, orderEntries, orderEvents, searchOrders, type OrderCursor } from './queries.js';
 import { queryParam, type ConsoleContext, type ConsoleRouter } from './router.js';
 
 export const PAGE_SIZE = 50;
@@ -253,66 +253,47 @@ function parseFilters(ctx: ConsoleContext, t: T, f: Filters, beforeAt: string, b
 }
 
 function select(name: string, label: string, options: Html[], error: FieldError | undefined): Html {
-  return html`<div>
-    <label for="${name}">${label}</label
-    >${error !== undefined ? html`<p class="error" id="${name}-error">${error.message}</p>` : ''}<select
-      id="${name}"
-      name="${name}"
-      ${error !== undefined ? html` aria-invalid="true" aria-describedby="${name}-error"` : ''}
-    >
-      ${options}
-    </select>
-  </div>`;
+  return html`<div><label for="${name}">${label}</label>${error !== undefined ? html`<p class="error" id="${name}-error">${error.message}</p>` : ''}<select id="${name}" name="${name}"${
+    error !== undefined ? html` aria-invalid="true" aria-describedby="${name}-error"` : ''
+  }>${options}</select></div>`;
 }
 
 const option = (value: string, label: string, selected: boolean): Html =>
-  html`<option value="${value}" ${selected ? html` selected` : ''}>${label}</option>`;
+  html`<option value="${value}"${selected ? html` selected` : ''}>${label}</option>`;
 
 function filterForm(t: T, lang: Language, f: Filters, errors: readonly FieldError[]): Html {
   const errorOf = (field: string) => errors.find((e) => e.field === field);
   let statusSelected = false;
   const statusGroups = KINDS.filter((k) => k !== 'token_to_fiat').map((k) => {
     const label = k === 'fiat_to_token' ? t('exchange') : kindName(t, k);
-    return html`<optgroup label="${label}">
-      ${STATUSES[k].map((s) => {
-        const chosen =
-          !statusSelected &&
-          f.status === String(s) &&
-          (f.kind === '' || f.kind === k || (k === 'fiat_to_token' && f.kind === 'token_to_fiat'));
-        if (chosen) statusSelected = true;
-        return option(String(s), `${s} ${statusText(k, s)}`, chosen);
-      })}
-    </optgroup>`;
+    return html`<optgroup label="${label}">${STATUSES[k].map((s) => {
+      const chosen =
+        !statusSelected &&
+        f.status === String(s) &&
+        (f.kind === '' || f.kind === k || (k === 'fiat_to_token' && f.kind === 'token_to_fiat'));
+      if (chosen) statusSelected = true;
+      return option(String(s), `${s} ${statusText(k, s)}`, chosen);
+    })}</optgroup>`;
   });
   return html`<form method="get" action="/console/orders" class="panel" novalidate>
-    ${textField({ name: 'q', label: t('search'), type: 'search', value: f.q, hint: t('searchHint'), errors })}
-    <div class="filters">
-      ${select('area', t('area'), [option('', t('any'), f.area === ''), ...AREAS.map((a) => option(a, areaName(t, a), f.area === a))], errorOf('area'))}
-      ${select('kind', t('kind'), [option('', t('any'), f.kind === ''), ...KINDS.map((k) => option(k, kindName(t, k), f.kind === k))], errorOf('kind'))}
-      ${select('status', t('status'), [option('', t('any'), f.status === ''), ...statusGroups], errorOf('status'))}
-      <div>${textField({ name: 'from', label: dayRangeLabels(lang).from, type: 'date', value: f.from, errors })}</div>
-      <div>${textField({ name: 'to', label: dayRangeLabels(lang).to, type: 'date', value: f.to, errors })}</div>
-    </div>
-    <button type="submit">${t('apply')}</button> <a class="button secondary" href="/console/orders">${t('reset')}</a>
-  </form>`;
+${textField({ name: 'q', label: t('search'), type: 'search', value: f.q, hint: t('searchHint'), errors })}
+<div class="filters">
+${select('area', t('area'), [option('', t('any'), f.area === ''), ...AREAS.map((a) => option(a, areaName(t, a), f.area === a))], errorOf('area'))}
+${select('kind', t('kind'), [option('', t('any'), f.kind === ''), ...KINDS.map((k) => option(k, kindName(t, k), f.kind === k))], errorOf('kind'))}
+${select('status', t('status'), [option('', t('any'), f.status === ''), ...statusGroups], errorOf('status'))}
+<div>${textField({ name: 'from', label: dayRangeLabels(lang).from, type: 'date', value: f.from, errors })}</div>
+<div>${textField({ name: 'to', label: dayRangeLabels(lang).to, type: 'date', value: f.to, errors })}</div>
+</div>
+<button type="submit">${t('apply')}</button> <a class="button secondary" href="/console/orders">${t('reset')}</a></form>`;
 }
 
 function orderRow(lang: Language, t: T, order: OrderRow): Html {
   const token = tokenAmount(order);
-  return html`<tr>
-    <td>${dateTime(lang, order.created_at)}</td>
-    <td><a class="mono" href="/console/orders/${encodeURIComponent(order.id)}">${order.id}</a></td>
-    <td class="mono">${order.external_order_id}</td>
-    <td>${areaName(t, order.area)} / ${kindName(t, order.kind)}</td>
-    <td>${payTypeText(order.pay_type)} (${order.pay_type})</td>
-    <td class="num">
-      ${amountOf(lang, order, order.amount)}${token !== undefined ? html`<br /><span class="muted">${token}</span>` : ''}
-    </td>
-    <td class="num">${amountOf(lang, order, order.fee)}</td>
-    <td class="num">${amountOf(lang, order, order.actual_amount)}</td>
-    <td>${statusBadge(order.kind, order.status)}</td>
-    <td>${order.remark ?? ''}</td>
-  </tr>`;
+  return html`<tr><td>${dateTime(lang, order.created_at)}</td><td><a class="mono" href="/console/orders/${encodeURIComponent(order.id)}">${order.id}</a></td>
+<td class="mono">${order.external_order_id}</td><td>${areaName(t, order.area)} / ${kindName(t, order.kind)}</td><td>${payTypeText(order.pay_type)} (${order.pay_type})</td>
+<td class="num">${amountOf(lang, order, order.amount)}${token !== undefined ? html`<br><span class="muted">${token}</span>` : ''}</td>
+<td class="num">${amountOf(lang, order, order.fee)}</td><td class="num">${amountOf(lang, order, order.actual_amount)}</td>
+<td>${statusBadge(order.kind, order.status)}</td><td>${order.remark ?? ''}</td></tr>`;
 }
 
 function listPage(
@@ -326,43 +307,18 @@ function listPage(
   const table =
     input.orders.length === 0
       ? html`<p>${filtered || input.paged ? t('empty') : t('emptyAll')}</p>`
-      : html`<div class="table" tabindex="0">
-          <table>
-            <caption class="muted">
-              ${t('ordersCaption')}
-            </caption>
-            <thead>
-              <tr>
-                <th>${t('created')}</th>
-                <th>${t('orderId')}</th>
-                <th>${t('externalOrderId')}</th>
-                <th>${t('areaKind')}</th>
-                <th>${t('payType')}</th>
-                <th class="num">${t('amount')}</th>
-                <th class="num">${t('fee')}</th>
-                <th class="num">${t('actualAmount')}</th>
-                <th>${t('status')}</th>
-                <th>${t('remark')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${input.orders.map((o) => orderRow(ctx.lang, t, o))}
-            </tbody>
-          </table>
-        </div>`;
+      : html`<div class="table" tabindex="0"><table><caption class="muted">${t('ordersCaption')}</caption><thead><tr><th>${t('created')}</th><th>${t('orderId')}</th><th>${t('externalOrderId')}</th><th>${t('areaKind')}</th><th>${t('payType')}</th>
+<th class="num">${t('amount')}</th><th class="num">${t('fee')}</th><th class="num">${t('actualAmount')}</th><th>${t('status')}</th><th>${t('remark')}</th></tr></thead>
+<tbody>${input.orders.map((o) => orderRow(ctx.lang, t, o))}</tbody></table></div>`;
   const pager =
     input.olderLink !== undefined || input.paged
-      ? html`<nav class="pager">
-          ${input.paged ? html`<a href="${filterLink(f)}">${t('newest')}</a>` : ''}${input.olderLink !== undefined ? html`<a href="${input.olderLink}">${t('older')}</a>` : ''}
-        </nav>`
+      ? html`<nav class="pager">${input.paged ? html`<a href="${filterLink(f)}">${t('newest')}</a>` : ''}${input.olderLink !== undefined ? html`<a href="${input.olderLink}">${t('older')}</a>` : ''}</nav>`
       : '';
   return ctx.page(reply, {
     status: input.errors.length > 0 ? 400 : 200,
     title: t('title'),
     section: 'orders',
-    body: html`<h1>${t('title')}</h1>
-      ${errorSummary(ctx.lang, input.errors)}${filterForm(t, ctx.lang, f, input.errors)}
-      <div class="panel">${table}${pager}</div>`,
+    body: html`<h1>${t('title')}</h1>${errorSummary(ctx.lang, input.errors)}${filterForm(t, ctx.lang, f, input.errors)}<div class="panel">${table}${pager}</div>`,
   });
 }
 
@@ -374,8 +330,7 @@ function filterLink(f: Filters, extra: Record<string, string> = {}): string {
 }
 
 function detailRow(label: string, value: Html | string | null | undefined): Html {
-  return html`<dt>${label}</dt>
-    <dd>${value === null || value === undefined || value === '' ? '—' : value}</dd>`;
+  return html`<dt>${label}</dt><dd>${value === null || value === undefined || value === '' ? '—' : value}</dd>`;
 }
 
 async function detailPage(
@@ -390,13 +345,7 @@ async function detailPage(
   if (order === undefined) return ctx.notFound(reply);
   const lang = ctx.lang;
   const [events, entries] = await Promise.all([
-    deps.store.read
-      .selectFrom('order_events')
-      .selectAll()
-      .where('order_id', '=', order.id)
-      .orderBy('at')
-      .orderBy('id')
-      .execute(),
+    orderEvents(deps.store.read, order.id),
     orderEntries(deps.store.read, ctx.merchantId, order.id),
   ]);
   const voucher = hasVoucher(order) ? await voucherLink(deps, order) : undefined;
@@ -415,97 +364,49 @@ async function detailPage(
   const history =
     events.length === 0
       ? html`<p>${t('noHistory')}</p>`
-      : html`<div class="table" tabindex="0">
-          <table>
-            <thead>
-              <tr>
-                <th>${t('time')}</th>
-                <th>${t('event')}</th>
-                <th>${t('change')}</th>
-                <th>${t('source')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${events.map(
-                (e) =>
-                  html`<tr>
-                    <td>${dateTime(lang, e.at)}</td>
-                    <td class="mono">${e.event}</td>
-                    <td>${statusOf(e.from_status)} → ${statusOf(e.to_status)}</td>
-                    <td>${e.source}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>
-        </div>`;
+      : html`<div class="table" tabindex="0"><table><thead><tr><th>${t('time')}</th><th>${t('event')}</th><th>${t('change')}</th><th>${t('source')}</th></tr></thead><tbody>${events.map(
+          (e) =>
+            html`<tr><td>${dateTime(lang, e.at)}</td><td class="mono">${e.event}</td><td>${statusOf(e.from_status)} → ${statusOf(e.to_status)}</td><td>${e.source}</td></tr>`,
+        )}</tbody></table></div>`;
   const ledger =
     entries.length === 0
       ? html`<p>${t('noEntries')}</p>`
-      : html`<div class="table" tabindex="0">
-          <table>
-            <thead>
-              <tr>
-                <th>${t('time')}</th>
-                <th>${t('journalKind')}</th>
-                <th>${t('account')}</th>
-                <th class="num">${t('amount')}</th>
-                <th>${t('memo')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${entries.map(
-                (e) =>
-                  html`<tr>
-                    <td>${dateTime(lang, e.createdAt)}</td>
-                    <td class="mono">${e.journalKind}</td>
-                    <td>${accountName(t, e.account)}</td>
-                    <td class="num">${signed(lang, e.amount, e.currency)}</td>
-                    <td>${e.memo ?? ''}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>
-        </div>`;
+      : html`<div class="table" tabindex="0"><table><thead><tr><th>${t('time')}</th><th>${t('journalKind')}</th><th>${t('account')}</th><th class="num">${t('amount')}</th><th>${t('memo')}</th></tr></thead><tbody>${entries.map(
+          (e) =>
+            html`<tr><td>${dateTime(lang, e.createdAt)}</td><td class="mono">${e.journalKind}</td><td>${accountName(t, e.account)}</td><td class="num">${signed(lang, e.amount, e.currency)}</td><td>${e.memo ?? ''}</td></tr>`,
+        )}</tbody></table></div>`;
   return ctx.page(reply, {
     title: t('detailTitle', { orderId: order.id }),
     section: 'orders',
-    body: html`<p><a href="/console/orders">${t('backToOrders')}</a></p>
-      <h1>${t('detailTitle', { orderId: order.id })}</h1>
-      ${notice(queryParam(request, 'done') === 'retriggered' ? t('retriggered') : undefined)}
-      <div class="panel">
-        <dl>
-          ${detailRow(t('orderId'), html`<code>${order.id}</code>`)}
-          ${detailRow(t('externalOrderId'), html`<code>${order.external_order_id}</code>`)}
-          ${detailRow(t('channelOrderId'), order.channel_order_id)}
-          ${detailRow(t('areaKind'), `${areaName(t, order.area)} / ${kindName(t, order.kind)}`)}
-          ${detailRow(t('channel'), order.channel_type)}
-          ${detailRow(t('payType'), `${payTypeText(order.pay_type)} (${order.pay_type})`)}
-          ${detailRow(t('status'), statusBadge(order.kind, order.status))}
-          ${detailRow(t('amount'), amountOf(lang, order, order.amount))}
-          ${token !== undefined ? detailRow(t('tokenAmount'), token) : ''}
-          ${rate !== undefined ? detailRow(t('exchangeRate'), rate) : ''}
-          ${detailRow(t('fee'), amountOf(lang, order, order.fee))}
-          ${detailRow(t('actualAmount'), amountOf(lang, order, order.actual_amount))}
-          ${detailRow(t('currency'), order.currency)} ${detailRow(t('created'), dateTime(lang, order.created_at))}
-          ${detailRow(t('paid'), dateTime(lang, order.pay_time))}
-          ${detailRow(t('completed'), dateTime(lang, order.complete_time))}
-          ${order.cashier_expire_at !== null ? detailRow(t('cashierExpire'), dateTime(lang, order.cashier_expire_at)) : ''}
-          ${detailRow(t('notifyUrl'), order.notify_url)} ${detailRow(t('returnUrl'), order.return_url)}
-          ${detailRow(t('remark'), order.remark)}
-          ${order.error_msg !== null || order.error_msg_en !== null ? detailRow(t('errorMessage'), [order.error_msg ?? '', order.error_msg_en !== null && order.error_msg_en !== order.error_msg ? ` / ${order.error_msg_en}` : ''].join('')) : ''}
-          ${order.cashier_id !== null ? detailRow(t('cashier'), html`<a href="${`${deps.publicBaseUrl}/cashier/${order.cashier_id}`}">${`${deps.publicBaseUrl}/cashier/${order.cashier_id}`}</a>`) : ''}
-          ${voucher !== undefined ? detailRow(t('voucher'), html`<a href="${voucher}">${t('voucherLink')}</a> <span class="muted">${t('voucherHint')}</span>`) : ''}
-        </dl>
-      </div>
-      <div class="panel">
-        <h2>${t('history')}</h2>
-        ${history}
-      </div>
-      <div class="panel">
-        <h2>${t('ledger')}</h2>
-        ${ledger}
-      </div>
-      ${callbacks}`,
+    body: html`<p><a href="/console/orders">${t('backToOrders')}</a></p><h1>${t('detailTitle', { orderId: order.id })}</h1>${notice(queryParam(request, 'done') === 'retriggered' ? t('retriggered') : undefined)}
+<div class="panel"><dl>
+${detailRow(t('orderId'), html`<code>${order.id}</code>`)}
+${detailRow(t('externalOrderId'), html`<code>${order.external_order_id}</code>`)}
+${detailRow(t('channelOrderId'), order.channel_order_id)}
+${detailRow(t('areaKind'), `${areaName(t, order.area)} / ${kindName(t, order.kind)}`)}
+${detailRow(t('channel'), order.channel_type)}
+${detailRow(t('payType'), `${payTypeText(order.pay_type)} (${order.pay_type})`)}
+${detailRow(t('status'), statusBadge(order.kind, order.status))}
+${detailRow(t('amount'), amountOf(lang, order, order.amount))}
+${token !== undefined ? detailRow(t('tokenAmount'), token) : ''}
+${rate !== undefined ? detailRow(t('exchangeRate'), rate) : ''}
+${detailRow(t('fee'), amountOf(lang, order, order.fee))}
+${detailRow(t('actualAmount'), amountOf(lang, order, order.actual_amount))}
+${detailRow(t('currency'), order.currency)}
+${detailRow(t('created'), dateTime(lang, order.created_at))}
+${detailRow(t('paid'), dateTime(lang, order.pay_time))}
+${detailRow(t('completed'), dateTime(lang, order.complete_time))}
+${order.cashier_expire_at !== null ? detailRow(t('cashierExpire'), dateTime(lang, order.cashier_expire_at)) : ''}
+${detailRow(t('notifyUrl'), order.notify_url)}
+${detailRow(t('returnUrl'), order.return_url)}
+${detailRow(t('remark'), order.remark)}
+${order.error_msg !== null || order.error_msg_en !== null ? detailRow(t('errorMessage'), [order.error_msg ?? '', order.error_msg_en !== null && order.error_msg_en !== order.error_msg ? ` / ${order.error_msg_en}` : ''].join('')) : ''}
+${order.cashier_id !== null ? detailRow(t('cashier'), html`<a href="${`${deps.publicBaseUrl}/cashier/${order.cashier_id}`}">${`${deps.publicBaseUrl}/cashier/${order.cashier_id}`}</a>`) : ''}
+${voucher !== undefined ? detailRow(t('voucher'), html`<a href="${voucher}">${t('voucherLink')}</a> <span class="muted">${t('voucherHint')}</span>`) : ''}
+</dl></div>
+<div class="panel"><h2>${t('history')}</h2>${history}</div>
+<div class="panel"><h2>${t('ledger')}</h2>${ledger}</div>
+${callbacks}`,
   });
 }
 

@@ -84,29 +84,12 @@ function filterForm(
   errors: readonly FieldError[],
 ): Html {
   const keyError = errors.find((e) => e.field === 'key');
-  return html`<form method="get" action="/console/requests" class="panel" aria-label="${t('filter')}">
-    ${errorSummary(lang, errors)}
-    <div class="filters">
-      <div>
-        <label for="key">${t('key')}</label
-        >${keyError !== undefined ? html`<p class="error" id="key-error">${keyError.message}</p>` : ''}<select
-          id="key"
-          name="key"
-          ${keyError !== undefined ? html` aria-invalid="true" aria-describedby="key-error"` : ''}
-        >
-          <option value="">${t('anyKey')}</option>
-          ${keys.map((k) => html`<option value="${k}" ${k === filters.accessKey ? html` selected` : ''}>${k}</option>`)}
-        </select>
-      </div>
-      <div>
-        <label class="check"
-          ><input type="checkbox" name="failed" value="1" ${filters.failedOnly ? html` checked` : ''} />
-          ${t('failedOnly')}</label
-        >
-      </div>
-      <div><button type="submit">${t('apply')}</button></div>
-    </div>
-  </form>`;
+  return html`<form method="get" action="/console/requests" class="panel" aria-label="${t('filter')}">${errorSummary(lang, errors)}<div class="filters">
+<div><label for="key">${t('key')}</label>${keyError !== undefined ? html`<p class="error" id="key-error">${keyError.message}</p>` : ''}<select id="key" name="key"${
+    keyError !== undefined ? html` aria-invalid="true" aria-describedby="key-error"` : ''
+  }><option value="">${t('anyKey')}</option>${keys.map((k) => html`<option value="${k}"${k === filters.accessKey ? html` selected` : ''}>${k}</option>`)}</select></div>
+<div><label class="check"><input type="checkbox" name="failed" value="1"${filters.failedOnly ? html` checked` : ''}> ${t('failedOnly')}</label></div>
+<div><button type="submit">${t('apply')}</button></div></div></form>`;
 }
 
 function listQuery(filters: Filters, before: Filters['before']): string {
@@ -119,33 +102,12 @@ function listQuery(filters: Filters, before: Filters['before']): string {
 }
 
 function rowsTable(ctx: ConsoleContext, t: T, rows: readonly RequestLogRow[]): Html {
-  return html`<div class="table" tabindex="0">
-    <table>
-      <thead>
-        <tr>
-          <th scope="col">${t('time')}</th>
-          <th scope="col">${t('key')}</th>
-          <th scope="col">${t('request')}</th>
-          <th scope="col" class="num">${t('httpStatus')}</th>
-          <th scope="col">${t('code')}</th>
-          <th scope="col">${t('message')}</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${rows.map(
-          (r) =>
-            html`<tr>
-              <td><a href="${requestPath(r.request_id)}">${dateTime(ctx.lang, r.created_at)}</a></td>
-              <td class="mono">${r.access_key}</td>
-              <td class="mono">${r.method} ${r.path}</td>
-              <td class="num">${r.http_status}</td>
-              <td>${codeBadge(r.code)}</td>
-              <td>${r.msg_en}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
-  </div>`;
+  return html`<div class="table" tabindex="0"><table><thead><tr><th scope="col">${t('time')}</th><th scope="col">${t('key')}</th><th scope="col">${t('request')}</th><th scope="col" class="num">${t('httpStatus')}</th><th scope="col">${t('code')}</th><th scope="col">${t('message')}</th></tr></thead><tbody>${rows.map(
+    (
+      r,
+    ) => html`<tr><td><a href="${requestPath(r.request_id)}">${dateTime(ctx.lang, r.created_at)}</a></td><td class="mono">${r.access_key}</td>
+<td class="mono">${r.method} ${r.path}</td><td class="num">${r.http_status}</td><td>${codeBadge(r.code)}</td><td>${r.msg_en}</td></tr>`,
+  )}</tbody></table></div>`;
 }
 
 async function listPage(
@@ -167,21 +129,17 @@ async function listPage(
           limit: PAGE_SIZE,
         });
   const last = rows.at(-1);
-  const pager = html`<p class="pager">
-    ${filters.before !== undefined ? html`<a href="${listQuery(filters, undefined)}">${t('newest')}</a>` : ''}${
-      rows.length === PAGE_SIZE && last !== undefined
-        ? html`<a href="${listQuery(filters, { at: last.created_at, requestId: last.request_id })}">${t('older')}</a>`
-        : ''
-    }
-  </p>`;
+  const pager = html`<p class="pager">${filters.before !== undefined ? html`<a href="${listQuery(filters, undefined)}">${t('newest')}</a>` : ''}${
+    rows.length === PAGE_SIZE && last !== undefined
+      ? html`<a href="${listQuery(filters, { at: last.created_at, requestId: last.request_id })}">${t('older')}</a>`
+      : ''
+  }</p>`;
   return ctx.page(reply, {
     status: errors.length > 0 ? 400 : 200,
     title: t('title'),
     section: 'requests',
-    body: html`<h1>${t('title')}</h1>
-      <p>${t('lead')}</p>
-      ${filterForm(t, ctx.lang, keys, filters, errors)}
-      <div class="panel">${rows.length === 0 ? html`<p>${t('none')}</p>` : rowsTable(ctx, t, rows)}${pager}</div>`,
+    body: html`<h1>${t('title')}</h1><p>${t('lead')}</p>${filterForm(t, ctx.lang, keys, filters, errors)}
+<div class="panel">${rows.length === 0 ? html`<p>${t('none')}</p>` : rowsTable(ctx, t, rows)}${pager}</div>`,
   });
 }
 
@@ -232,40 +190,21 @@ export function registerRequestPages(router: ConsoleRouter, deps: ConsoleService
     return ctx.page(reply, {
       title,
       section: 'requests',
-      body: html`<p><a href="/console/requests">${t('back')}</a></p>
-        <h1>${title}</h1>
-        <div class="panel">
-          <dl>
-            <dt>${t('requestId')}</dt>
-            <dd><code id="request-id">${entry.request_id}</code> ${copyButton('request-id', ctx.lang)}</dd>
-            <dt>${t('time')}</dt>
-            <dd>${dateTime(ctx.lang, entry.created_at)}</dd>
-            <dt>${t('key')}</dt>
-            <dd>
-              <a class="mono" href="/console/keys/${encodeURIComponent(entry.access_key)}">${entry.access_key}</a>
-            </dd>
-            <dt>${t('method')}</dt>
-            <dd class="mono">${entry.method}</dd>
-            <dt>${t('path')}</dt>
-            <dd class="mono">${entry.path}</dd>
-            <dt>${t('httpStatus')}</dt>
-            <dd>${entry.http_status}</dd>
-            <dt>${t('code')}</dt>
-            <dd>${codeBadge(entry.code)}</dd>
-            <dt>${t('message')}</dt>
-            <dd>${entry.msg_en}</dd>
-          </dl>
-        </div>
-        <div class="panel">
-          <h2>${t('signedString')}</h2>
-          ${
-            entry.signed_string === null
-              ? html`<p class="muted">${t('noSignedString')}</p>`
-              : html`<pre id="signed-string">${entry.signed_string}</pre>
-                  ${copyButton('signed-string', ctx.lang)}`
-          }
-          <p>${t('compareHint')} <a href="/console/signature">${t('signatureTool')}</a></p>
-        </div>`,
+      body: html`<p><a href="/console/requests">${t('back')}</a></p><h1>${title}</h1><div class="panel"><dl>
+<dt>${t('requestId')}</dt><dd><code id="request-id">${entry.request_id}</code> ${copyButton('request-id', ctx.lang)}</dd>
+<dt>${t('time')}</dt><dd>${dateTime(ctx.lang, entry.created_at)}</dd>
+<dt>${t('key')}</dt><dd><a class="mono" href="/console/keys/${encodeURIComponent(entry.access_key)}">${entry.access_key}</a></dd>
+<dt>${t('method')}</dt><dd class="mono">${entry.method}</dd>
+<dt>${t('path')}</dt><dd class="mono">${entry.path}</dd>
+<dt>${t('httpStatus')}</dt><dd>${entry.http_status}</dd>
+<dt>${t('code')}</dt><dd>${codeBadge(entry.code)}</dd>
+<dt>${t('message')}</dt><dd>${entry.msg_en}</dd></dl></div>
+<div class="panel"><h2>${t('signedString')}</h2>${
+        entry.signed_string === null
+          ? html`<p class="muted">${t('noSignedString')}</p>`
+          : html`<pre id="signed-string">${entry.signed_string}</pre>${copyButton('signed-string', ctx.lang)}`
+      }
+<p>${t('compareHint')} <a href="/console/signature">${t('signatureTool')}</a></p></div>`,
     });
   });
 }

@@ -229,11 +229,7 @@ export class ConsoleRouter {
 /** The 404 page's content: unknown here, or another merchant's. */
 function notFoundBody(lang: Language, panel: 'panel' | 'panel narrow'): Html {
   const t = translate(TEXTS, lang);
-  return html`<div class="${panel}">
-    <h1>${t('notFound')}</h1>
-    <p>${t('notFoundText')}</p>
-    <p><a href="/console">${t('backToOverview')}</a></p>
-  </div>`;
+  return html`<div class="${panel}"><h1>${t('notFound')}</h1><p>${t('notFoundText')}</p><p><a href="/console">${t('backToOverview')}</a></p></div>`;
 }
 
 export function sendCsrfRefusal(reply: FastifyReply, lang: Language, now: number): FastifyReply {
@@ -242,11 +238,7 @@ export function sendCsrfRefusal(reply: FastifyReply, lang: Language, now: number
     lang,
     now,
     title: t('expired'),
-    body: html`<div class="panel narrow">
-      <h1>${t('expired')}</h1>
-      <p>${t('expiredText')}</p>
-      <p><a href="/console">${t('backToOverview')}</a></p>
-    </div>`,
+    body: html`<div class="panel narrow"><h1>${t('expired')}</h1><p>${t('expiredText')}</p><p><a href="/console">${t('backToOverview')}</a></p></div>`,
   });
 }
 

@@ -193,64 +193,29 @@ function toolForm(
     const key = keys.find((k) => k.accessKey === accessKey);
     return key === undefined || key.label === '' ? accessKey : `${key.label} · ${accessKey}`;
   };
-  return html`<div class="panel">
-    ${errorSummary(ctx.lang, errors)}
-    ${keys.length === 0 ? html`<p class="warning">${t('noKey')} <a href="/console/keys">${t('goToKeys')}</a></p>` : ''}
-    <form method="post" action="/console/signature" novalidate>
-      ${ctx.csrf}
-      <label for="method">${t('method')}</label
-      >${methodError !== undefined ? html`<p class="error" id="method-error">${methodError.message}</p>` : ''}
-      <select
-        id="method"
-        name="method"
-        ${methodError !== undefined ? html` aria-invalid="true" aria-describedby="method-error"` : ''}
-      >
-        <option value="POST" ${values.method === 'POST' ? html` selected` : ''}>${t('post')}</option>
-        <option value="GET" ${values.method === 'GET' ? html` selected` : ''}>${t('get')}</option>
-      </select>
-      <label for="params">${t('params')}</label>
-      <p class="muted" id="params-hint">${t('paramsHint')}</p>
-      ${paramsError !== undefined ? html`<p class="error" id="params-error">${paramsError.message}</p>` : ''}
-      <textarea
-        id="params"
-        name="params"
-        spellcheck="false"
-        aria-describedby="params-hint${paramsError !== undefined ? ' params-error' : ''}"
-        ${paramsError !== undefined ? html` aria-invalid="true"` : ''}
-      >
-${values.params}</textarea>
-      <label for="accessKey">${t('accessKey')}</label
-      >${keyError !== undefined ? html`<p class="error" id="accessKey-error">${keyError.message}</p>` : ''}
-      <select
-        id="accessKey"
-        name="accessKey"
-        ${keyError !== undefined ? html` aria-invalid="true" aria-describedby="accessKey-error"` : ''}
-      >
-        ${keyOptions.map(
-          (k) => html`<option value="${k}" ${k === values.accessKey ? html` selected` : ''}>${labelOf(k)}</option>`,
-        )}
-      </select>
-      ${textField({ name: 'timestamp', label: t('timestamp'), value: values.timestamp, hint: t('timestampHint'), inputmode: 'numeric', maxlength: 13, errors })}
-      ${textField({ name: 'nonce', label: t('nonce'), value: values.nonce, hint: t('nonceHint'), maxlength: 36, errors })}
-      ${textField({ name: 'sign', label: t('sign'), value: values.sign, hint: t('signHint'), maxlength: 28, errors })}
-      <button type="submit">${t('compute')}</button>
-    </form>
-  </div>`;
+  return html`<div class="panel">${errorSummary(ctx.lang, errors)}
+${keys.length === 0 ? html`<p class="warning">${t('noKey')} <a href="/console/keys">${t('goToKeys')}</a></p>` : ''}
+<form method="post" action="/console/signature" novalidate>${ctx.csrf}
+<label for="method">${t('method')}</label>${methodError !== undefined ? html`<p class="error" id="method-error">${methodError.message}</p>` : ''}
+<select id="method" name="method"${methodError !== undefined ? html` aria-invalid="true" aria-describedby="method-error"` : ''}><option value="POST"${values.method === 'POST' ? html` selected` : ''}>${t('post')}</option><option value="GET"${values.method === 'GET' ? html` selected` : ''}>${t('get')}</option></select>
+<label for="params">${t('params')}</label><p class="muted" id="params-hint">${t('paramsHint')}</p>${paramsError !== undefined ? html`<p class="error" id="params-error">${paramsError.message}</p>` : ''}
+<textarea id="params" name="params" spellcheck="false" aria-describedby="params-hint${paramsError !== undefined ? ' params-error' : ''}"${paramsError !== undefined ? html` aria-invalid="true"` : ''}>${values.params}</textarea>
+<label for="accessKey">${t('accessKey')}</label>${keyError !== undefined ? html`<p class="error" id="accessKey-error">${keyError.message}</p>` : ''}
+<select id="accessKey" name="accessKey"${keyError !== undefined ? html` aria-invalid="true" aria-describedby="accessKey-error"` : ''}>${keyOptions.map(
+    (k) => html`<option value="${k}"${k === values.accessKey ? html` selected` : ''}>${labelOf(k)}</option>`,
+  )}</select>
+${textField({ name: 'timestamp', label: t('timestamp'), value: values.timestamp, hint: t('timestampHint'), inputmode: 'numeric', maxlength: 13, errors })}
+${textField({ name: 'nonce', label: t('nonce'), value: values.nonce, hint: t('nonceHint'), maxlength: 36, errors })}
+${textField({ name: 'sign', label: t('sign'), value: values.sign, hint: t('signHint'), maxlength: 28, errors })}
+<button type="submit">${t('compute')}</button></form></div>`;
 }
 
 function resultPanel(t: T, lang: Language, result: ToolResult): Html {
-  return html`<div class="panel" id="result">
-    <h2>${t('result')}</h2>
-    <h3>${t('stringToSign')}</h3>
-    <pre id="string-to-sign">${result.signed}</pre>
-    ${copyButton('string-to-sign', lang)}
-    <h3>${t('signResult')}</h3>
-    <p><code id="computed-sign">${result.sign}</code> ${copyButton('computed-sign', lang)}</p>
-    ${result.matches === undefined ? '' : result.matches ? html`<p>${badge(t('matches'), 'ok')}</p>` : html`<p class="warning">${badge(t('differs'), 'bad')}</p>`}
-    <h3>${t('headers')}</h3>
-    <pre id="signed-headers">${result.headers.map(([name, value]) => `${name}: ${value}`).join('\n')}</pre>
-    ${copyButton('signed-headers', lang)}
-  </div>`;
+  return html`<div class="panel" id="result"><h2>${t('result')}</h2>
+<h3>${t('stringToSign')}</h3><pre id="string-to-sign">${result.signed}</pre>${copyButton('string-to-sign', lang)}
+<h3>${t('signResult')}</h3><p><code id="computed-sign">${result.sign}</code> ${copyButton('computed-sign', lang)}</p>
+${result.matches === undefined ? '' : result.matches ? html`<p>${badge(t('matches'), 'ok')}</p>` : html`<p class="warning">${badge(t('differs'), 'bad')}</p>`}
+<h3>${t('headers')}</h3><pre id="signed-headers">${result.headers.map(([name, value]) => `${name}: ${value}`).join('\n')}</pre>${copyButton('signed-headers', lang)}</div>`;
 }
 
 function toolPage(
@@ -264,11 +229,8 @@ function toolPage(
     status: input.status ?? 200,
     title: t('title'),
     section: 'signature',
-    body: html`<h1>${t('title')}</h1>
-      <p>${t('lead')}</p>
-      <p class="warning">${t('keyRule')}</p>
-      <p class="muted">${t('nothingStored')}</p>
-      ${input.result !== undefined ? resultPanel(t, ctx.lang, input.result) : ''}${toolForm(ctx, t, input.keys, input.values, input.errors ?? [])}`,
+    body: html`<h1>${t('title')}</h1><p>${t('lead')}</p><p class="warning">${t('keyRule')}</p><p class="muted">${t('nothingStored')}</p>
+${input.result !== undefined ? resultPanel(t, ctx.lang, input.result) : ''}${toolForm(ctx, t, input.keys, input.values, input.errors ?? [])}`,
   });
 }
 
