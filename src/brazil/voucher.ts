@@ -12,6 +12,7 @@ import type { OrderService } from '../orders/service.js';
 import { COLLECTION_STATUS, statusText, TRANSFER_STATUS } from '../orders/state-machine.js';
 import type { Store } from '../store/store.js';
 import { brazilDetails } from './details.js';
+import { insertVoucher, orderOfVoucher, voucherTokenOfOrder } from './queries.js';
 
 /** A voucher token: 24 random bytes in base64url, the capability carried by the public link. */
 const TOKEN = /^[A-Za-z0-9_-]{32}$/;
@@ -380,22 +381,16 @@ export function voucherFacts(
  * node, all return the one row that was stored.
  */
 async function voucherToken(store: Store, order: OrderRow, now: number): Promise<string> {
-  const stored = () =>
-    store.read.selectFrom('vouchers').select('token').where('order_id', '=', order.id).executeTakeFirst();
-  const existing = await stored();
-  if (existing !== undefined) return existing.token;
+  const existing = await voucherTokenOfOrder(store.read, order.id);
+  if (existing !== undefined) return existing;
   const settled = detailsOf(order).voucherToken;
   const token = settled !== undefined && TOKEN.test(settled) ? settled : randomBytes(24).toString('base64url');
   await store.transact(async (tx) => {
-    await tx
-      .insertInto('vouchers')
-      .values({ token, order_id: order.id, created_at: now })
-      .onConflict((oc) => oc.doNothing())
-      .execute();
+    await insertVoucher(tx, { token, order_id: order.id, created_at: now });
   });
-  const row = await stored();
-  if (row === undefined) throw new Error(`voucher of order ${order.id} was not stored`);
-  return row.token;
+  const stored = await voucherTokenOfOrder(store.read, order.id);
+  if (stored === undefined) throw new Error(`voucher of order ${order.id} was not stored`);
+  return stored;
 }
 
 /**
@@ -459,12 +454,8 @@ export function registerVoucherRoutes(
   app.get<{ Params: { file: string } }>('/vouchers/:file', async (request, reply) => {
     const token = request.params.file.endsWith('.pdf') ? request.params.file.slice(0, -4) : '';
     if (!TOKEN.test(token)) return notFound(reply);
-    const row = await deps.store.read
-      .selectFrom('vouchers')
-      .select('order_id')
-      .where('token', '=', token)
-      .executeTakeFirst();
-    const order = row === undefined ? undefined : await deps.orders.find(row.order_id);
+    const orderId = await orderOfVoucher(deps.store.read, token);
+    const order = orderId === undefined ? undefined : await deps.orders.find(orderId);
     if (order === undefined || !hasVoucher(order)) return notFound(reply);
     const merchant = await deps.merchants.getMerchant(order.merchant_id);
     const pdf = await renderVoucher(

@@ -9,13 +9,43 @@ import { OperatorError } from '../admin/failures.js';
 import { isLanguage, type Language } from '../http/language.js';
 import { newId } from '../store/ids.js';
 import type { SecretBox } from '../store/secret-box.js';
-import type { ConsoleSessionStage, ConsoleUserTable } from '../store/schema.js';
+import type { ConsoleSessionStage } from '../store/schema.js';
 import type { Store, Tx } from '../store/store.js';
 import { hashPassword, passwordProblem, verifyPassword } from './passwords.js';
+import {
+  deleteEndedSessions,
+  deleteOtherSessionsOfUser,
+  deleteSession,
+  deleteSessionsOfUser,
+  deleteSignInFailures,
+  deleteSignInFailuresBefore,
+  deleteSignInFailuresByIdOrSubject,
+  deleteSignInFailuresOfSubject,
+  deleteUserById,
+  disableUserTotp,
+  emailTaken,
+  enableUserTotp,
+  findMerchantLanguage,
+  findMerchantUser,
+  findSessionWithUser,
+  findUserByEmail,
+  getUser,
+  insertSession,
+  insertSignInFailures,
+  insertUser,
+  merchantExists,
+  recentSignInFailures,
+  setSessionPendingTotp,
+  setUserLanguage,
+  setUserPassword,
+  takeTotpStep,
+  touchSession,
+  userPasswordHash,
+  usersOfMerchant,
+  type ConsoleSessionRow,
+  type ConsoleUserRow as UserRow,
+} from './queries.js';
 import { matchTotp, newTotpSecret } from './totp.js';
-import type { Selectable } from 'kysely';
-
-type UserRow = Selectable<ConsoleUserTable>;
 
 /** Sessions end after this long without a request… */
 export const SESSION_IDLE_MS = 30 * 60_000;
@@ -103,14 +133,9 @@ export class ConsoleAccounts {
     const passwordHash = await hashPassword(input.password);
     const now = this.clock.now();
     return this.store.transact(async (tx) => {
-      const merchant = await tx
-        .selectFrom('merchants')
-        .select(['id', 'language'])
-        .where('id', '=', merchantId)
-        .executeTakeFirst();
+      const merchant = await findMerchantLanguage(tx, merchantId);
       if (merchant === undefined) throw new OperatorError({ kind: 'merchant_not_found', merchantId });
-      const taken = await tx.selectFrom('console_users').select('id').where('email', '=', email).executeTakeFirst();
-      if (taken !== undefined) throw new ConsoleInputError('email', 'taken');
+      if (await emailTaken(tx, email)) throw new ConsoleInputError('email', 'taken');
       const row: UserRow = {
         id: newId('usr'),
         merchant_id: merchantId,
@@ -123,24 +148,15 @@ export class ConsoleAccounts {
         created_at: now,
         updated_at: now,
       };
-      await tx.insertInto('console_users').values(row).execute();
+      await insertUser(tx, row);
       return toUser(row);
     });
   }
 
   async listUsers(merchantId: string): Promise<ConsoleUser[]> {
-    const merchant = await this.store.read
-      .selectFrom('merchants')
-      .select('id')
-      .where('id', '=', merchantId)
-      .executeTakeFirst();
-    if (merchant === undefined) throw new OperatorError({ kind: 'merchant_not_found', merchantId });
-    const rows = await this.store.read
-      .selectFrom('console_users')
-      .selectAll()
-      .where('merchant_id', '=', merchantId)
-      .orderBy('created_at')
-      .execute();
+    if (!(await merchantExists(this.store.read, merchantId)))
+      throw new OperatorError({ kind: 'merchant_not_found', merchantId });
+    const rows = await usersOfMerchant(this.store.read, merchantId);
     return rows.map(toUser);
   }
 
@@ -156,18 +172,13 @@ export class ConsoleAccounts {
     const subjects = { email: `email:${email.slice(0, 254)}`, ip: `ip:${clientIp}` };
     const attempt = await this.#admit(subjects, now);
     if (attempt.retryAfterMs > 0) return { outcome: 'rate_limited', retryAfterMs: attempt.retryAfterMs };
-    const row = await this.store.read
-      .selectFrom('console_users')
-      .selectAll()
-      .where('email', '=', email)
-      .executeTakeFirst();
+    const row = await findUserByEmail(this.store.read, email);
     if (!(await verifyPassword(password, row?.password_hash)) || row === undefined)
       return { outcome: 'wrong_credentials' };
     const stage: ConsoleSessionStage = row.totp_secret_sealed === null ? 'full' : 'totp';
     return this.store.transact(async (tx) => {
-      await tx.deleteFrom('console_sign_in_failures').where('id', 'in', attempt.ids).execute();
-      if (stage === 'full')
-        await tx.deleteFrom('console_sign_in_failures').where('subject', '=', subjects.email).execute();
+      await deleteSignInFailures(tx, attempt.ids);
+      if (stage === 'full') await deleteSignInFailuresOfSubject(tx, subjects.email);
       return { outcome: 'signed_in' as const, ...(await this.#openSession(tx, row, stage, now)) };
     });
   }
@@ -180,25 +191,13 @@ export class ConsoleAccounts {
   async #admit(subjects: { email: string; ip: string }, now: number): Promise<{ ids: string[]; retryAfterMs: number }> {
     const ids = [newId('sif'), newId('sif')];
     await this.store.transact(async (tx) => {
-      await tx
-        .insertInto('console_sign_in_failures')
-        .values([
-          { id: ids[0] ?? '', subject: subjects.email, at: now },
-          { id: ids[1] ?? '', subject: subjects.ip, at: now },
-        ])
-        .execute();
-      await tx
-        .deleteFrom('console_sign_in_failures')
-        .where('at', '<', now - SIGN_IN_WINDOW_MS)
-        .execute();
+      await insertSignInFailures(tx, [
+        { id: ids[0] ?? '', subject: subjects.email, at: now },
+        { id: ids[1] ?? '', subject: subjects.ip, at: now },
+      ]);
+      await deleteSignInFailuresBefore(tx, now - SIGN_IN_WINDOW_MS);
     });
-    const rows = await this.store.read
-      .selectFrom('console_sign_in_failures')
-      .select(['id', 'subject', 'at'])
-      .where('subject', 'in', [subjects.email, subjects.ip])
-      .where('at', '>=', now - SIGN_IN_WINDOW_MS)
-      .orderBy('at', 'desc')
-      .execute();
+    const rows = await recentSignInFailures(this.store.read, [subjects.email, subjects.ip], now - SIGN_IN_WINDOW_MS);
     const others = rows.filter((r) => !ids.includes(r.id));
     const waitFor = (subject: string, limit: number): number => {
       const times = others.filter((r) => r.subject === subject).map((r) => r.at);
@@ -209,8 +208,7 @@ export class ConsoleAccounts {
       waitFor(subjects.email, SIGN_IN_FAILURES_PER_EMAIL),
       waitFor(subjects.ip, SIGN_IN_FAILURES_PER_IP),
     );
-    if (retryAfterMs > 0)
-      await this.store.transact((tx) => tx.deleteFrom('console_sign_in_failures').where('id', 'in', ids).execute());
+    if (retryAfterMs > 0) await this.store.transact((tx) => deleteSignInFailures(tx, ids));
     return { ids, retryAfterMs };
   }
 
@@ -221,7 +219,7 @@ export class ConsoleAccounts {
     now: number,
   ): Promise<{ token: string; session: ConsoleSession }> {
     const token = newToken();
-    const session = {
+    const session: ConsoleSessionRow = {
       id: tokenHash(token),
       user_id: row.id,
       merchant_id: row.merchant_id,
@@ -232,7 +230,7 @@ export class ConsoleAccounts {
       last_seen_at: now,
       expires_at: now + (stage === 'full' ? SESSION_LIFETIME_MS : SECOND_FACTOR_MS),
     };
-    await tx.insertInto('console_sessions').values(session).execute();
+    await insertSession(tx, session);
     return {
       token,
       session: {
@@ -254,23 +252,15 @@ export class ConsoleAccounts {
     if (token === '' || token.length > 100) return undefined;
     const now = this.clock.now();
     const id = tokenHash(token);
-    const found = await this.store.read
-      .selectFrom('console_sessions as s')
-      .innerJoin('console_users as u', 'u.id', 's.user_id')
-      .selectAll('u')
-      .select(['s.stage', 's.csrf_token', 's.totp_pending_sealed', 's.last_seen_at', 's.expires_at'])
-      .where('s.id', '=', id)
-      .executeTakeFirst();
+    const found = await findSessionWithUser(this.store.read, id);
     if (found === undefined) return undefined;
     if (now >= found.expires_at || now - found.last_seen_at >= SESSION_IDLE_MS) {
-      await this.store.transact((tx) => tx.deleteFrom('console_sessions').where('id', '=', id).execute());
+      await this.store.transact((tx) => deleteSession(tx, id));
       return undefined;
     }
     // Written at most once a minute: a page and its requests do not each cost a write.
     if (now - found.last_seen_at > 60_000) {
-      await this.store.transact((tx) =>
-        tx.updateTable('console_sessions').set({ last_seen_at: now }).where('id', '=', id).execute(),
-      );
+      await this.store.transact((tx) => touchSession(tx, id, now));
     }
     return {
       sessionId: id,
@@ -284,7 +274,7 @@ export class ConsoleAccounts {
   }
 
   async signOut(sessionId: string): Promise<void> {
-    await this.store.transact((tx) => tx.deleteFrom('console_sessions').where('id', '=', sessionId).execute());
+    await this.store.transact((tx) => deleteSession(tx, sessionId));
   }
 
   /**
@@ -302,29 +292,16 @@ export class ConsoleAccounts {
       return { outcome: 'rate_limited', retryAfterMs: attempt.retryAfterMs };
     }
     return this.store.transact(async (tx): Promise<SignInResult> => {
-      const row = await tx
-        .selectFrom('console_users')
-        .selectAll()
-        .where('id', '=', session.user.userId)
-        .executeTakeFirstOrThrow();
+      const row = await getUser(tx, session.user.userId);
       const step =
         row.totp_secret_sealed === null
           ? undefined
           : matchTotp(this.secrets.open(row.totp_secret_sealed, row.id), code, now, row.totp_last_step);
       if (step === undefined) return { outcome: 'wrong_credentials' };
       // One request per time step: the update only happens while the step is still unused.
-      const taken = await tx
-        .updateTable('console_users')
-        .set({ totp_last_step: step })
-        .where('id', '=', row.id)
-        .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', step)]))
-        .executeTakeFirst();
-      if (Number(taken.numUpdatedRows) !== 1) return { outcome: 'wrong_credentials' };
-      await tx.deleteFrom('console_sessions').where('id', '=', session.sessionId).execute();
-      await tx
-        .deleteFrom('console_sign_in_failures')
-        .where((eb) => eb.or([eb('id', 'in', attempt.ids), eb('subject', '=', subjects.email)]))
-        .execute();
+      if (!(await takeTotpStep(tx, row.id, step))) return { outcome: 'wrong_credentials' };
+      await deleteSession(tx, session.sessionId);
+      await deleteSignInFailuresByIdOrSubject(tx, attempt.ids, subjects.email);
       return { outcome: 'signed_in', ...(await this.#openSession(tx, row, 'full', now)) };
     });
   }
@@ -336,16 +313,8 @@ export class ConsoleAccounts {
     if (problem !== undefined) throw new ConsoleInputError('newPassword', problem);
     const hash = await hashPassword(next);
     await this.store.transact(async (tx) => {
-      await tx
-        .updateTable('console_users')
-        .set({ password_hash: hash, updated_at: this.clock.now() })
-        .where('id', '=', session.user.userId)
-        .execute();
-      await tx
-        .deleteFrom('console_sessions')
-        .where('user_id', '=', session.user.userId)
-        .where('id', '!=', session.sessionId)
-        .execute();
+      await setUserPassword(tx, session.user.userId, hash, this.clock.now());
+      await deleteOtherSessionsOfUser(tx, session.user.userId, session.sessionId);
     });
   }
 
@@ -363,12 +332,8 @@ export class ConsoleAccounts {
     return this.store.transact(async (tx) => {
       const row = await this.#findUser(tx, who);
       if (row === undefined) return undefined;
-      await tx
-        .updateTable('console_users')
-        .set({ password_hash: hash, updated_at: this.clock.now() })
-        .where('id', '=', row.id)
-        .execute();
-      await tx.deleteFrom('console_sessions').where('user_id', '=', row.id).execute();
+      await setUserPassword(tx, row.id, hash, this.clock.now());
+      await deleteSessionsOfUser(tx, row.id);
       return toUser(row);
     });
   }
@@ -378,40 +343,27 @@ export class ConsoleAccounts {
     return this.store.transact(async (tx) => {
       const row = await this.#findUser(tx, { merchantId, userId });
       if (row === undefined) return undefined;
-      await tx.deleteFrom('console_sessions').where('user_id', '=', row.id).execute();
-      await tx.deleteFrom('console_users').where('id', '=', row.id).execute();
+      await deleteSessionsOfUser(tx, row.id);
+      await deleteUserById(tx, row.id);
       return toUser(row);
     });
   }
 
   #findUser(tx: Tx, who: { email: string } | { merchantId: string; userId: string }): Promise<UserRow | undefined> {
-    const query = tx.selectFrom('console_users').selectAll();
-    return (
-      'email' in who
-        ? query.where('email', '=', who.email.trim().toLowerCase())
-        : query.where('id', '=', who.userId).where('merchant_id', '=', who.merchantId)
-    ).executeTakeFirst();
+    return 'email' in who
+      ? findUserByEmail(tx, who.email.trim().toLowerCase())
+      : findMerchantUser(tx, who.merchantId, who.userId);
   }
 
   async setLanguage(session: ConsoleSession, language: Language): Promise<void> {
-    await this.store.transact((tx) =>
-      tx
-        .updateTable('console_users')
-        .set({ language, updated_at: this.clock.now() })
-        .where('id', '=', session.user.userId)
-        .execute(),
-    );
+    await this.store.transact((tx) => setUserLanguage(tx, session.user.userId, language, this.clock.now()));
   }
 
   /** Starts TOTP enrolment: a new secret kept (sealed) on the session until a code confirms it. */
   async startTotp(session: ConsoleSession): Promise<string> {
     const secret = newTotpSecret();
     await this.store.transact((tx) =>
-      tx
-        .updateTable('console_sessions')
-        .set({ totp_pending_sealed: this.secrets.seal(secret, session.sessionId) })
-        .where('id', '=', session.sessionId)
-        .execute(),
+      setSessionPendingTotp(tx, session.sessionId, this.secrets.seal(secret, session.sessionId)),
     );
     return secret;
   }
@@ -423,39 +375,23 @@ export class ConsoleAccounts {
     const step = matchTotp(secret, code, this.clock.now(), null);
     if (step === undefined) throw new ConsoleInputError('code', 'wrong');
     await this.store.transact(async (tx) => {
-      await tx
-        .updateTable('console_users')
-        .set({
-          totp_secret_sealed: this.secrets.seal(secret, session.user.userId),
-          totp_last_step: step,
-          updated_at: this.clock.now(),
-        })
-        .where('id', '=', session.user.userId)
-        .execute();
-      await tx
-        .updateTable('console_sessions')
-        .set({ totp_pending_sealed: null })
-        .where('id', '=', session.sessionId)
-        .execute();
+      await enableUserTotp(
+        tx,
+        session.user.userId,
+        this.secrets.seal(secret, session.user.userId),
+        step,
+        this.clock.now(),
+      );
+      await setSessionPendingTotp(tx, session.sessionId, null);
       // Sessions opened without the second factor end with it turned on.
-      await tx
-        .deleteFrom('console_sessions')
-        .where('user_id', '=', session.user.userId)
-        .where('id', '!=', session.sessionId)
-        .execute();
+      await deleteOtherSessionsOfUser(tx, session.user.userId, session.sessionId);
     });
   }
 
   /** Turns TOTP off; the password is asked again. */
   async disableTotp(session: ConsoleSession, password: string, clientIp: string): Promise<void> {
     await this.#checkPasswordAgain(session, password, clientIp, 'password');
-    await this.store.transact((tx) =>
-      tx
-        .updateTable('console_users')
-        .set({ totp_secret_sealed: null, totp_last_step: null, updated_at: this.clock.now() })
-        .where('id', '=', session.user.userId)
-        .execute(),
-    );
+    await this.store.transact((tx) => disableUserTotp(tx, session.user.userId, this.clock.now()));
   }
 
   /**
@@ -465,30 +401,18 @@ export class ConsoleAccounts {
   async #checkPasswordAgain(session: ConsoleSession, password: string, clientIp: string, field: string): Promise<void> {
     const attempt = await this.#admit({ email: `email:${session.user.email}`, ip: `ip:${clientIp}` }, this.clock.now());
     if (attempt.retryAfterMs > 0) throw new ConsoleInputError(field, 'rateLimited');
-    const row = await this.store.read
-      .selectFrom('console_users')
-      .select('password_hash')
-      .where('id', '=', session.user.userId)
-      .executeTakeFirstOrThrow();
-    if (!(await verifyPassword(password, row.password_hash))) throw new ConsoleInputError(field, 'wrong');
-    await this.store.transact((tx) =>
-      tx.deleteFrom('console_sign_in_failures').where('id', 'in', attempt.ids).execute(),
-    );
+    const passwordHash = await userPasswordHash(this.store.read, session.user.userId);
+    if (!(await verifyPassword(password, passwordHash))) throw new ConsoleInputError(field, 'wrong');
+    await this.store.transact((tx) => deleteSignInFailures(tx, attempt.ids));
   }
 
   /** Drops sessions and sign-in failures that can no longer matter. */
   async prune(): Promise<number> {
     const now = this.clock.now();
     return this.store.transact(async (tx) => {
-      const sessions = await tx
-        .deleteFrom('console_sessions')
-        .where((eb) => eb.or([eb('expires_at', '<=', now), eb('last_seen_at', '<=', now - SESSION_IDLE_MS)]))
-        .executeTakeFirst();
-      const failures = await tx
-        .deleteFrom('console_sign_in_failures')
-        .where('at', '<', now - SIGN_IN_WINDOW_MS)
-        .executeTakeFirst();
-      return Number(sessions.numDeletedRows) + Number(failures.numDeletedRows);
+      const sessions = await deleteEndedSessions(tx, now, now - SESSION_IDLE_MS);
+      const failures = await deleteSignInFailuresBefore(tx, now - SIGN_IN_WINDOW_MS);
+      return sessions + failures;
     });
   }
 }

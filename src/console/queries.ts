@@ -1,15 +1,26 @@
 /**
- * The console's read queries: the order search, an order's ledger entries, and the ledger statement
- * of one currency. Every query is scoped to one merchant and uses an existing index
- * (orders_merchant_idx, ledger_journals_order_idx, ledger_entries_account_idx); each works on SQLite
- * and PostgreSQL alike.
+ * The console's queries. The reads of its pages: the order search, an order's events and ledger
+ * entries, and the ledger statement of one currency; every one is scoped to one merchant and uses an
+ * existing index (orders_merchant_idx, ledger_journals_order_idx, ledger_entries_account_idx). And
+ * the statements of its accounts: console users, their sessions and the failed sign-ins the rate
+ * limit counts. Each works on SQLite and PostgreSQL alike.
  */
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { MerchantAccountKind } from '../ledger/ledger.js';
 import { fromDb, type Currency, type Minor } from '../ledger/money.js';
 import type { OrderRow } from '../orders/queries.js';
-import type { Database, OrderArea, OrderKind } from '../store/schema.js';
+import type {
+  ConsoleSessionTable,
+  ConsoleSignInFailureTable,
+  ConsoleUserTable,
+  Database,
+  OrderArea,
+  OrderEventTable,
+  OrderKind,
+} from '../store/schema.js';
+import type { ReadDb } from '../store/store.js';
 
+/** Reads take a `ReadDb` (Store.read, or a transaction); writes a `Db`: the transaction of Store.transact. */
 type Db = Kysely<Database>;
 
 /** The merchant accounts a statement covers, in the order it shows them. */
@@ -38,7 +49,7 @@ export interface OrderSearch {
 }
 
 /** The merchant's orders matching the search, newest first. */
-export function searchOrders(db: Db, s: OrderSearch): Promise<OrderRow[]> {
+export function searchOrders(db: ReadDb, s: OrderSearch): Promise<OrderRow[]> {
   let query = db.selectFrom('orders').selectAll().where('merchant_id', '=', s.merchantId);
   const q = s.q;
   if (q !== undefined && q !== '')
@@ -61,13 +72,24 @@ export function searchOrders(db: Db, s: OrderSearch): Promise<OrderRow[]> {
 }
 
 /** One of the merchant's orders; undefined for an unknown id or another merchant's order. */
-export function merchantOrder(db: Db, merchantId: string, orderId: string): Promise<OrderRow | undefined> {
+export function merchantOrder(db: ReadDb, merchantId: string, orderId: string): Promise<OrderRow | undefined> {
   return db
     .selectFrom('orders')
     .selectAll()
     .where('id', '=', orderId)
     .where('merchant_id', '=', merchantId)
     .executeTakeFirst();
+}
+
+/** An order's events, oldest first. The caller has checked that the order is the merchant's. */
+export function orderEvents(db: ReadDb, orderId: string): Promise<Selectable<OrderEventTable>[]> {
+  return db
+    .selectFrom('order_events')
+    .selectAll()
+    .where('order_id', '=', orderId)
+    .orderBy('at')
+    .orderBy('id')
+    .execute();
 }
 
 /** A ledger entry with its journal. */
@@ -85,7 +107,7 @@ export interface EntryView {
   createdAt: number;
 }
 
-function entryBase(db: Db) {
+function entryBase(db: ReadDb) {
   return db
     .selectFrom('ledger_entries as e')
     .innerJoin('ledger_journals as j', 'j.id', 'e.journal_id')
@@ -130,7 +152,7 @@ function toEntry(row: EntryRow): EntryView {
 }
 
 /** The merchant's ledger entries of one order's journals, oldest first. */
-export async function orderEntries(db: Db, merchantId: string, orderId: string): Promise<EntryView[]> {
+export async function orderEntries(db: ReadDb, merchantId: string, orderId: string): Promise<EntryView[]> {
   const rows = await entryBase(db)
     .where('j.order_id', '=', orderId)
     .where('e.merchant_id', '=', merchantId)
@@ -156,7 +178,7 @@ export interface StatementRange {
 
 /** Per account kind: the sum of its entries before `from`, and within [from, until). */
 export async function statementTotals(
-  db: Db,
+  db: ReadDb,
   r: StatementRange,
 ): Promise<Map<string, { opening: Minor; period: Minor }>> {
   const codes = statementCodes(r.merchantId, r.currency);
@@ -185,7 +207,7 @@ export async function statementTotals(
 }
 
 /** How many entries the statement range holds. */
-export async function statementCount(db: Db, r: StatementRange): Promise<number> {
+export async function statementCount(db: ReadDb, r: StatementRange): Promise<number> {
   const row = await db
     .selectFrom('ledger_entries')
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
@@ -198,7 +220,7 @@ export async function statementCount(db: Db, r: StatementRange): Promise<number>
 
 /** The range's entries, oldest first, after `after` (keyset paging), at most `limit`. */
 export async function statementEntries(
-  db: Db,
+  db: ReadDb,
   r: StatementRange,
   limit: number,
   after?: { createdAt: number; entryId: string },
@@ -217,4 +239,214 @@ export async function statementEntries(
   }
   const rows = await query.orderBy('e.created_at').orderBy('e.id').limit(limit).execute();
   return rows.map(toEntry);
+}
+
+export type ConsoleUserRow = Selectable<ConsoleUserTable>;
+export type ConsoleSessionRow = Selectable<ConsoleSessionTable>;
+export type SignInFailureRow = Selectable<ConsoleSignInFailureTable>;
+
+/** A session with its user: the user's columns and the session's own. */
+export type SessionWithUser = ConsoleUserRow &
+  Pick<ConsoleSessionRow, 'stage' | 'csrf_token' | 'totp_pending_sealed' | 'last_seen_at' | 'expires_at'>;
+
+/** The merchant a new console user joins, with the language the user starts in. */
+export function findMerchantLanguage(
+  db: ReadDb,
+  merchantId: string,
+): Promise<{ id: string; language: string } | undefined> {
+  return db.selectFrom('merchants').select(['id', 'language']).where('id', '=', merchantId).executeTakeFirst();
+}
+
+export async function merchantExists(db: ReadDb, merchantId: string): Promise<boolean> {
+  const row = await db.selectFrom('merchants').select('id').where('id', '=', merchantId).executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Whether a console user already has the (lower-cased) e-mail address. */
+export async function emailTaken(db: ReadDb, email: string): Promise<boolean> {
+  const row = await db.selectFrom('console_users').select('id').where('email', '=', email).executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function insertUser(db: Db, row: ConsoleUserRow): Promise<void> {
+  await db.insertInto('console_users').values(row).execute();
+}
+
+/** The merchant's console users, oldest first. */
+export function usersOfMerchant(db: ReadDb, merchantId: string): Promise<ConsoleUserRow[]> {
+  return db
+    .selectFrom('console_users')
+    .selectAll()
+    .where('merchant_id', '=', merchantId)
+    .orderBy('created_at')
+    .execute();
+}
+
+/** The user of a (lower-cased) e-mail address. */
+export function findUserByEmail(db: ReadDb, email: string): Promise<ConsoleUserRow | undefined> {
+  return db.selectFrom('console_users').selectAll().where('email', '=', email).executeTakeFirst();
+}
+
+/** One of the merchant's users; undefined for an unknown id or another merchant's user. */
+export function findMerchantUser(db: ReadDb, merchantId: string, userId: string): Promise<ConsoleUserRow | undefined> {
+  return db
+    .selectFrom('console_users')
+    .selectAll()
+    .where('id', '=', userId)
+    .where('merchant_id', '=', merchantId)
+    .executeTakeFirst();
+}
+
+/** A user known to exist (the user of a session); throws when there is none. */
+export function getUser(db: ReadDb, userId: string): Promise<ConsoleUserRow> {
+  return db.selectFrom('console_users').selectAll().where('id', '=', userId).executeTakeFirstOrThrow();
+}
+
+/** The password hash of a user known to exist; throws when there is none. */
+export async function userPasswordHash(db: ReadDb, userId: string): Promise<string> {
+  const row = await db
+    .selectFrom('console_users')
+    .select('password_hash')
+    .where('id', '=', userId)
+    .executeTakeFirstOrThrow();
+  return row.password_hash;
+}
+
+export async function setUserPassword(db: Db, userId: string, passwordHash: string, now: number): Promise<void> {
+  await db
+    .updateTable('console_users')
+    .set({ password_hash: passwordHash, updated_at: now })
+    .where('id', '=', userId)
+    .execute();
+}
+
+export async function setUserLanguage(db: Db, userId: string, language: string, now: number): Promise<void> {
+  await db.updateTable('console_users').set({ language, updated_at: now }).where('id', '=', userId).execute();
+}
+
+/** Turns TOTP on: the sealed secret, and the step of the code that confirmed it as already used. */
+export async function enableUserTotp(
+  db: Db,
+  userId: string,
+  secretSealed: string,
+  step: number,
+  now: number,
+): Promise<void> {
+  await db
+    .updateTable('console_users')
+    .set({ totp_secret_sealed: secretSealed, totp_last_step: step, updated_at: now })
+    .where('id', '=', userId)
+    .execute();
+}
+
+export async function disableUserTotp(db: Db, userId: string, now: number): Promise<void> {
+  await db
+    .updateTable('console_users')
+    .set({ totp_secret_sealed: null, totp_last_step: null, updated_at: now })
+    .where('id', '=', userId)
+    .execute();
+}
+
+/**
+ * Records a TOTP time step as used, only while it is later than the last one used: true when it was
+ * recorded, false when that step (or a later one) was taken already.
+ */
+export async function takeTotpStep(db: Db, userId: string, step: number): Promise<boolean> {
+  const result = await db
+    .updateTable('console_users')
+    .set({ totp_last_step: step })
+    .where('id', '=', userId)
+    .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', step)]))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export async function deleteUserById(db: Db, userId: string): Promise<void> {
+  await db.deleteFrom('console_users').where('id', '=', userId).execute();
+}
+
+export async function insertSession(db: Db, row: ConsoleSessionRow): Promise<void> {
+  await db.insertInto('console_sessions').values(row).execute();
+}
+
+/** The session (its id is the hash of its token) with its user. */
+export function findSessionWithUser(db: ReadDb, sessionId: string): Promise<SessionWithUser | undefined> {
+  return db
+    .selectFrom('console_sessions as s')
+    .innerJoin('console_users as u', 'u.id', 's.user_id')
+    .selectAll('u')
+    .select(['s.stage', 's.csrf_token', 's.totp_pending_sealed', 's.last_seen_at', 's.expires_at'])
+    .where('s.id', '=', sessionId)
+    .executeTakeFirst();
+}
+
+/** Restarts the session's idle time. */
+export async function touchSession(db: Db, sessionId: string, now: number): Promise<void> {
+  await db.updateTable('console_sessions').set({ last_seen_at: now }).where('id', '=', sessionId).execute();
+}
+
+/** Keeps a TOTP secret being enrolled (sealed) on the session, or drops it (null). */
+export async function setSessionPendingTotp(db: Db, sessionId: string, sealed: string | null): Promise<void> {
+  await db.updateTable('console_sessions').set({ totp_pending_sealed: sealed }).where('id', '=', sessionId).execute();
+}
+
+export async function deleteSession(db: Db, sessionId: string): Promise<void> {
+  await db.deleteFrom('console_sessions').where('id', '=', sessionId).execute();
+}
+
+export async function deleteSessionsOfUser(db: Db, userId: string): Promise<void> {
+  await db.deleteFrom('console_sessions').where('user_id', '=', userId).execute();
+}
+
+/** Ends every session of the user but one. */
+export async function deleteOtherSessionsOfUser(db: Db, userId: string, keptSessionId: string): Promise<void> {
+  await db.deleteFrom('console_sessions').where('user_id', '=', userId).where('id', '!=', keptSessionId).execute();
+}
+
+/** Drops the sessions past their lifetime or idle since `idleSince`; returns how many. */
+export async function deleteEndedSessions(db: Db, now: number, idleSince: number): Promise<number> {
+  const result = await db
+    .deleteFrom('console_sessions')
+    .where((eb) => eb.or([eb('expires_at', '<=', now), eb('last_seen_at', '<=', idleSince)]))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+export async function insertSignInFailures(db: Db, rows: SignInFailureRow[]): Promise<void> {
+  await db.insertInto('console_sign_in_failures').values(rows).execute();
+}
+
+/** The failures of the subjects at or after `since`, newest first. */
+export function recentSignInFailures(db: ReadDb, subjects: string[], since: number): Promise<SignInFailureRow[]> {
+  return db
+    .selectFrom('console_sign_in_failures')
+    .select(['id', 'subject', 'at'])
+    .where('subject', 'in', subjects)
+    .where('at', '>=', since)
+    .orderBy('at', 'desc')
+    .execute();
+}
+
+/** Withdraws failures by id (the entries of an attempt that went on or was refused). */
+export async function deleteSignInFailures(db: Db, ids: string[]): Promise<void> {
+  await db.deleteFrom('console_sign_in_failures').where('id', 'in', ids).execute();
+}
+
+/** Forgives every failure of a subject (an e-mail address once its user is fully signed in). */
+export async function deleteSignInFailuresOfSubject(db: Db, subject: string): Promise<void> {
+  await db.deleteFrom('console_sign_in_failures').where('subject', '=', subject).execute();
+}
+
+/** Withdraws failures by id and forgives every failure of a subject, in one statement. */
+export async function deleteSignInFailuresByIdOrSubject(db: Db, ids: string[], subject: string): Promise<void> {
+  await db
+    .deleteFrom('console_sign_in_failures')
+    .where((eb) => eb.or([eb('id', 'in', ids), eb('subject', '=', subject)]))
+    .execute();
+}
+
+/** Drops the failures older than `before`, which no longer count; returns how many. */
+export async function deleteSignInFailuresBefore(db: Db, before: number): Promise<number> {
+  const result = await db.deleteFrom('console_sign_in_failures').where('at', '<', before).executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
