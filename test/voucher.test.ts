@@ -1,14 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { pdfText } from './support/pdf.js';
-import {
-  brasiliaTime,
-  drawableText,
-  formatBrl,
-  maskDocument,
-  renderVoucher,
-  type VoucherFacts,
-} from '../src/brazil/voucher.js';
+import { brasiliaTime, formatBrl, maskDocument, renderVoucher, type VoucherFacts } from '../src/brazil/voucher.js';
+import { drawableText } from '../src/pdf/text.js';
 import { databaseLabel } from './support/database.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 

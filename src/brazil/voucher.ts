@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { PageSizes, PDFDocument, rgb, StandardFonts, type PDFFont, type PDFPage } from 'pdf-lib';
+import { PageSizes, rgb, type PDFFont, type PDFPage } from 'pdf-lib';
 import type { Clock } from '../clock.js';
 import { ApiError } from '../http/failures.js';
 import { signedRoute, type SignedRouteDef } from '../http/signed-route.js';
@@ -10,6 +10,8 @@ import type { MerchantService } from '../merchants/service.js';
 import type { OrderRow } from '../orders/queries.js';
 import type { OrderService } from '../orders/service.js';
 import { COLLECTION_STATUS, statusText, TRANSFER_STATUS } from '../orders/state-machine.js';
+import { newPdf } from '../pdf/document.js';
+import { drawableText, wrapText } from '../pdf/text.js';
 import type { Store } from '../store/store.js';
 import { brazilDetails } from './details.js';
 import { insertVoucher, orderOfVoucher, voucherTokenOfOrder } from './queries.js';
@@ -86,70 +88,6 @@ export function maskDocument(type: string | undefined, value: string): string {
   return value;
 }
 
-/** Letters the standard fonts lack that Unicode does not decompose. */
-const FALLBACKS: Record<string, string> = {
-  ł: 'l',
-  Ł: 'L',
-  đ: 'd',
-  Đ: 'D',
-  ħ: 'h',
-  ı: 'i',
-  ø: 'o',
-  Ø: 'O',
-  '‐': '-',
-  '‑': '-',
-  '‒': '-',
-  '―': '-',
-  '−': '-',
-};
-
-/**
- * Text the font can draw: characters outside its set (Helvetica: WinAnsi) lose their accents
- * (ő → o), take a look-alike, or become "?"; control characters become spaces.
- */
-export function drawableText(text: string, charset: ReadonlySet<number>): string {
-  let out = '';
-  for (const char of text) {
-    const code = char.codePointAt(0) ?? 0;
-    if (/\p{Cc}/u.test(char)) out += ' ';
-    else if (charset.has(code)) out += char;
-    else {
-      const base = Array.from(char.normalize('NFD'))
-        .filter((c) => !/\p{M}/u.test(c) && charset.has(c.codePointAt(0) ?? 0))
-        .join('');
-      out += base !== '' ? base : (FALLBACKS[char] ?? '?');
-    }
-  }
-  return out;
-}
-
-/**
- * Splits one paragraph into lines that `fits`, at spaces where it can and inside a word too long for
- * a line where it must; an empty paragraph is one empty line.
- */
-export function wrapText(text: string, fits: (line: string) => boolean): string[] {
-  const lines: string[] = [];
-  let line = '';
-  for (const word of text.split(' ')) {
-    const candidate = line === '' ? word : `${line} ${word}`;
-    if (fits(candidate)) {
-      line = candidate;
-      continue;
-    }
-    if (line !== '') lines.push(line);
-    line = '';
-    for (const char of word) {
-      if (line !== '' && !fits(line + char)) {
-        lines.push(line);
-        line = '';
-      }
-      line += char;
-    }
-  }
-  lines.push(line);
-  return lines;
-}
-
 const INK = rgb(0.1, 0.1, 0.12);
 const MUTED = rgb(0.42, 0.42, 0.46);
 const RULE = rgb(0.82, 0.82, 0.85);
@@ -224,33 +162,6 @@ class Writer {
     });
     this.y -= 2;
   }
-}
-
-/**
- * A new PDF signed by Cashgate, with the standard Helvetica fonts, dated `at` (not the clock), so the
- * same facts give the same bytes.
- */
-export async function newPdf(meta: {
-  title: string;
-  subject: string;
-  at: number;
-  language?: string;
-}): Promise<{ doc: PDFDocument; regular: PDFFont; bold: PDFFont }> {
-  const doc = await PDFDocument.create();
-  const when = new Date(meta.at);
-  doc.setTitle(meta.title);
-  doc.setSubject(meta.subject);
-  doc.setAuthor('Cashgate');
-  doc.setCreator('Cashgate');
-  doc.setProducer('Cashgate');
-  if (meta.language !== undefined) doc.setLanguage(meta.language);
-  doc.setCreationDate(when);
-  doc.setModificationDate(when);
-  return {
-    doc,
-    regular: await doc.embedFont(StandardFonts.Helvetica),
-    bold: await doc.embedFont(StandardFonts.HelveticaBold),
-  };
 }
 
 /** The voucher as a one-page A4 PDF in the standard Helvetica fonts. Pure: the same facts give the same bytes. */

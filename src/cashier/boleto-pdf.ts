@@ -15,7 +15,9 @@ import {
   type PDFPage,
 } from 'pdf-lib';
 import { BRAZILIAN_BANKS } from '../banks/bank-list.js';
-import { brasiliaTime, drawableText, formatBrl, maskDocument, newPdf, wrapText } from '../brazil/voucher.js';
+import { brasiliaTime, formatBrl, maskDocument } from '../brazil/voucher.js';
+import { newPdf } from '../pdf/document.js';
+import { drawableText, wrapText } from '../pdf/text.js';
 import {
   boletoBarcodeFields,
   dueFactor,
