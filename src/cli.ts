@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openServices, startBackgroundWork, startGateway } from './gateway.js';
 import type { Static, TSchema } from '@sinclair/typebox';
-import { buildWorkerApp } from './http/app.js';
+import { buildWorkerApp } from './server.js';
 import { audit } from './ledger/audit.js';
 import { AUDIT_CHECKS } from './orders/audit.js';
 import { validateInput } from './http/validation.js';
@@ -43,7 +43,7 @@ async function work(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
   const services = await openServices(config, logger);
   const workers = startBackgroundWork(services, logger);
-  const app = await buildWorkerApp({ store: services.store, metrics: services.metrics, clock: services.clock, logger });
+  const app = await buildWorkerApp({ ...services, logger });
   const url = await app.listen({ host: config.host, port: config.port });
   logger.info({ url, database: services.store.dialect }, 'Cashgate worker is running');
   closeOnSignal(logger, async () => {

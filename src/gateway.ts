@@ -7,12 +7,11 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { openCallbacks, type Callbacks } from './callbacks/module.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
-import { buildApp } from './http/app.js';
-import type { SignedRouteDef } from './http/signed-route.js';
+import type { SignedRouteDef } from './auth/signed-route.js';
 import { LedgerService } from './ledger/service.js';
-import { BRAZIL_ORDER_KINDS } from './brazil/routes.js';
+import { brazilKinds } from './brazil/kinds.js';
 import { PixLocationSigner } from './brazil/pix-location.js';
-import { KENYA_ORDER_KINDS } from './kenya/routes.js';
+import { kenyaKinds } from './kenya/kinds.js';
 import { MerchantService } from './merchants/service.js';
 import { DepositAddresses } from './exchange/deposit-addresses.js';
 import { OperatorRates } from './exchange/rates.js';
@@ -22,6 +21,9 @@ import { OrderSandbox } from './orders/sandbox.js';
 import { CHAINS, type Chain } from './rails/chain/addresses.js';
 import { ACCOUNT_PATHS, DepositAddressDeriver } from './rails/chain/derivation.js';
 import { sandboxChainRail, type ChainRail } from './rails/chain/rail.js';
+import { sandboxRails, type Rails } from './rails/rails.js';
+import { buildApp } from './server.js';
+import type { OrderKinds, Services } from './services.js';
 import { OrderService } from './orders/service.js';
 import { loadMasterKey, SecretBox } from './store/secret-box.js';
 import { Store } from './store/store.js';
@@ -38,6 +40,8 @@ export interface Gateway {
   orders: OrderService;
   callbacks: Callbacks;
   consoleAccounts: ConsoleAccounts;
+  /** The fiat rails this gateway's orders are handed to (tests may wrap one). */
+  rails: Rails;
   /** Base URL the server listens on, once started. */
   url: string;
   close(): Promise<void>;
@@ -50,26 +54,7 @@ export interface GatewayOptions {
   extraSignedRoutes?: readonly SignedRouteDef[];
 }
 
-export interface Services {
-  store: Store;
-  merchants: MerchantService;
-  ledger: LedgerService;
-  orders: OrderService;
-  sandbox: OrderSandbox;
-  exchange: ExchangeService;
-  checkouts: CheckoutService;
-  rates: OperatorRates;
-  pixSigner: PixLocationSigner;
-  callbacks: Callbacks;
-  /** Prometheus registry served at /metrics. */
-  metrics: Registry;
-  /** Console users and sessions. */
-  consoleAccounts: ConsoleAccounts;
-  /** Requests made with debug-mode keys. */
-  requestLog: RequestLog;
-  clock: Clock;
-  close(): Promise<void>;
-}
+export type { OrderKinds, Services } from './services.js';
 
 /** Opens the store, applies migrations and wires the services that the server, the worker and the CLI use. */
 export async function openServices(config: Config, logger: Logger, clock: Clock = systemClock): Promise<Services> {
@@ -104,8 +89,21 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
     Chain,
     ChainRail
   >;
+  const rails = sandboxRails();
+  const publicBaseUrl = config.publicBaseUrl;
+  const kinds: OrderKinds = {
+    kenya: kenyaKinds({ rails, ledger: ledger.ledger, publicBaseUrl }),
+    brazil: brazilKinds({
+      rails,
+      ledger: ledger.ledger,
+      publicBaseUrl,
+      codes: { pix: config.pix, boletoBankCode: config.boletoBankCode },
+      clock,
+    }),
+  };
   const exchange = new ExchangeService({
     orders,
+    store,
     ledger: ledger.ledger,
     rates,
     addresses,
@@ -121,10 +119,20 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
     addresses,
     chain: chainRails.TRON,
     clock,
-    publicBaseUrl: config.publicBaseUrl,
-    rails: { pix: config.pix, boletoBankCode: config.boletoBankCode },
+    publicBaseUrl,
+    ledger: ledger.ledger,
+    rails,
+    brazil: kinds.brazil,
   });
-  for (const kind of [...KENYA_ORDER_KINDS, ...BRAZIL_ORDER_KINDS, ...exchange.orderKinds(), checkouts.orderKind()])
+  for (const kind of [
+    kinds.kenya.collection,
+    kinds.kenya.transfer,
+    kinds.brazil.collection,
+    kinds.brazil.transfer,
+    exchange.kinds.fiatToToken,
+    exchange.kinds.tokenToFiat,
+    checkouts.orderKind,
+  ])
     orders.register(kind);
   callbacks.outbox.register(orders);
   const sandbox = new OrderSandbox(orders, config.sandbox, clock);
@@ -142,6 +150,8 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
     merchants,
     ledger,
     orders,
+    kinds,
+    rails,
     sandbox,
     exchange,
     checkouts,
@@ -154,7 +164,7 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
     callbacks,
     metrics,
     consoleAccounts: new ConsoleAccounts(store, secrets, clock),
-    requestLog: new RequestLog(store, clock),
+    requestLog: new RequestLog(store, clock, config.publicBaseUrl),
     clock,
     async close() {
       await callbacks.close();
@@ -228,6 +238,7 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
     orders: services.orders,
     callbacks,
     consoleAccounts: services.consoleAccounts,
+    rails: services.rails,
     url,
     async close() {
       await app.close();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Type } from '@sinclair/typebox';
-import { signedRoute } from '../src/http/signed-route.js';
+import { signedRoute } from '../src/auth/signed-route.js';
 import { databaseLabel } from './support/database.js';
 import { signedCall, startTestGateway, type SignedCall, type TestGateway } from './support/gateway.js';
 

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { verifyCallback } from '@cashgate/sdk';
-import { SANDBOX_RAILS } from '../src/rails/rails.js';
 import { databaseLabel } from './support/database.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 import { eventually, startReceiver, type CallbackReceiver } from './support/receiver.js';
@@ -194,7 +193,7 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
   });
 
   it('keeps an order its rail did not take, and hands it over again on an identical repeat', async () => {
-    const rail = SANDBOX_RAILS.mpesaStk;
+    const rail = gw.gateway.rails.mpesaStk;
     const start = rail.start;
     rail.start = () => Promise.reject(new Error('Daraja unreachable'));
     const body = collection();
@@ -227,7 +226,7 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
   });
 
   it('never starts a payout twice when a repeat arrives while the rail is still answering', async () => {
-    const rail = SANDBOX_RAILS.mpesaB2c;
+    const rail = gw.gateway.rails.mpesaB2c;
     const start = rail.start;
     let starts = 0;
     rail.start = async (order) => {

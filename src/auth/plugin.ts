@@ -2,34 +2,15 @@ import { stringToSign, signString, signsEqual } from '@cashgate/sdk';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import { ApiError, type ApiFailure } from '../http/failures.js';
-import type { Language } from '../http/language.js';
 import type { Store } from '../store/store.js';
 import type { AuthKey, AuthKeys } from './keys.js';
 import { recordNonce } from './nonces.js';
 import { grants, type Permission } from './permissions.js';
 import type { KeyRateLimiter } from './rate-limit.js';
 
-/** Who is calling, once a signed request has passed every check. */
-export interface MerchantCaller {
-  merchantId: string;
-  accessKey: string;
-  language: Language;
-  debug: boolean;
-}
-
-/** What the error handler needs to word a failure before authentication has finished. */
-export interface CallerHints {
-  language: Language | undefined;
-  debug: boolean;
-  /** Known once the access key is: the request is recorded in the request log when the key is in debug mode. */
-  debugKey?: { accessKey: string; merchantId: string; signedString: string | undefined; verified: boolean };
-}
+export type { CallerHints, MerchantCaller } from '../http/caller.js';
 
 declare module 'fastify' {
-  interface FastifyRequest {
-    merchantCaller: MerchantCaller | null;
-    callerHints: CallerHints;
-  }
   interface FastifyContextConfig {
     /** The permission a signed route requires. */
     permission?: Permission;

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { signedRoute } from '../http/signed-route.js';
+import { signedRoute } from '../auth/signed-route.js';
 import { StringEnum } from '../http/validation.js';
 import { BANK_LIST_SOURCE, BRAZILIAN_BANKS } from './bank-list.js';
 

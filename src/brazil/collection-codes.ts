@@ -1,7 +1,5 @@
 import { createHash } from 'node:crypto';
 import { formatMoney, type Minor } from '../ledger/money.js';
-import type { OrderRow } from '../orders/queries.js';
-import type { NewOrder } from '../orders/service.js';
 import { boletoBarcode, formatLinhaDigitavel, linhaDigitavel } from '../rails/boleto/boleto.js';
 import { dynamicBrCode, staticBrCode } from '../rails/pix/br-code.js';
 import { locationUrl, newLocationId } from './pix-location.js';
@@ -30,72 +28,80 @@ function boletoDue(now: number): { dueDate: string; endOfDay: number } {
   return { dueDate: due.toISOString().slice(0, 10), endOfDay: due.getTime() + 86_400_000 - 1 - BRASILIA_OFFSET_MS };
 }
 
-interface PayParam {
+/** A Brazil collection's payment code, what its rail knows it by, and the details that show it. */
+export interface CollectionCode {
+  /** The BR Code (copy and paste) or the 47-digit linha digitável. */
   payParam: string;
   railRef: string;
-  boletoDueDate?: string;
+  /** Boletos: the due date (in Brasília), the formatted linha digitável, and the cashier's end. */
+  boleto?: { boletoDueDate: string; linhaFormatted: string; expiresAt: number };
 }
 
 /**
- * The payment code of a Brazil collection (a static or dynamic BR Code, or a boleto) and what its
- * rail knows it by, as hooks of the order's creation: both need the order id, and are made once.
+ * The payment code of a Brazil collection (a static or dynamic BR Code, or a boleto), made from
+ * the order id before the order is written: a static BR Code carries the id as its txid, a
+ * boleto's campo livre is derived from it.
  */
-export function brazilCollectionCodes(input: {
+export function brazilCollectionCode(input: {
+  orderId: string;
   channelType: BrazilCollectionChannel;
   amount: Minor;
   now: number;
   rails: BrazilRails;
   publicBaseUrl: string;
-}): { orderHooks(cashierLifetimeMs: number): Pick<NewOrder, 'cashierExpiry' | 'railRef' | 'detailsFor'> } {
-  const { rails, amount } = input;
-  const boleto = input.channelType === 'BOLETO' ? boletoDue(input.now) : undefined;
-  const locationId = input.channelType === 'PIX_DYNAMIC' ? newLocationId() : undefined;
-  const made = new Map<string, PayParam>();
-  const make = (orderId: string): PayParam => {
-    if (boleto !== undefined) {
-      const barcode = boletoBarcode({
-        bankCode: rails.boletoBankCode,
-        dueDate: boleto.dueDate,
-        amountCents: amount,
-        freeField: boletoFreeField(orderId),
-      });
-      return { payParam: linhaDigitavel(barcode), railRef: `boleto:${barcode}`, boletoDueDate: boleto.dueDate };
-    }
-    if (locationId !== undefined) {
-      return {
-        payParam: dynamicBrCode({ locationUrl: locationUrl(input.publicBaseUrl, locationId), ...rails.pix }),
-        railRef: `loc:${locationId}`,
-      };
-    }
-    const txid = orderId.slice(0, 25);
-    const amountText = formatMoney(amount, 'BRL');
+}): CollectionCode {
+  const { rails, amount, orderId } = input;
+  if (input.channelType === 'BOLETO') {
+    const due = boletoDue(input.now);
+    const barcode = boletoBarcode({
+      bankCode: rails.boletoBankCode,
+      dueDate: due.dueDate,
+      amountCents: amount,
+      freeField: boletoFreeField(orderId),
+    });
+    const payParam = linhaDigitavel(barcode);
     return {
-      payParam: staticBrCode({
-        pixKey: rails.pix.key,
-        merchantName: rails.pix.merchantName,
-        merchantCity: rails.pix.merchantCity,
-        amount: amountText,
-        txid,
-      }),
-      railRef: `txid:${txid}`,
+      payParam,
+      railRef: `boleto:${barcode}`,
+      boleto: { boletoDueDate: due.dueDate, linhaFormatted: formatLinhaDigitavel(payParam), expiresAt: due.endOfDay },
     };
-  };
-  const payParamFor = (orderId: string): PayParam => {
-    const known = made.get(orderId) ?? make(orderId);
-    made.set(orderId, known);
-    return known;
-  };
+  }
+  if (input.channelType === 'PIX_DYNAMIC') {
+    const locationId = newLocationId();
+    return {
+      payParam: dynamicBrCode({ locationUrl: locationUrl(input.publicBaseUrl, locationId), ...rails.pix }),
+      railRef: `loc:${locationId}`,
+    };
+  }
+  const txid = orderId.slice(0, 25);
   return {
-    orderHooks: (cashierLifetimeMs) => ({
-      cashierExpiry: boleto === undefined ? { lifetimeMs: cashierLifetimeMs } : { at: boleto.endOfDay },
-      railRef: (orderId: string) => payParamFor(orderId).railRef,
-      detailsFor: (order: OrderRow) => {
-        const { payParam, boletoDueDate } = payParamFor(order.id);
-        return {
-          payParam,
-          ...(boletoDueDate !== undefined && { boletoDueDate, linhaFormatted: formatLinhaDigitavel(payParam) }),
-        };
-      },
+    payParam: staticBrCode({
+      pixKey: rails.pix.key,
+      merchantName: rails.pix.merchantName,
+      merchantCity: rails.pix.merchantCity,
+      amount: formatMoney(amount, 'BRL'),
+      txid,
     }),
+    railRef: `txid:${txid}`,
+  };
+}
+
+/** The order fields of a collection code: its details, rail reference and cashier expiry. */
+export function collectionCodeFields(
+  code: CollectionCode,
+  cashierLifetimeMs: number,
+): {
+  details: { payParam: string; boletoDueDate?: string; linhaFormatted?: string };
+  railRef: string;
+  cashierExpiry: { lifetimeMs: number } | { at: number };
+} {
+  const { boleto } = code;
+  return {
+    details: {
+      payParam: code.payParam,
+      ...(boleto !== undefined && { boletoDueDate: boleto.boletoDueDate, linhaFormatted: boleto.linhaFormatted }),
+    },
+    railRef: code.railRef,
+    cashierExpiry: boleto === undefined ? { lifetimeMs: cashierLifetimeMs } : { at: boleto.expiresAt },
   };
 }

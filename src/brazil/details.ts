@@ -1,3 +1,4 @@
+import { orderDetails } from '../orders/details.js';
 import type { OrderRow } from '../orders/queries.js';
 
 /** What a Brazil order keeps in its details: payer or payee, payment parameter, and what the rail settled. */
@@ -25,6 +26,6 @@ export interface BrazilDetails {
   documentSource?: 'saved' | 'entered' | 'generated';
 }
 
-export function brazilDetails(order: OrderRow): BrazilDetails {
-  return JSON.parse(order.details) as BrazilDetails;
+export function brazilDetails(order: Pick<OrderRow, 'details'>): BrazilDetails {
+  return orderDetails<BrazilDetails>(order);
 }

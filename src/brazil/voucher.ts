@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { PageSizes, rgb, type PDFFont, type PDFPage } from 'pdf-lib';
 import type { Clock } from '../clock.js';
 import { ApiError } from '../http/failures.js';
-import { signedRoute, type SignedRouteDef } from '../http/signed-route.js';
+import { signedRoute, type SignedRouteDef } from '../auth/signed-route.js';
 import { formatMinor, fromDb, type Minor } from '../ledger/money.js';
 import type { MerchantService } from '../merchants/service.js';
 import type { OrderRow } from '../orders/queries.js';

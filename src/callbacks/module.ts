@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
 import type { MerchantService } from '../merchants/service.js';
 import type { Store } from '../store/store.js';
 import { CallbackSender } from './delivery.js';
@@ -23,8 +22,20 @@ export interface Callbacks {
 /** A claimed event stays a worker's for the delivery time limit plus this margin. */
 const LEASE_MARGIN_MS = 5_000;
 
+/** The callback settings of the gateway's configuration (CALLBACK_*). */
+export interface CallbackSettings {
+  callbackTimeoutMs: number;
+  callbackAllowPrivateNetworks: boolean;
+  callbackRetryIntervalMs: number;
+  callbackMaxRetries: number;
+  callbackRetryWindowMs: number;
+  callbackConcurrency: number;
+  callbackConcurrencyPerHost: number;
+  callbackPollIntervalMs: number;
+}
+
 export function openCallbacks(deps: {
-  config: Config;
+  config: CallbackSettings;
   store: Store;
   clock: Clock;
   logger: Logger;

@@ -1,3 +1,4 @@
+import type { ReadDb } from '../store/store.js';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { DialectName } from '../store/dialects.js';
 import type {
@@ -23,7 +24,7 @@ export async function insertEvent(db: Db, row: CallbackEventRow): Promise<void> 
  * leaving out hosts that already have their share in flight here.
  */
 export function selectDueEvents(
-  db: Db,
+  db: ReadDb,
   dialect: DialectName,
   now: number,
   limit: number,
@@ -110,7 +111,7 @@ export async function expireLateRetries(db: Db, eventIds: readonly string[], now
     .execute();
 }
 
-export function eventsOfOrder(db: Db, orderId: string): Promise<CallbackEventRow[]> {
+export function eventsOfOrder(db: ReadDb, orderId: string): Promise<CallbackEventRow[]> {
   return db
     .selectFrom('callback_events')
     .selectAll()
@@ -120,11 +121,11 @@ export function eventsOfOrder(db: Db, orderId: string): Promise<CallbackEventRow
     .execute();
 }
 
-export function findEvent(db: Db, eventId: string): Promise<CallbackEventRow | undefined> {
+export function findEvent(db: ReadDb, eventId: string): Promise<CallbackEventRow | undefined> {
   return db.selectFrom('callback_events').selectAll().where('id', '=', eventId).executeTakeFirst();
 }
 
-export function attemptsOfEvents(db: Db, eventIds: readonly string[]): Promise<CallbackAttemptRow[]> {
+export function attemptsOfEvents(db: ReadDb, eventIds: readonly string[]): Promise<CallbackAttemptRow[]> {
   if (eventIds.length === 0) return Promise.resolve([]);
   return db
     .selectFrom('callback_attempts')
@@ -136,7 +137,7 @@ export function attemptsOfEvents(db: Db, eventIds: readonly string[]): Promise<C
 }
 
 /** Queue depth and the age of the oldest due event, for /metrics. */
-export async function queueStats(db: Db, now: number): Promise<{ depth: number; oldestDueAt: number | null }> {
+export async function queueStats(db: ReadDb, now: number): Promise<{ depth: number; oldestDueAt: number | null }> {
   const row = await db
     .selectFrom('callback_events')
     .select((eb) => eb.fn.countAll<number | string>().as('depth'))
@@ -155,7 +156,7 @@ export async function insertTest(db: Db, row: CallbackTestRow): Promise<void> {
   await db.insertInto('callback_tests').values(row).execute();
 }
 
-export function findTest(db: Db, id: string): Promise<CallbackTestRow | undefined> {
+export function findTest(db: ReadDb, id: string): Promise<CallbackTestRow | undefined> {
   return db.selectFrom('callback_tests').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
@@ -179,7 +180,7 @@ export interface MerchantLogFilter {
 
 /** The merchant's callback attempts across orders, newest first. */
 export function attemptsOfMerchant(
-  db: Db,
+  db: ReadDb,
   merchantId: string,
   filter: MerchantLogFilter,
   limit: number,
@@ -225,7 +226,7 @@ export function attemptsOfMerchant(
 
 /** The merchant's events that had nowhere to go (no notifyUrl, no unified address): how many, and the newest. */
 export async function noTargetEventsOfMerchant(
-  db: Db,
+  db: ReadDb,
   merchantId: string,
   filter: Pick<MerchantLogFilter, 'orderId' | 'from' | 'to'>,
   limit: number,
@@ -248,7 +249,7 @@ export async function noTargetEventsOfMerchant(
  * per order. An order whose failed event was followed by a delivered or still running one is left out.
  */
 export async function ordersWithFailedEvents(
-  db: Db,
+  db: ReadDb,
   merchantId: string,
   range: { from: number; to: number },
   limit: number,

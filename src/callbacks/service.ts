@@ -1,9 +1,7 @@
-import type { Kysely } from 'kysely';
 import { OperatorError } from '../admin/failures.js';
 import type { Clock } from '../clock.js';
 import { newId } from '../store/ids.js';
-import type { Database } from '../store/schema.js';
-import type { Store, Tx } from '../store/store.js';
+import type { Store, Tx, ReadDb } from '../store/store.js';
 import * as q from './queries.js';
 import type { CallbackOrderSource, OrderCallback } from './sources.js';
 
@@ -160,7 +158,7 @@ export class CallbackOutbox {
   }
 
   /** The order's callback as it is now, from whichever source knows the order. */
-  async currentCallback(db: Kysely<Database>, orderId: string): Promise<OrderCallback> {
+  async currentCallback(db: ReadDb, orderId: string): Promise<OrderCallback> {
     for (const source of this.#sources.values()) {
       const callback = await source.currentCallback(db, orderId);
       if (callback !== undefined) return callback;

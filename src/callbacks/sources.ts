@@ -1,5 +1,4 @@
-import type { Kysely } from 'kysely';
-import type { Database } from '../store/schema.js';
+import type { ReadDb } from '../store/store.js';
 
 /** What a domain module hands over when an order reaches a state that merchants are told about. */
 export interface OrderCallback {
@@ -19,5 +18,5 @@ export interface OrderCallback {
 export interface CallbackOrderSource {
   readonly kind: string;
   /** The callback for the order as it is now, or undefined when this source does not know the order. */
-  currentCallback(db: Kysely<Database>, orderId: string): Promise<OrderCallback | undefined>;
+  currentCallback(db: ReadDb, orderId: string): Promise<OrderCallback | undefined>;
 }

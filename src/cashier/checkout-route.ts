@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { signedRoute, type SignedRouteDef } from '../http/signed-route.js';
+import { signedRoute, type SignedRouteDef } from '../auth/signed-route.js';
 import { ExternalOrderId, OptionalUrl, Remark } from '../orders/schemas.js';
 import type { CheckoutService } from './checkout.js';
 

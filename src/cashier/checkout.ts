@@ -1,7 +1,6 @@
 import { randomInt } from 'node:crypto';
-import type { Selectable } from 'kysely';
 import type { MerchantCaller } from '../auth/plugin.js';
-import { brazilCollectionCodes, type BrazilRails } from '../brazil/collection-codes.js';
+import { collectionCodeFields } from '../brazil/collection-codes.js';
 import {
   documentTypeOf,
   generateCpf,
@@ -9,9 +8,9 @@ import {
   normalizeDocument,
   type DocumentType,
 } from '../brazil/documents.js';
-import { MAX_COLLECTION_CENTS, successDetails as brazilSuccessDetails } from '../brazil/routes.js';
+import { MAX_COLLECTION_CENTS, successDetails as brazilSuccessDetails, type BrazilKinds } from '../brazil/kinds.js';
 import type { Clock } from '../clock.js';
-import type { DepositAddress, DepositAddresses } from '../exchange/deposit-addresses.js';
+import type { DepositAddresses } from '../exchange/deposit-addresses.js';
 import {
   fiatForTokens,
   formatRate,
@@ -23,22 +22,34 @@ import {
 import { orderRate, type RateSource } from '../exchange/rates.js';
 import { ApiError } from '../http/failures.js';
 import { amountField } from '../ledger/amount-field.js';
+import type { Ledger } from '../ledger/ledger.js';
 import { CURRENCIES, formatMoney, fromDb, MAX_MINOR, parseDecimal, type Minor } from '../ledger/money.js';
 import type { MerchantService } from '../merchants/service.js';
+import { orderDetails, withDetails } from '../orders/details.js';
+import { collectionTransitions } from '../orders/effects.js';
+import { createOnce, requestHash } from '../orders/idempotency.js';
 import type { OrderRow } from '../orders/queries.js';
 import * as oq from '../orders/queries.js';
 import { paymentCallbackPayload } from '../orders/records.js';
-import { requestHash, type EventOptions, type OrderKindSpec, type OrderService } from '../orders/service.js';
+import {
+  newOrderId,
+  type CreateStep,
+  type EventOptions,
+  type NewOrder,
+  type OrderKindSpec,
+  type OrderService,
+} from '../orders/service.js';
 import type { SandboxInput } from '../orders/sandbox.js';
-import { SANDBOX_RAILS } from '../rails/rails.js';
-import type { ChainRail } from '../rails/chain/rail.js';
 import { randomTradeHash } from '../rails/chain/addresses.js';
+import type { ChainRail } from '../rails/chain/rail.js';
+import type { Rails } from '../rails/rails.js';
 import { newId } from '../store/ids.js';
-import type { CheckoutTable } from '../store/schema.js';
-import { isUniqueViolation, type Store, type Tx } from '../store/store.js';
+import type { Store } from '../store/store.js';
+import * as cq from './queries.js';
+import type { CheckoutRow } from './queries.js';
 import { CASHIER_CURRENCY, CASHIER_METHOD_SPECS, isCashierMethod, type CashierMethod } from './methods.js';
 
-export type CheckoutRow = Selectable<CheckoutTable>;
+export type { CheckoutRow } from './queries.js';
 
 /** dynamicAmountNotify: 1 (default) a payment of another amount completes the order with it; 2 it is refused. */
 export const DYNAMIC_AMOUNT = { accept: 1, refuse: 2 } as const;
@@ -116,8 +127,8 @@ export interface CashierOrderDetails {
   refusedPayment?: { amount: string; unit: string; at: number };
 }
 
-export function cashierDetails(order: OrderRow): CashierOrderDetails {
-  return JSON.parse(order.details) as CashierOrderDetails;
+export function cashierDetails(order: Pick<OrderRow, 'details'>): CashierOrderDetails {
+  return orderDetails<CashierOrderDetails>(order);
 }
 
 /** The smallest amount a payer may enter: R$ 1,00. */
@@ -155,21 +166,28 @@ export class CheckoutService {
       chain: ChainRail;
       clock: Clock;
       publicBaseUrl: string;
-      rails: BrazilRails;
+      ledger: Ledger;
+      /** The fiat rails of its Pix and boleto orders. */
+      rails: Pick<Rails, 'pix' | 'boleto'>;
+      /** Brazil's payment codes and success details, shared with Brazil's own collections. */
+      brazil: Pick<BrazilKinds, 'collectionCode'>;
     },
-  ) {}
+  ) {
+    this.orderKind = this.#orderKind();
+  }
 
   /** The order kind of orders made on aggregate cashiers, registered with the order service. */
-  orderKind(): OrderKindSpec {
+  readonly orderKind: OrderKindSpec<{ orderId: string; cashierId: string | null }>;
+
+  #orderKind(): OrderKindSpec<{ orderId: string; cashierId: string | null }> {
     return {
       area: 'cashier',
       kind: 'collection',
+      createResult: (order) => ({ orderId: order.id, cashierId: order.cashier_id }),
       callbackPayload: (order) => {
         const d = cashierDetails(order);
         return paymentCallbackPayload(order, d.payParam ?? d.addressTo ?? '');
       },
-      successDetails: (order, now) =>
-        CASHIER_METHOD_SPECS[cashierDetails(order).method].rail === 'brazil' ? brazilSuccessDetails(order, now) : {},
       rail: (order) => {
         const d = cashierDetails(order);
         if (d.method === 'USDT_TRC20') {
@@ -183,28 +201,54 @@ export class CheckoutService {
             }),
           };
         }
-        return d.method === 'BOLETO' ? SANDBOX_RAILS.boleto : SANDBOX_RAILS.pix;
+        return d.method === 'BOLETO' ? this.deps.rails.boleto : this.deps.rails.pix;
       },
-      clearing: (order) =>
-        CASHIER_METHOD_SPECS[cashierDetails(order).method].rail === 'chain' ? 'token_clearing' : 'rail_clearing',
-      refusePayment: (order, options) => this.#refusePayment(order, options),
-      transition: ({ order, event, options }) => {
+      write: (step) => this.#write(step),
+      transition: collectionTransitions(this.deps.ledger, {
+        clearing: (order) =>
+          CASHIER_METHOD_SPECS[cashierDetails(order).method].rail === 'chain' ? 'token_clearing' : 'rail_clearing',
+        successDetails: (order, now) =>
+          CASHIER_METHOD_SPECS[cashierDetails(order).method].rail === 'brazil' ? brazilSuccessDetails(order, now) : {},
         // A token payment keeps what the chain reported: the units and the transaction hash; and
         // whether they differ from the units asked for (a difference the reais may round away).
-        if (event !== 'paid' || options.data === undefined) return Promise.resolve({ changes: {} });
-        const amountDiffers =
-          options.data.paidUnits !== undefined && options.data.paidUnits !== cashierDetails(order).tokenUnits;
-        return Promise.resolve({
-          changes: {
-            details: JSON.stringify({
-              ...cashierDetails(order),
-              ...options.data,
-              ...(amountDiffers && { amountDiffers }),
-            }),
-          },
-        });
-      },
+        before: ({ order, event, options }) => {
+          if (event !== 'paid' || options.data === undefined) return {};
+          const amountDiffers =
+            options.data.paidUnits !== undefined && options.data.paidUnits !== cashierDetails(order).tokenUnits;
+          return { details: withDetails(order.details, { ...options.data, ...(amountDiffers && { amountDiffers }) }) };
+        },
+      }),
+      refusePayment: (order, options) => this.#refusePayment(order, options),
     };
+  }
+
+  /**
+   * The create transaction of an order made on an aggregate cashier: a USDT order's deposit address
+   * (the next index of the xpub's counter, under its row lock), the cashier bound to the order (a
+   * second order for the cashier rolls back), and a document the payer entered saved under the
+   * merchant's userIdentity.
+   */
+  async #write({ tx, order, insert }: CreateStep): Promise<void> {
+    const d = cashierDetails(order);
+    const deposit = d.method === 'USDT_TRC20' ? await this.deps.addresses.reserve(tx, 'tron') : undefined;
+    if (deposit !== undefined) {
+      order.rail_ref = deposit.address;
+      order.details = withDetails(order.details, { addressTo: deposit.address, depositPath: deposit.path });
+    }
+    await insert();
+    if (deposit !== undefined) await this.deps.addresses.assign(tx, deposit, order.id, order.created_at);
+    if (!(await cq.bindCheckoutOrder(tx, d.checkoutId, order.id))) {
+      throw new ApiError({ kind: 'duplicate_external_order_id', externalOrderId: order.external_order_id });
+    }
+    if (d.documentSource === 'entered' && d.userIdentity !== undefined && d.userInfoType !== undefined) {
+      await cq.savePayerDocument(tx, {
+        merchant_id: order.merchant_id,
+        user_identity: d.userIdentity,
+        document_type: d.userInfoType,
+        document_number: d.userInfoNo ?? '',
+        created_at: order.created_at,
+      });
+    }
   }
 
   /** Endpoint 19: opens an aggregate cashier; an identical repeat of the externalOrderId returns the same address. */
@@ -239,23 +283,13 @@ export class CheckoutService {
       expire_at: now + merchant.cashierLifetimeMs,
       created_at: now,
     };
-    try {
-      await this.deps.store.transact((tx) => tx.insertInto('checkouts').values(row).execute());
-      return this.address(row.id);
-    } catch (error) {
-      if (!isUniqueViolation(error)) throw error;
-      // The same externalOrderId was used before (perhaps by a request racing on another node).
-      const first = await this.deps.store.read
-        .selectFrom('checkouts')
-        .selectAll()
-        .where('merchant_id', '=', caller.merchantId)
-        .where('external_order_id', '=', body.externalOrderId)
-        .executeTakeFirst();
-      if (first === undefined) throw error;
-      if (first.request_hash !== hash)
-        throw new ApiError({ kind: 'duplicate_external_order_id', externalOrderId: body.externalOrderId });
-      return this.address(first.id);
-    }
+    const outcome = await createOnce({
+      externalOrderId: body.externalOrderId,
+      hash,
+      find: () => cq.findCheckoutByExternalId(this.deps.store.read, caller.merchantId, body.externalOrderId),
+      insert: () => this.deps.store.transact((tx) => cq.insertCheckout(tx, row)),
+    });
+    return this.address('created' in outcome ? row.id : outcome.repeat.id);
   }
 
   address(checkoutId: string): string {
@@ -265,7 +299,7 @@ export class CheckoutService {
   /** The aggregate cashier with everything its page shows, or undefined for an unknown id. */
   async state(checkoutId: string): Promise<CheckoutState | undefined> {
     const db = this.deps.store.read;
-    const checkout = await db.selectFrom('checkouts').selectAll().where('id', '=', checkoutId).executeTakeFirst();
+    const checkout = await cq.findCheckout(db, checkoutId);
     if (checkout === undefined) return undefined;
     const merchant = await this.deps.merchants.getMerchant(checkout.merchant_id);
     const order = checkout.order_id === null ? undefined : await oq.findOrder(db, checkout.order_id);
@@ -287,12 +321,7 @@ export class CheckoutService {
     if (checkout.generated_document !== null)
       return { source: 'generated', type: 'CPF', number: checkout.generated_document };
     if (checkout.user_identity === null) return { source: 'ask' };
-    const saved = await this.deps.store.read
-      .selectFrom('payer_documents')
-      .selectAll()
-      .where('merchant_id', '=', checkout.merchant_id)
-      .where('user_identity', '=', checkout.user_identity)
-      .executeTakeFirst();
+    const saved = await cq.findPayerDocument(this.deps.store.read, checkout.merchant_id, checkout.user_identity);
     return saved === undefined
       ? { source: 'ask' }
       : { source: 'saved', type: saved.document_type as DocumentType, number: saved.document_number };
@@ -355,7 +384,6 @@ export class CheckoutService {
   ): Promise<OrderRow> {
     const merchant = await this.deps.merchants.getMerchant(checkout.merchant_id);
     const spec = CASHIER_METHOD_SPECS[method];
-    const now = this.deps.clock.now();
     const details: CashierOrderDetails = {
       checkoutId: checkout.id,
       method,
@@ -367,8 +395,10 @@ export class CheckoutService {
         documentSource: document.source,
       }),
     };
-    let hooks;
-    let deposit: DepositAddress | undefined;
+    const id = newOrderId(this.orderKind);
+    let fields: Pick<NewOrder, 'railRef' | 'cashierExpiry'> = {
+      cashierExpiry: { lifetimeMs: merchant.cashierLifetimeMs },
+    };
     if (method === 'USDT_TRC20') {
       const price = await this.deps.rates.price(this.deps.store.read, CASHIER_CURRENCY, 'USDT');
       if (price === undefined) throw new CheckoutInputError([{ field: 'method', rule: 'unavailable' }]);
@@ -381,32 +411,18 @@ export class CheckoutService {
         exchangeRate: formatRate(rate),
         tokenUnits: tokensToCover(amount, CURRENCIES[CASHIER_CURRENCY], rate, decimals).toString(),
       });
-      hooks = {
-        cashierExpiry: { lifetimeMs: merchant.cashierLifetimeMs },
-        prepare: async (tx: Tx, order: OrderRow) => {
-          deposit = await this.deps.addresses.reserve(tx, 'tron');
-          order.rail_ref = deposit.address;
-          order.details = JSON.stringify({
-            ...cashierDetails(order),
-            addressTo: deposit.address,
-            depositPath: deposit.path,
-          });
-        },
-      };
     } else {
-      hooks = brazilCollectionCodes({
-        channelType: method,
-        amount,
-        now,
-        rails: this.deps.rails,
-        publicBaseUrl: this.deps.publicBaseUrl,
-      }).orderHooks(merchant.cashierLifetimeMs);
+      const code = collectionCodeFields(
+        this.deps.brazil.collectionCode(id, method, amount),
+        merchant.cashierLifetimeMs,
+      );
+      Object.assign(details, code.details);
+      fields = { railRef: code.railRef, cashierExpiry: code.cashierExpiry };
     }
-    const { order } = await this.deps.orders.create({
+    const { order } = await this.deps.orders.create(this.orderKind, {
+      id,
       merchantId: checkout.merchant_id,
       accessKey: checkout.access_key,
-      area: 'cashier',
-      kind: 'collection',
       externalOrderId: checkout.external_order_id,
       requestBody: { checkoutId: checkout.id, method, amount: amount.toString(), document: document?.number ?? null },
       currency: CASHIER_CURRENCY,
@@ -417,33 +433,8 @@ export class CheckoutService {
       notifyUrl: checkout.notify_url,
       returnUrl: checkout.return_url,
       remark: checkout.remark,
-      details: details as unknown as Record<string, unknown>,
-      ...hooks,
-      afterInsert: async (tx, order) => {
-        if (deposit !== undefined) await this.deps.addresses.assign(tx, deposit, order.id, order.created_at);
-        const bound = await tx
-          .updateTable('checkouts')
-          .set({ order_id: order.id })
-          .where('id', '=', checkout.id)
-          .where('order_id', 'is', null)
-          .executeTakeFirst();
-        if (bound.numUpdatedRows === 0n)
-          throw new ApiError({ kind: 'duplicate_external_order_id', externalOrderId: checkout.external_order_id });
-        if (document?.source === 'entered' && checkout.user_identity !== null) {
-          await tx
-            .insertInto('payer_documents')
-            .values({
-              merchant_id: checkout.merchant_id,
-              user_identity: checkout.user_identity,
-              document_type: document.type,
-              document_number: document.number,
-              created_at: order.created_at,
-            })
-            .onConflict((oc) => oc.columns(['merchant_id', 'user_identity']).doNothing())
-            .execute();
-        }
-      },
-      createResult: (order) => ({ orderId: order.id, cashierId: order.cashier_id }),
+      details,
+      ...fields,
     });
     return order;
   }

@@ -34,6 +34,7 @@ export class RequestLog {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
+    private readonly publicBaseUrl: string,
   ) {}
 
   /**
@@ -52,9 +53,14 @@ export class RequestLog {
     return seen.count <= UNVERIFIED_PER_KEY_PER_MINUTE;
   }
 
-  /** The address of one request's entry in the console, carried by debug-mode errors. */
+  /** The path of one request's entry in the console. */
   static viewPath(requestId: string): string {
     return `/console/requests/${encodeURIComponent(requestId)}`;
+  }
+
+  /** The address of one request's entry in the console, carried by debug-mode errors. */
+  viewUrl(requestId: string): string {
+    return `${this.publicBaseUrl}${RequestLog.viewPath(requestId)}`;
   }
 
   async record(entry: Omit<RequestLogRow, 'created_at'>): Promise<void> {

@@ -5,8 +5,7 @@
  */
 import type { Chain } from '../rails/chain/addresses.js';
 
-export const TOKENS = ['USDT'] as const;
-export type Token = (typeof TOKENS)[number];
+export { TOKENS, type Token } from '../rails/chain/addresses.js';
 
 /** Decimals of USDT on each chain (TRC-20 and ERC-20: 6; BEP-20 "BSC-USD": 18). */
 export const TOKEN_DECIMALS: Record<Chain, number> = { TRON: 6, ETH: 6, BSC: 18 };

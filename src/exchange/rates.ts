@@ -1,7 +1,7 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { Clock } from '../clock.js';
-import type { Database, ExchangeRateTable } from '../store/schema.js';
-import type { Store } from '../store/store.js';
+import type { ExchangeRateTable } from '../store/schema.js';
+import type { ReadDb, Store } from '../store/store.js';
 import { applySpread, formatRate, parseRate, type Token } from './amounts.js';
 
 /** Fiat currencies the exchange prices tokens in. */
@@ -24,7 +24,7 @@ export interface TokenPrice {
  */
 export interface RateSource {
   readonly name: string;
-  price(db: Kysely<Database>, currency: string, token: Token): Promise<TokenPrice | undefined>;
+  price(db: ReadDb, currency: string, token: Token): Promise<TokenPrice | undefined>;
 }
 
 /** The rate an order of each direction gets from a price. */
@@ -56,7 +56,7 @@ export class OperatorRates implements RateSource {
     private readonly clock: Clock,
   ) {}
 
-  async price(db: Kysely<Database>, currency: string, token: Token): Promise<TokenPrice | undefined> {
+  async price(db: ReadDb, currency: string, token: Token): Promise<TokenPrice | undefined> {
     const row = await db
       .selectFrom('exchange_rates')
       .selectAll()

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { ExactNumber } from '../http/exact-json.js';
 import { formatMoney, fromDb, type Currency } from '../ledger/money.js';
+import { orderDetails } from '../orders/details.js';
 import type { OrderRow } from '../orders/queries.js';
 import { EXCHANGE_STATUS } from '../orders/state-machine.js';
 import type { Chain } from '../rails/chain/addresses.js';
@@ -33,7 +34,7 @@ export interface ExchangeDetails {
   receivedFrom?: string;
 }
 
-export const exchangeDetails = (order: OrderRow) => JSON.parse(order.details) as ExchangeDetails;
+export const exchangeDetails = (order: Pick<OrderRow, 'details'>) => orderDetails<ExchangeDetails>(order);
 
 const fiat = (order: OrderRow, minor: number | string) => formatMoney(fromDb(minor), order.currency as Currency);
 

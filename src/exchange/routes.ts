@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { signedRoute, type SignedRouteDef } from '../http/signed-route.js';
+import { signedRoute, type SignedRouteDef } from '../auth/signed-route.js';
 import { StringEnum } from '../http/validation.js';
 import { AmountField, ExternalOrderId, OptionalUrl, QueryBody, Remark } from '../orders/schemas.js';
 import { CHAINS } from '../rails/chain/addresses.js';

@@ -1,16 +1,25 @@
 import type { Clock } from '../clock.js';
 import { ApiError } from '../http/failures.js';
 import type { Language } from '../http/language.js';
-import { feeFor, type FeeRule } from '../ledger/fees.js';
+import { feeFor } from '../ledger/fees.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { amountField } from '../ledger/amount-field.js';
 import { CURRENCIES, formatMoney, fromDb, MAX_MINOR, toDbMinor, type Currency } from '../ledger/money.js';
+import { storedFeeRule, withDetails } from '../orders/details.js';
 import type { OrderRow } from '../orders/queries.js';
-import { EventNotAllowedError, type OrderKindSpec, type OrderService, type TransitionStep } from '../orders/service.js';
+import {
+  EventNotAllowedError,
+  newOrderId,
+  type CreateStep,
+  type OrderKindSpec,
+  type OrderService,
+  type TransitionStep,
+} from '../orders/service.js';
 import { EXCHANGE_STATUS } from '../orders/state-machine.js';
 import { isChainAddress, isTradeHash, randomTradeHash, type Chain } from '../rails/chain/addresses.js';
 import type { ChainRail } from '../rails/chain/rail.js';
 import type { Rail } from '../rails/rails.js';
+import type { Store } from '../store/store.js';
 import {
   fiatForTokens,
   formatRate,
@@ -102,14 +111,11 @@ const CHAIN_FORMAT = { TRON: 'tronAddress', ETH: 'evmAddress', BSC: 'evmAddress'
 /** The largest whole fiat amount an exchange order takes: its minor units must fit the ledger. */
 const MAX_WHOLE_FIAT = MAX_MINOR / 100n;
 
-function feeRuleOf(order: OrderRow): FeeRule {
-  const rule = (JSON.parse(order.details) as { feeRule: { percentBps: number; fixed: string; minimum: string } })
-    .feeRule;
-  return { percentBps: rule.percentBps, fixed: BigInt(rule.fixed), minimum: BigInt(rule.minimum) };
-}
-
-function withDetails(order: OrderRow, extra: Partial<ExchangeDetails>): string {
-  return JSON.stringify({ ...(JSON.parse(order.details) as object), ...extra });
+/** The rate fixed on the order at creation. */
+function quotedRate(d: Pick<ExchangeDetails, 'exchangeRate'>): bigint {
+  const rate = parseRate(d.exchangeRate);
+  if (rate === undefined) throw new Error(`exchangeRate ${d.exchangeRate} is not a rate`);
+  return rate;
 }
 
 function checkAddress(field: string, chain: Chain, address: string): void {
@@ -125,6 +131,7 @@ export class ExchangeService {
   constructor(
     private readonly deps: {
       orders: OrderService;
+      store: Store;
       ledger: Ledger;
       rates: RateSource;
       addresses: DepositAddresses;
@@ -135,23 +142,104 @@ export class ExchangeService {
   ) {}
 
   /** The two order kinds, registered with the order service. */
-  orderKinds(): OrderKindSpec[] {
-    return [
-      {
-        area: 'exchange',
-        kind: 'fiat_to_token',
-        callbackPayload: exchangeRecord,
-        rail: (o) => this.#rail(o),
-        transition: (s) => this.#fiatToTokenStep(s),
+  readonly kinds: {
+    fiatToToken: OrderKindSpec<Record<string, unknown>>;
+    tokenToFiat: OrderKindSpec<Record<string, unknown>>;
+  } = {
+    fiatToToken: {
+      area: 'exchange',
+      kind: 'fiat_to_token',
+      createResult: (order) => {
+        const d = exchangeDetails(order);
+        return {
+          orderId: order.id,
+          symbolType: SYMBOL_TYPE.fiat_to_token,
+          externalOrderId: order.external_order_id,
+          currencyType: order.currency,
+          tokenType: d.tokenType,
+          chainType: d.chainType,
+          currencyAmount: Number(fromDb(order.amount) / 10n ** BigInt(CURRENCIES[order.currency as Currency])),
+          tokenAmount: tokenAmountNumber(order),
+        };
       },
-      {
-        area: 'exchange',
-        kind: 'token_to_fiat',
-        callbackPayload: exchangeRecord,
-        rail: (o) => this.#rail(o),
-        transition: (s) => this.#tokenToFiatStep(s),
+      callbackPayload: exchangeRecord,
+      rail: (o) => this.#rail(o),
+      write: (step) => this.#writeFiatToToken(step),
+      transition: (s) => this.#fiatToTokenStep(s),
+    },
+    tokenToFiat: {
+      area: 'exchange',
+      kind: 'token_to_fiat',
+      createResult: (order) => {
+        const d = exchangeDetails(order);
+        return {
+          orderId: order.id,
+          symbolType: SYMBOL_TYPE.token_to_fiat,
+          externalOrderId: order.external_order_id,
+          currencyType: order.currency,
+          tokenType: d.tokenType,
+          chainType: d.chainType,
+          // int64 in the spec: whole units of the quoted credit; the query's currencyAmount has the cents.
+          currencyAmount: Number(fromDb(d.quotedNet ?? '0') / 10n ** BigInt(CURRENCIES[order.currency as Currency])),
+          tokenAmount: tokenAmountNumber(order),
+          addressTo: d.addressTo,
+        };
       },
-    ];
+      callbackPayload: exchangeRecord,
+      rail: (o) => this.#rail(o),
+      write: (step) => this.#writeTokenToFiat(step),
+      transition: (s) => this.#tokenToFiatStep(s),
+    },
+  };
+
+  /** Fiat → token: the fee and the tokens it buys (none: a 300), then the fiat frozen (short: a 300). */
+  async #writeFiatToToken({ tx, order, feeRule, insert }: CreateStep): Promise<void> {
+    const d = exchangeDetails(order);
+    const currency = order.currency as Currency;
+    const amount = fromDb(order.amount);
+    const rate = quotedRate(d);
+    const fee = feeFor(amount, feeRule);
+    const units = tokensForFiat(amount - fee, CURRENCIES[currency], rate, d.tokenDecimals);
+    if (units === 0n) {
+      throw new ApiError({
+        kind: 'exchange_amount_too_small',
+        field: 'currencyAmount',
+        detail: `${formatMoney(amount, currency)} ${currency}, less the fee of ${formatMoney(fee, currency)} ${currency}, buys no ${d.tokenType} at ${formatRate(rate)} ${currency} per token`,
+      });
+    }
+    order.fee = toDbMinor(fee);
+    order.details = withDetails(order.details, { tokenUnits: units.toString() });
+    await insert();
+    await this.deps.orders.freezeOrRefuse(tx, order, {
+      total: amount,
+      journal: 'exchange.freeze',
+      purpose: 'exchange',
+    });
+  }
+
+  /** Token → fiat: the fee (taking the whole credit: a 300), then a fresh deposit address for the order. */
+  async #writeTokenToFiat({ tx, order, feeRule, insert }: CreateStep): Promise<void> {
+    const d = exchangeDetails(order);
+    const currency = order.currency as Currency;
+    const gross = fromDb(order.amount);
+    const fee = feeFor(gross, feeRule);
+    if (gross - fee <= 0n) {
+      throw new ApiError({
+        kind: 'exchange_amount_too_small',
+        field: 'tokenAmount',
+        detail: `${formatUnits(BigInt(d.tokenUnits), d.tokenDecimals)} ${d.tokenType} are worth ${formatMoney(gross, currency)} ${currency} at ${formatRate(quotedRate(d))}, which the fee of ${formatMoney(fee, currency)} ${currency} takes whole`,
+      });
+    }
+    const deposit = await this.deps.addresses.reserve(tx, 'tron');
+    order.fee = toDbMinor(fee);
+    order.rail_ref = deposit.address;
+    order.details = withDetails(order.details, {
+      addressTo: deposit.address,
+      depositPath: deposit.path,
+      quotedNet: (gross - fee).toString(),
+    });
+    await insert();
+    await this.deps.addresses.assign(tx, deposit, order.id, order.created_at);
   }
 
   /** The order's chain rail, as the order service starts it: a send queued, or a deposit address watched. */
@@ -185,7 +273,7 @@ export class ExchangeService {
     token: Token,
     direction: 'fiat_to_token' | 'token_to_fiat',
   ): Promise<bigint> {
-    const price = await this.deps.rates.price(this.deps.orders.reader, currency, token);
+    const price = await this.deps.rates.price(this.deps.store.read, currency, token);
     if (price === undefined) throw new ApiError({ kind: 'rate_unavailable', currency, token });
     return orderRate(price, direction);
   }
@@ -202,11 +290,17 @@ export class ExchangeService {
     checkAddress('addressTo', body.chainType, body.addressTo);
     const rate = await this.#price(body.currencyType, body.tokenType, 'fiat_to_token');
     const decimals = TOKEN_DECIMALS[body.chainType];
-    const { data } = await this.deps.orders.create({
+    const details: Omit<ExchangeDetails, 'tokenUnits'> = {
+      tokenType: body.tokenType,
+      chainType: body.chainType,
+      tokenDecimals: decimals,
+      exchangeRate: formatRate(rate),
+      addressTo: body.addressTo,
+    };
+    const { data } = await this.deps.orders.create(this.kinds.fiatToToken, {
+      id: newOrderId(this.kinds.fiatToToken),
       merchantId: caller.merchantId,
       accessKey: caller.accessKey,
-      area: 'exchange',
-      kind: 'fiat_to_token',
       externalOrderId: body.externalOrderId,
       requestBody: body,
       currency,
@@ -219,39 +313,7 @@ export class ExchangeService {
       remark: body.remark ?? null,
       // The rate is held this long for the fiat to be taken (status 2); then the order expires and the fiat is released.
       deadline: this.deps.clock.now() + this.deps.quoteTtlMs,
-      details: {
-        tokenType: body.tokenType,
-        chainType: body.chainType,
-        tokenDecimals: decimals,
-        exchangeRate: formatRate(rate),
-        addressTo: body.addressTo,
-      },
-      prepare: (_tx, order, feeRule) => {
-        const fee = feeFor(amount, feeRule);
-        const units = tokensForFiat(amount - fee, CURRENCIES[currency], rate, decimals);
-        if (units === 0n) {
-          throw new ApiError({
-            kind: 'exchange_amount_too_small',
-            field: 'currencyAmount',
-            detail: `${formatMoney(amount, currency)} ${currency}, less the fee of ${formatMoney(fee, currency)} ${currency}, buys no ${body.tokenType} at ${formatRate(rate)} ${currency} per token`,
-          });
-        }
-        order.fee = toDbMinor(fee);
-        order.details = withDetails(order, { tokenUnits: units.toString() });
-        return Promise.resolve();
-      },
-      afterInsert: (tx, order) =>
-        this.deps.orders.freezeOrRefuse(tx, order, { total: amount, journal: 'exchange.freeze', purpose: 'exchange' }),
-      createResult: (order) => ({
-        orderId: order.id,
-        symbolType: SYMBOL_TYPE.fiat_to_token,
-        externalOrderId: order.external_order_id,
-        currencyType: order.currency,
-        tokenType: body.tokenType,
-        chainType: body.chainType,
-        currencyAmount: Number(whole),
-        tokenAmount: tokenAmountNumber(order),
-      }),
+      details,
     });
     return data;
   }
@@ -270,12 +332,18 @@ export class ExchangeService {
       throw new ApiError({ kind: 'invalid_field', field: 'tokenAmount', rule: { rule: 'maximum', max: Number(max) } });
     }
     const now = this.deps.clock.now();
-    let deposit: Awaited<ReturnType<DepositAddresses['reserve']>> | undefined;
-    const { data } = await this.deps.orders.create({
+    const details: Omit<ExchangeDetails, 'addressTo'> = {
+      tokenType: body.tokenType,
+      chainType: body.chainType,
+      tokenUnits: units.toString(),
+      tokenDecimals: decimals,
+      exchangeRate: formatRate(rate),
+      addressFrom: body.addressFrom,
+    };
+    const { data } = await this.deps.orders.create(this.kinds.tokenToFiat, {
+      id: newOrderId(this.kinds.tokenToFiat),
       merchantId: caller.merchantId,
       accessKey: caller.accessKey,
-      area: 'exchange',
-      kind: 'token_to_fiat',
       externalOrderId: body.externalOrderId ?? null,
       requestBody: body,
       currency,
@@ -287,47 +355,7 @@ export class ExchangeService {
       returnUrl: null,
       remark: body.remark ?? null,
       deadline: now + this.deps.quoteTtlMs,
-      details: {
-        tokenType: body.tokenType,
-        chainType: body.chainType,
-        tokenUnits: units.toString(),
-        tokenDecimals: decimals,
-        exchangeRate: formatRate(rate),
-        addressFrom: body.addressFrom,
-      },
-      prepare: async (tx, order, feeRule) => {
-        const fee = feeFor(gross, feeRule);
-        if (gross - fee <= 0n) {
-          throw new ApiError({
-            kind: 'exchange_amount_too_small',
-            field: 'tokenAmount',
-            detail: `${formatUnits(units, decimals)} ${body.tokenType} are worth ${formatMoney(gross, currency)} ${currency} at ${formatRate(rate)}, which the fee of ${formatMoney(fee, currency)} ${currency} takes whole`,
-          });
-        }
-        deposit = await this.deps.addresses.reserve(tx, 'tron');
-        order.fee = toDbMinor(fee);
-        order.rail_ref = deposit.address;
-        order.details = withDetails(order, {
-          addressTo: deposit.address,
-          depositPath: deposit.path,
-          quotedNet: (gross - fee).toString(),
-        });
-      },
-      afterInsert: async (tx, order) => {
-        if (deposit !== undefined) await this.deps.addresses.assign(tx, deposit, order.id, order.created_at);
-      },
-      createResult: (order) => ({
-        orderId: order.id,
-        symbolType: SYMBOL_TYPE.token_to_fiat,
-        externalOrderId: order.external_order_id,
-        currencyType: order.currency,
-        tokenType: body.tokenType,
-        chainType: body.chainType,
-        // int64 in the spec: whole units of the quoted credit; the query's currencyAmount has the cents.
-        currencyAmount: Number(fromDb(exchangeDetails(order).quotedNet ?? '0') / 10n ** BigInt(CURRENCIES[currency])),
-        tokenAmount: tokenAmountNumber(order),
-        addressTo: exchangeDetails(order).addressTo,
-      }),
+      details,
     });
     return data;
   }
@@ -388,7 +416,7 @@ export class ExchangeService {
       case 'token_sent':
         return {
           changes: {
-            details: withDetails(order, {
+            details: withDetails(order.details, {
               tradeHash: options.data?.tradeHash ?? randomTradeHash(exchangeDetails(order).chainType),
             }),
           },
@@ -428,7 +456,7 @@ export class ExchangeService {
         const rate = parseRate(d.exchangeRate);
         if (rate === undefined) throw new Error(`order ${order.id} has no valid exchangeRate`);
         const gross = fiatForTokens(units, d.tokenDecimals, rate, CURRENCIES[order.currency as Currency]);
-        const fee = feeFor(gross, feeRuleOf(order));
+        const fee = feeFor(gross, storedFeeRule(order));
         await this.deps.ledger.creditExchangeFiat(tx, {
           merchantId: order.merchant_id,
           currency: order.currency as Currency,
@@ -442,7 +470,7 @@ export class ExchangeService {
             fee: toDbMinor(fee),
             pay_time: now,
             complete_time: now,
-            details: withDetails(order, received),
+            details: withDetails(order.details, received),
           },
         };
       }
@@ -458,7 +486,7 @@ export class ExchangeService {
                   formatUnits(BigInt(d.tokenUnits), d.tokenDecimals),
                   d.tokenType,
                 );
-        return { changes: { complete_time: now, fee: 0, details: withDetails(order, received) }, failure };
+        return { changes: { complete_time: now, fee: 0, details: withDetails(order.details, received) }, failure };
       }
       case 'expired':
         return { changes: { complete_time: now, fee: 0 }, failure: FAILURES.expired };

@@ -4,38 +4,15 @@ import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
   type FastifyInstance,
+  type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
 import type { Logger } from 'pino';
-import { registerAdminAuth, sendAdminError } from '../admin/plugin.js';
-import { registerMerchantAuth } from '../auth/plugin.js';
-import { KeyRateLimiter } from '../auth/rate-limit.js';
-import { bankListRoute } from '../banks/routes.js';
-import { registerCallbackAdminRoutes } from '../callbacks/admin-routes.js';
-import type { Config } from '../config.js';
-import { registerMerchantAdminRoutes } from '../merchants/admin-routes.js';
-import { registerLedgerAdminRoutes } from '../ledger/admin-routes.js';
-import { balanceRoutes } from '../ledger/balance-routes.js';
-import { registerCashierPages } from '../cashier/pages.js';
-import { registerConsoleAdminRoutes } from '../console/admin-routes.js';
-import { registerConsole } from '../console/plugin.js';
-import { RequestLog } from '../console/request-log.js';
-import { sendConsoleNotFound } from '../console/router.js';
-import { checkoutRoute } from '../cashier/checkout-route.js';
-import { kenyaRoutes } from '../kenya/routes.js';
-import { registerPixLocationRoutes } from '../brazil/pix-location.js';
-import { brazilRoutes } from '../brazil/routes.js';
-import { registerVoucherRoutes, voucherRoute } from '../brazil/voucher.js';
-import { registerOrderAdminRoutes } from '../orders/admin-routes.js';
-import { registerExchangeAdminRoutes } from '../exchange/admin-routes.js';
-import { exchangeRoutes } from '../exchange/routes.js';
+import type { Clock } from '../clock.js';
+import type { DebugKey } from './caller.js';
 import { sendFailure } from './envelope.js';
 import { ApiError, type ApiFailure } from './failures.js';
-import { languageFromAcceptLanguage } from './language.js';
-import { registerPublicRoutes } from './public-routes.js';
-import { RouteCatalog } from './route-catalog.js';
-import { registerSignedRoute, type SignedRouteDef } from './signed-route.js';
-import type { Services } from '../gateway.js';
+import { languageFromAcceptLanguage, type Language } from './language.js';
 
 /** Failures found while reading the body, before the access key is looked up. */
 const REFUSED_BEFORE_AUTH: ReadonlySet<ApiFailure['kind']> = new Set([
@@ -48,36 +25,39 @@ const REFUSED_BEFORE_AUTH: ReadonlySet<ApiFailure['kind']> = new Set([
 /** Request bodies above this size are refused with code 300. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
-/** The services the server routes to (those the gateway opens), and what the server alone needs. */
-export interface AppDeps extends Omit<Services, 'close'> {
-  config: Config;
-  logger: Logger;
-  /** Extra signed routes (tests exercise the auth plugin on a GET route through this). */
-  extraSignedRoutes?: readonly SignedRouteDef[];
+/** One request made with a debug-mode key, as the request log keeps it. */
+export interface RequestRecord {
+  request_id: string;
+  merchant_id: string;
+  access_key: string;
+  method: string;
+  path: string;
+  http_status: number;
+  code: string;
+  msg_en: string;
+  signed_string: string | null;
 }
 
-/** Every merchant API endpoint implemented so far. */
-function signedRoutes(deps: AppDeps): readonly SignedRouteDef[] {
-  return [
-    ...exchangeRoutes(deps.exchange),
-    ...kenyaRoutes({ orders: deps.orders, merchants: deps.merchants, publicBaseUrl: deps.config.publicBaseUrl }),
-    ...brazilRoutes({
-      orders: deps.orders,
-      merchants: deps.merchants,
-      publicBaseUrl: deps.config.publicBaseUrl,
-      rails: { pix: deps.config.pix, boletoBankCode: deps.config.boletoBankCode },
-      now: () => deps.clock.now(),
-    }),
-    voucherRoute({
-      store: deps.store,
-      orders: deps.orders,
-      publicBaseUrl: deps.config.publicBaseUrl,
-      clock: deps.clock,
-    }),
-    bankListRoute,
-    ...balanceRoutes(deps.ledger),
-    checkoutRoute(deps.checkouts),
-  ];
+/** Where the requests of debug-mode keys are recorded (the console's request log). */
+export interface RequestRecorder {
+  /** Whether one more request whose signature was not verified may be recorded for this key now. */
+  admitUnverified(accessKey: string, now: number): boolean;
+  record(entry: RequestRecord): Promise<void>;
+  /** The address of a request's entry, carried by a debug-mode error. */
+  viewUrl(requestId: string): string;
+}
+
+/** What the transport needs from the rest of the gateway; the routes are registered by the caller. */
+export interface HttpServerOptions {
+  logger: Logger;
+  clock: Clock;
+  /** Proxies trusted for the client address (TRUST_PROXY). */
+  trustProxy: boolean | number | string | string[];
+  /** The debug-mode key named by an access_key header (undefined for any other key). */
+  findDebugKey(accessKey: string): Promise<(DebugKey & { language: Language }) | undefined>;
+  requestLog: RequestRecorder;
+  /** Scopes that answer an unknown path in their own format (the admin API, the console). */
+  notFound: readonly { matches(path: string): boolean; send(request: FastifyRequest, reply: FastifyReply): unknown }[];
 }
 
 /** Maps Fastify's own request errors (parsing, size, media type) to the merchant API's failures. */
@@ -101,32 +81,20 @@ function failureOfFastifyError(error: FastifyError, request: FastifyRequest): Ap
   return undefined;
 }
 
-/** The HTTP server of a worker node: health, readiness and metrics only. */
-export async function buildWorkerApp(
-  deps: Pick<AppDeps, 'store' | 'metrics' | 'clock' | 'logger'>,
-): Promise<FastifyInstance> {
-  const logger: FastifyBaseLogger = deps.logger;
-  const app = Fastify({ loggerInstance: logger, logController: new LogController({ disableRequestLogging: true }) });
-  registerPublicRoutes(app, new RouteCatalog(), {
-    clock: deps.clock,
-    store: deps.store,
-    metrics: deps.metrics,
-    publicBaseUrl: '',
-  });
-  await app.ready();
-  return app;
-}
-
-/** The HTTP server: public routes, the signed merchant API and the admin API. */
-export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const { config, clock } = deps;
-  const logger: FastifyBaseLogger = deps.logger;
+/**
+ * The Fastify instance every node serves: limits, timeouts, request ids, the JSON parser that keeps
+ * the body's text, the request log hook, and the error and not-found handlers in the merchant API's
+ * envelope. The composition root registers the routes.
+ */
+export function createHttpServer(options: HttpServerOptions): FastifyInstance {
+  const { clock } = options;
+  const logger: FastifyBaseLogger = options.logger;
   const app = Fastify({
     loggerInstance: logger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
     // Fastify accepts a hop count at run time; its typings omit it.
-    trustProxy: config.trustProxy as boolean | string | string[],
+    trustProxy: options.trustProxy as boolean | string | string[],
     genReqId: () => `req_${randomBytes(8).toString('hex')}`,
     requestTimeout: 30_000,
     connectionTimeout: 30_000,
@@ -172,9 +140,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // they are recorded up to a cap per key, so they cannot flood the merchant's log.
     if (
       debugKey !== undefined &&
-      (debugKey.verified || deps.requestLog.admitUnverified(debugKey.accessKey, clock.now()))
+      (debugKey.verified || options.requestLog.admitUnverified(debugKey.accessKey, clock.now()))
     ) {
-      await deps.requestLog
+      await options.requestLog
         .record({
           request_id: request.id,
           merchant_id: debugKey.merchantId,
@@ -197,23 +165,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // A body refused before authentication (not JSON, too large, not an object) still belongs in a
     // debug-mode key's request log: those are the commonest integration mistakes.
     if (apiError !== undefined && REFUSED_BEFORE_AUTH.has(apiError.failure.kind) && request.url.startsWith('/api/')) {
-      const key = await deps.merchants.findKeyForAuth(headerValue(request, 'access_key') ?? '').catch(() => undefined);
-      if (key?.debug === true) {
-        request.callerHints = {
-          language: key.merchantLanguage,
-          debug: true,
-          debugKey: { accessKey: key.accessKey, merchantId: key.merchantId, signedString: undefined, verified: false },
-        };
+      const key = await options.findDebugKey(headerValue(request, 'access_key') ?? '').catch(() => undefined);
+      if (key !== undefined) {
+        const { language, ...debugKey } = key;
+        request.callerHints = { language, debug: true, debugKey };
       }
     }
     const context = {
       language: request.callerHints.language ?? languageFromAcceptLanguage(request.headers['accept-language']),
       debug: request.callerHints.debug,
       requestId: request.id,
-      logViewUrl:
-        request.callerHints.debugKey === undefined
-          ? undefined
-          : `${config.publicBaseUrl}${RequestLog.viewPath(request.id)}`,
+      logViewUrl: request.callerHints.debugKey === undefined ? undefined : options.requestLog.viewUrl(request.id),
     };
     if (apiError !== undefined) return sendFailure(reply, apiError, context);
     request.log.error({ err: error }, 'request failed unexpectedly');
@@ -222,83 +184,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
-    if (path.startsWith('/admin/')) {
-      return sendAdminError(reply, 404, 'not_found', `no admin route ${request.method} ${path}`);
-    }
-    if (path === '/console' || path.startsWith('/console/')) return sendConsoleNotFound(request, reply, clock.now());
+    const scope = options.notFound.find((candidate) => candidate.matches(path));
+    if (scope !== undefined) return scope.send(request, reply);
     return sendFailure(reply, new ApiError({ kind: 'route_not_found', method: request.method, path }), {
       language: languageFromAcceptLanguage(request.headers['accept-language']),
       debug: false,
       requestId: request.id,
     });
-  });
-
-  const catalog = new RouteCatalog();
-  registerPublicRoutes(app, catalog, {
-    clock,
-    store: deps.store,
-    metrics: deps.metrics,
-    publicBaseUrl: config.publicBaseUrl,
-  });
-
-  await registerCashierPages(app, {
-    orders: deps.orders,
-    sandbox: deps.sandbox,
-    checkouts: deps.checkouts,
-    merchants: deps.merchants,
-    clock,
-    pix: deps.config.pix,
-    boletoBankCode: deps.config.boletoBankCode,
-  });
-  await registerConsole(app, {
-    store: deps.store,
-    merchants: deps.merchants,
-    ledger: deps.ledger,
-    orders: deps.orders,
-    callbacks: deps.callbacks,
-    requestLog: deps.requestLog,
-    accounts: deps.consoleAccounts,
-    clock,
-    publicBaseUrl: config.publicBaseUrl,
-  });
-  registerPixLocationRoutes(app, { orders: deps.orders, signer: deps.pixSigner, pixKey: config.pix.key, clock });
-  registerVoucherRoutes(app, {
-    store: deps.store,
-    orders: deps.orders,
-    merchants: deps.merchants,
-    pixMerchantName: config.pix.merchantName,
-  });
-
-  const rateLimiter = new KeyRateLimiter(config.rateLimitPerKeyPerMinute);
-  const pruneTimer = setInterval(() => rateLimiter.prune(clock.now()), 60_000);
-  pruneTimer.unref();
-  app.addHook('onClose', async () => clearInterval(pruneTimer));
-
-  await app.register(async (api) => {
-    registerMerchantAuth(api, {
-      store: deps.store,
-      merchants: deps.merchants,
-      clock,
-      rateLimiter,
-      signatureWindowMs: config.signatureWindowMs,
-    });
-    for (const route of [...signedRoutes(deps), ...(deps.extraSignedRoutes ?? [])])
-      registerSignedRoute(api, catalog, route);
-  });
-
-  await app.register(async (admin) => {
-    registerAdminAuth(admin, config.adminToken);
-    registerMerchantAdminRoutes(admin, catalog, deps.merchants);
-    registerConsoleAdminRoutes(admin, catalog, deps.consoleAccounts);
-    registerCallbackAdminRoutes(admin, catalog, {
-      outbox: deps.callbacks.outbox,
-      dispatcher: deps.callbacks.dispatcher,
-      tests: deps.callbacks.tests,
-      merchants: deps.merchants,
-    });
-    registerLedgerAdminRoutes(admin, catalog, { ledger: deps.ledger, merchants: deps.merchants });
-    registerOrderAdminRoutes(admin, catalog, deps.sandbox);
-    registerExchangeAdminRoutes(admin, catalog, deps.rates);
   });
 
   return app;

@@ -1,5 +1,5 @@
-import { sql, type Kysely } from 'kysely';
-import type { Database } from '../store/schema.js';
+import { sql } from 'kysely';
+import type { ReadDb } from '../store/store.js';
 import { fromDb } from './money.js';
 
 /** One broken invariant, said so an operator can find it. */
@@ -11,7 +11,7 @@ export interface AuditBreach {
 /** A check other modules add (e.g. "every final order has its entries"). */
 export interface AuditCheck {
   name: string;
-  run(db: Kysely<Database>): Promise<AuditBreach[]>;
+  run(db: ReadDb): Promise<AuditBreach[]>;
 }
 
 /** The ledger's own invariants. */
@@ -111,7 +111,7 @@ export const LEDGER_CHECKS: readonly AuditCheck[] = [
 
 /** Runs every check; an empty list means the books are sound. */
 export async function audit(
-  db: Kysely<Database>,
+  db: ReadDb,
   checks: readonly AuditCheck[] = LEDGER_CHECKS,
 ): Promise<{ check: string; breaches: AuditBreach[] }[]> {
   const results = [];

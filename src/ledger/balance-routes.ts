@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { signedRoute, type SignedRouteDef } from '../http/signed-route.js';
+import { signedRoute, type SignedRouteDef } from '../auth/signed-route.js';
 import { formatMoney, type Currency } from './money.js';
 import type { LedgerService } from './service.js';
 

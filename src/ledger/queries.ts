@@ -1,3 +1,4 @@
+import type { ReadDb } from '../store/store.js';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database, FeeScheduleTable, LedgerAccountTable, LedgerSettlementTable } from '../store/schema.js';
 
@@ -30,11 +31,11 @@ export async function moveBalance(db: Db, code: string, amount: number, now: num
   return result.numUpdatedRows > 0n;
 }
 
-export function accountsOfMerchant(db: Db, merchantId: string): Promise<LedgerAccountRow[]> {
+export function accountsOfMerchant(db: ReadDb, merchantId: string): Promise<LedgerAccountRow[]> {
   return db.selectFrom('ledger_accounts').selectAll().where('merchant_id', '=', merchantId).orderBy('code').execute();
 }
 
-export function findAccount(db: Db, code: string): Promise<LedgerAccountRow | undefined> {
+export function findAccount(db: ReadDb, code: string): Promise<LedgerAccountRow | undefined> {
   return db.selectFrom('ledger_accounts').selectAll().where('code', '=', code).executeTakeFirst();
 }
 
@@ -43,7 +44,12 @@ export async function insertSettlement(db: Db, row: LedgerSettlementRow): Promis
 }
 
 /** Due settlements; other nodes skip the rows this one takes (PostgreSQL) or wait for the writer (SQLite). */
-export function dueSettlements(db: Db, postgres: boolean, now: number, limit: number): Promise<LedgerSettlementRow[]> {
+export function dueSettlements(
+  db: ReadDb,
+  postgres: boolean,
+  now: number,
+  limit: number,
+): Promise<LedgerSettlementRow[]> {
   const query = db
     .selectFrom('ledger_settlements')
     .selectAll()
@@ -58,7 +64,7 @@ export async function markSettled(db: Db, id: string, now: number): Promise<void
   await db.updateTable('ledger_settlements').set({ settled_at: now }).where('id', '=', id).execute();
 }
 
-export function feeSchedule(db: Db, merchantId: string, channel: string): Promise<FeeScheduleRow | undefined> {
+export function feeSchedule(db: ReadDb, merchantId: string, channel: string): Promise<FeeScheduleRow | undefined> {
   return db
     .selectFrom('fee_schedules')
     .selectAll()
@@ -67,7 +73,7 @@ export function feeSchedule(db: Db, merchantId: string, channel: string): Promis
     .executeTakeFirst();
 }
 
-export function feeSchedules(db: Db, merchantId: string): Promise<FeeScheduleRow[]> {
+export function feeSchedules(db: ReadDb, merchantId: string): Promise<FeeScheduleRow[]> {
   return db.selectFrom('fee_schedules').selectAll().where('merchant_id', '=', merchantId).orderBy('channel').execute();
 }
 

@@ -1,8 +1,6 @@
-import type { Kysely } from 'kysely';
 import { OperatorError } from '../admin/failures.js';
 import type { Clock } from '../clock.js';
-import type { Database } from '../store/schema.js';
-import type { Store } from '../store/store.js';
+import type { Store, ReadDb } from '../store/store.js';
 import { FEE_CHANNELS, feeFor, isFeeChannel, NO_FEE, type FeeChannel, type FeeRule } from './fees.js';
 import { accountCode, InsufficientBalanceError, Ledger } from './ledger.js';
 import { amountField } from './amount-field.js';
@@ -36,12 +34,12 @@ export class LedgerService {
   }
 
   /** Query builder for reads outside a unit of work. */
-  get reader(): Kysely<Database> {
+  get reader(): ReadDb {
     return this.store.read;
   }
 
   /** The merchant's balances in each currency asked for (zero where nothing was ever posted). */
-  async balances(db: Kysely<Database>, merchantId: string, currencies: readonly Currency[]): Promise<Balance[]> {
+  async balances(db: ReadDb, merchantId: string, currencies: readonly Currency[]): Promise<Balance[]> {
     const accounts = new Map((await q.accountsOfMerchant(db, merchantId)).map((a) => [a.code, fromDb(a.balance)]));
     const of = (currency: Currency, kind: 'available' | 'frozen' | 'awaiting_settlement') =>
       accounts.get(accountCode(currency, { merchantId, kind })) ?? 0n;
@@ -86,13 +84,13 @@ export class LedgerService {
   }
 
   /** The fee rule of a merchant's channel (no fee when none was set). */
-  async feeRule(db: Kysely<Database>, merchantId: string, channel: FeeChannel): Promise<FeeRule> {
+  async feeRule(db: ReadDb, merchantId: string, channel: FeeChannel): Promise<FeeRule> {
     const row = await q.feeSchedule(db, merchantId, channel);
     if (row === undefined) return NO_FEE;
     return { percentBps: row.percent_bps, fixed: fromDb(row.fixed_minor), minimum: fromDb(row.minimum_minor) };
   }
 
-  async fee(db: Kysely<Database>, merchantId: string, channel: FeeChannel, amount: Minor): Promise<Minor> {
+  async fee(db: ReadDb, merchantId: string, channel: FeeChannel, amount: Minor): Promise<Minor> {
     return feeFor(amount, await this.feeRule(db, merchantId, channel));
   }
 

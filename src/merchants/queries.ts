@@ -1,3 +1,4 @@
+import type { ReadDb } from '../store/store.js';
 import type { Kysely, Selectable } from 'kysely';
 import type { ApiKeyTable, Database, MerchantTable } from '../store/schema.js';
 
@@ -7,11 +8,11 @@ export type MerchantRow = Selectable<MerchantTable>;
 export type ApiKeyRow = Selectable<ApiKeyTable>;
 export type AuthKeyRow = ApiKeyRow & { merchant_language: string };
 
-export function findMerchant(db: Db, merchantId: string): Promise<MerchantRow | undefined> {
+export function findMerchant(db: ReadDb, merchantId: string): Promise<MerchantRow | undefined> {
   return db.selectFrom('merchants').selectAll().where('id', '=', merchantId).executeTakeFirst();
 }
 
-export function listMerchants(db: Db): Promise<MerchantRow[]> {
+export function listMerchants(db: ReadDb): Promise<MerchantRow[]> {
   return db.selectFrom('merchants').selectAll().orderBy('created_at').orderBy('id').execute();
 }
 
@@ -29,7 +30,7 @@ export async function updateMerchant(
   await db.updateTable('merchants').set(changes).where('id', '=', merchantId).execute();
 }
 
-export function findApiKey(db: Db, merchantId: string, accessKey: string): Promise<ApiKeyRow | undefined> {
+export function findApiKey(db: ReadDb, merchantId: string, accessKey: string): Promise<ApiKeyRow | undefined> {
   return db
     .selectFrom('api_keys')
     .selectAll()
@@ -38,7 +39,7 @@ export function findApiKey(db: Db, merchantId: string, accessKey: string): Promi
     .executeTakeFirst();
 }
 
-export function listApiKeys(db: Db, merchantId: string, includeDeleted = false): Promise<ApiKeyRow[]> {
+export function listApiKeys(db: ReadDb, merchantId: string, includeDeleted = false): Promise<ApiKeyRow[]> {
   return db
     .selectFrom('api_keys')
     .selectAll()
@@ -62,7 +63,7 @@ export async function updateApiKey(
 }
 
 /** The key with its merchant's language, for request authentication. */
-export function findKeyForAuth(db: Db, accessKey: string): Promise<AuthKeyRow | undefined> {
+export function findKeyForAuth(db: ReadDb, accessKey: string): Promise<AuthKeyRow | undefined> {
   return db
     .selectFrom('api_keys')
     .innerJoin('merchants', 'merchants.id', 'api_keys.merchant_id')

@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { DialectName } from '../store/dialects.js';
+import type { ReadDb } from '../store/store.js';
 import type { Database, OrderArea, OrderEventTable, OrderKind, OrderTable } from '../store/schema.js';
 
 type Db = Kysely<Database>;
@@ -11,18 +12,18 @@ export async function insertOrder(db: Db, row: OrderRow): Promise<void> {
   await db.insertInto('orders').values(row).execute();
 }
 
-export function findOrder(db: Db, orderId: string): Promise<OrderRow | undefined> {
+export function findOrder(db: ReadDb, orderId: string): Promise<OrderRow | undefined> {
   return db.selectFrom('orders').selectAll().where('id', '=', orderId).executeTakeFirst();
 }
 
 /** The order, locked until the transaction ends (PostgreSQL; SQLite's writer lock already holds). */
-export function lockOrder(db: Db, dialect: DialectName, orderId: string): Promise<OrderRow | undefined> {
+export function lockOrder(db: ReadDb, dialect: DialectName, orderId: string): Promise<OrderRow | undefined> {
   const query = db.selectFrom('orders').selectAll().where('id', '=', orderId);
   return (dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
 }
 
 export function findByExternalId(
-  db: Db,
+  db: ReadDb,
   key: { merchantId: string; area: OrderArea; kind: OrderKind; externalOrderId: string },
 ): Promise<OrderRow | undefined> {
   return db
@@ -35,7 +36,7 @@ export function findByExternalId(
     .executeTakeFirst();
 }
 
-export function findByCashier(db: Db, cashierId: string): Promise<OrderRow | undefined> {
+export function findByCashier(db: ReadDb, cashierId: string): Promise<OrderRow | undefined> {
   return db.selectFrom('orders').selectAll().where('cashier_id', '=', cashierId).executeTakeFirst();
 }
 
@@ -47,7 +48,7 @@ export async function insertOrderEvent(db: Db, row: OrderEventRow): Promise<void
   await db.insertInto('order_events').values(row).execute();
 }
 
-export function eventsOfOrder(db: Db, orderId: string): Promise<OrderEventRow[]> {
+export function eventsOfOrder(db: ReadDb, orderId: string): Promise<OrderEventRow[]> {
   return db
     .selectFrom('order_events')
     .selectAll()
@@ -58,7 +59,7 @@ export function eventsOfOrder(db: Db, orderId: string): Promise<OrderEventRow[]>
 }
 
 /** Orders whose time ran out while they waited: collections unpaid, exchange quotes whose fiat was not taken or whose deposit did not come. */
-export function expiredOrders(db: Db, now: number, limit: number): Promise<{ id: string }[]> {
+export function expiredOrders(db: ReadDb, now: number, limit: number): Promise<{ id: string }[]> {
   return db
     .selectFrom('orders')
     .select('id')
@@ -72,4 +73,46 @@ export function expiredOrders(db: Db, now: number, limit: number): Promise<{ id:
     .orderBy('cashier_expire_at')
     .limit(limit)
     .execute();
+}
+
+export function findByRailRef(db: ReadDb, railRef: string): Promise<OrderRow | undefined> {
+  return db.selectFrom('orders').selectAll().where('rail_ref', '=', railRef).executeTakeFirst();
+}
+
+/**
+ * Takes over the hand-over of an order that has no rail reference yet, if nobody took it since
+ * `seen` (compare-and-set on rail_claimed_at); true when this caller has it now.
+ */
+export async function claimRailHandOver(db: Db, orderId: string, seen: number | null, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('orders')
+    .set({ rail_claimed_at: now })
+    .where('id', '=', orderId)
+    .where('channel_order_id', 'is', null)
+    .where((eb) => (seen === null ? eb('rail_claimed_at', 'is', null) : eb('rail_claimed_at', '=', seen)))
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Keeps the rail's reference of an order; `firstOnly` leaves one already kept as it is. */
+export async function setChannelOrderId(
+  db: Db,
+  orderId: string,
+  channelOrderId: string,
+  firstOnly: boolean,
+): Promise<void> {
+  const query = db.updateTable('orders').set({ channel_order_id: channelOrderId }).where('id', '=', orderId);
+  await (firstOnly ? query.where('channel_order_id', 'is', null) : query).execute();
+}
+
+/** What the order's merchant settles and reads in: its settlement delay and language. */
+export function merchantTermsOf(
+  db: ReadDb,
+  merchantId: string,
+): Promise<{ settlement_delay_ms: number; language: string }> {
+  return db
+    .selectFrom('merchants')
+    .select(['settlement_delay_ms', 'language'])
+    .where('id', '=', merchantId)
+    .executeTakeFirstOrThrow();
 }

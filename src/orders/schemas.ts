@@ -1,6 +1,6 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import type { MerchantCaller } from '../auth/plugin.js';
-import { signedRoute, type SignedRouteDef } from '../http/signed-route.js';
+import { signedRoute, type SignedRouteDef } from '../auth/signed-route.js';
 import { FormattedString } from '../http/validation.js';
 import type { OrderRow } from './queries.js';
 import { OrderRecordSchema, orderRecord, type OrderAccount, type OrderRecord } from './records.js';
@@ -22,13 +22,18 @@ export function AmountField(description: string) {
  * What every create request hands to its order as it is: the merchant's id for it, the request
  * itself (an identical repeat returns the first result), and the addresses and note.
  */
-export function fromCreateRequest(body: {
-  externalOrderId: string;
-  notifyUrl?: string | undefined;
-  returnUrl?: string | undefined;
-  remark?: string | undefined;
-}) {
+export function fromCreateRequest(
+  caller: MerchantCaller,
+  body: {
+    externalOrderId: string;
+    notifyUrl?: string | undefined;
+    returnUrl?: string | undefined;
+    remark?: string | undefined;
+  },
+) {
   return {
+    merchantId: caller.merchantId,
+    accessKey: caller.accessKey,
     externalOrderId: body.externalOrderId,
     requestBody: body,
     notifyUrl: body.notifyUrl ?? null,
@@ -51,7 +56,9 @@ export const TransferResult = Type.Object({
   currencyType: Type.String(),
 });
 
-export function transferResult(order: OrderRow) {
+export type TransferResultData = Static<typeof TransferResult>;
+
+export function transferResult(order: OrderRow): TransferResultData {
   return {
     orderId: order.id,
     orderStatus: statusText('transfer', order.status),

@@ -1,5 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { CallbackOutbox } from '../callbacks/service.js';
 import type { CallbackOrderSource, OrderCallback } from '../callbacks/sources.js';
@@ -8,49 +7,60 @@ import { reviveExact } from '../http/exact-json.js';
 import { ApiError } from '../http/failures.js';
 import { isLanguage, type Language } from '../http/language.js';
 import { feeFor, type FeeChannel, type FeeRule } from '../ledger/fees.js';
-import { InsufficientBalanceError, type TransferMoney } from '../ledger/ledger.js';
-import { formatMoney, fromDb, toDbMinor, type Currency, type Minor } from '../ledger/money.js';
+import { InsufficientBalanceError } from '../ledger/ledger.js';
+import { formatMoney, toDbMinor, type Currency, type Minor } from '../ledger/money.js';
 import type { LedgerService } from '../ledger/service.js';
+import type { Rail, RailOrder } from '../rails/rails.js';
 import { newId } from '../store/ids.js';
-import type { Database, OrderArea, OrderKind } from '../store/schema.js';
-import { isUniqueViolation, type Store, type Tx } from '../store/store.js';
-import type { Rail } from '../rails/rails.js';
+import type { OrderArea, OrderKind } from '../store/schema.js';
+import type { ReadDb, Store, Tx } from '../store/store.js';
+import { orderDetails, storeFeeRule, withDetails } from './details.js';
+import type { TransitionEffects, TransitionStep } from './effects.js';
+import { createOnce, requestHash } from './idempotency.js';
 import * as q from './queries.js';
 import { allowedEventsAt, INITIAL_STATUS, isFinal, isTimeUp, nextStatus } from './state-machine.js';
 
-/** What one order kind (e.g. Kenya collection) says about its orders beyond the shared rules. */
-export interface OrderKindSpec {
+export { requestHash } from './idempotency.js';
+export type { TransitionEffects, TransitionStep } from './effects.js';
+
+/**
+ * What one order kind (e.g. Kenya collection) says about its orders beyond the shared rules; `R` is
+ * the create answer's data.
+ */
+export interface OrderKindSpec<R = unknown> {
   area: OrderArea;
   kind: OrderKind;
+  /** The create answer's data, from the new order; kept with the order and replayed to identical repeats. */
+  createResult(order: q.OrderRow): R;
   /** The callback body for the order as it is (sent when the order becomes final, or re-triggered). */
   callbackPayload(order: q.OrderRow): Record<string, unknown>;
-  /** Details the rail settles on success (e.g. a Pix end-to-end id), merged into the order's details. */
-  successDetails?(order: q.OrderRow, now: number): Record<string, unknown>;
   /** The rail that carries this order (by its channel). */
   rail(order: q.OrderRow): Rail;
-  /** Collections: the system account the paid amount comes from (default `rail_clearing`; a token payment's `token_clearing`). */
-  clearing?(order: q.OrderRow): 'rail_clearing' | 'token_clearing';
+  /**
+   * The kind's own part of the create transaction: it may complete the draft (fee, details, rail
+   * reference) before `step.insert()` writes it, and write rows that refer to the order after.
+   * Without it the draft is inserted as it is.
+   */
+  write?(step: CreateStep): Promise<void>;
+  /** The ledger entries and order changes of one allowed transition, in its transaction. */
+  transition(step: TransitionStep): Promise<TransitionEffects>;
   /**
    * Collections: whether a reported payment is refused (e.g. another amount when the order accepts
    * only its own), decided under the order's lock. A refusal changes no status and credits nothing:
    * it is recorded as the order event `payment_refused` with these details merged into the order's.
    */
   refusePayment?(order: q.OrderRow, options: EventOptions): Record<string, unknown> | undefined;
-  /**
-   * The ledger entries and order changes of one transition, in its transaction, for kinds whose
-   * money moves differently from a collection or a transfer (exchange orders).
-   */
-  transition?(step: TransitionStep): Promise<{ changes: Partial<q.OrderRow>; failure?: Record<Language, string> }>;
 }
 
-/** One allowed transition about to be written, handed to the order kind's own effects. */
-export interface TransitionStep {
+/** The create transaction as a kind's `write` sees it. */
+export interface CreateStep {
   tx: Tx;
+  /** The order about to be written; its fee, details and rail_ref may still change before insert. */
   order: q.OrderRow;
-  event: string;
-  to: number;
-  now: number;
-  options: EventOptions;
+  /** The fee schedule of the order's channel now in force (kept on the order). */
+  feeRule: FeeRule;
+  /** Writes the order, its `created` event and, for a transfer, the freeze of amount + fee. */
+  insert: () => Promise<void>;
 }
 
 export interface EventOptions {
@@ -62,11 +72,12 @@ export interface EventOptions {
   data?: Readonly<Record<string, string>>;
 }
 
+/** An order to create: plain data; its kind's spec says the rest. */
 export interface NewOrder {
+  /** From newOrderId, so that codes carrying the id (a Pix txid, a boleto's campo livre) are made before the insert. */
+  id: string;
   merchantId: string;
   accessKey: string;
-  area: OrderArea;
-  kind: OrderKind;
   /** The merchant's id for the order; null where the spec makes it optional: the order's own id stands in, and no repeat is recognised. */
   externalOrderId: string | null;
   /** The create request's body, exactly as validated: an identical repeat returns the first result. */
@@ -79,24 +90,13 @@ export interface NewOrder {
   notifyUrl: string | null;
   returnUrl: string | null;
   remark: string | null;
-  details: Record<string, unknown>;
+  details: object;
+  /** What the rail will know the order by (e.g. a Pix txid), when it is known at creation. */
+  railRef?: string;
   /** Collections: how long the payer has, from creation, or until when. */
   cashierExpiry?: { lifetimeMs: number } | { at: number };
   /** An order without a cashier that still expires if nothing happens (a token → fiat quote). */
   deadline?: number;
-  /** What the rail will know the order by, from its id (e.g. a Pix txid). */
-  railRef?: (orderId: string) => string;
-  /** Area details that need the order id (e.g. the BR Code carrying its txid). */
-  detailsFor?: (order: q.OrderRow) => Record<string, unknown>;
-  /**
-   * Work in the create transaction before the order is written: it may set the order's fee,
-   * details and rail reference (an exchange's quote and deposit address).
-   */
-  prepare?: (tx: Tx, order: q.OrderRow, feeRule: FeeRule) => Promise<void>;
-  /** Work in the create transaction once the order row exists (rows that refer to it, a freeze). */
-  afterInsert?: (tx: Tx, order: q.OrderRow) => Promise<void>;
-  /** The create result's data, built from the new order. */
-  createResult(order: q.OrderRow): unknown;
 }
 
 /** An event refused by the order's state: the events it allows now. */
@@ -141,21 +141,6 @@ function failureReason(event: string): Record<Language, string> | undefined {
   return Object.hasOwn(FAILURE_REASONS, event) ? FAILURE_REASONS[event] : undefined;
 }
 
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
-
-export function requestHash(body: unknown): string {
-  return createHash('sha256').update(canonicalJson(body)).digest('hex');
-}
-
 export function orderKindOf(order: Pick<q.OrderRow, 'area' | 'kind'>): string {
   return `${order.area}.${order.kind}`;
 }
@@ -172,6 +157,18 @@ const ID_PREFIX: Partial<Record<`${OrderArea}.${OrderKind}`, string>> = {
   'exchange.token_to_fiat': 'XT',
   'cashier.collection': 'AC',
 };
+
+/** A new order id of the kind (KC/KT/BC/BT/XF/XT/AC + 24 hex), handed out before the order is written. */
+export function newOrderId(kind: Pick<OrderKindSpec, 'area' | 'kind'>): string {
+  const prefix = ID_PREFIX[`${kind.area}.${kind.kind}`];
+  if (prefix === undefined) throw new Error(`no order kind ${kind.area}.${kind.kind}`);
+  return `${prefix}${randomBytes(12).toString('hex').toUpperCase()}`;
+}
+
+/** What a rail is told of the order. */
+function railOrder(order: q.OrderRow): RailOrder {
+  return { orderId: order.id, railRef: order.rail_ref, createdAt: order.created_at };
+}
 
 /**
  * Orders of every area and kind: idempotent creation, state transitions that carry their ledger
@@ -193,10 +190,6 @@ export class OrderService implements CallbackOrderSource {
     this.#specs.set(orderKindOf(spec), spec);
   }
 
-  get reader(): Kysely<Database> {
-    return this.store.read;
-  }
-
   #spec(order: Pick<q.OrderRow, 'area' | 'kind'>): OrderKindSpec {
     const spec = this.#specs.get(orderKindOf(order));
     if (spec === undefined) throw new Error(`no order kind ${orderKindOf(order)} is registered`);
@@ -204,122 +197,118 @@ export class OrderService implements CallbackOrderSource {
   }
 
   /**
-   * Creates the order, or returns the first result of an identical earlier request with the same
-   * externalOrderId; a different request with that externalOrderId is refused. Transfers freeze
-   * amount + fee in the same transaction, or are refused when the balance is short.
+   * Creates the order of the kind, or returns the first result of an identical earlier request with
+   * the same externalOrderId; a different request with that externalOrderId is refused. Transfers
+   * freeze amount + fee in the same transaction, or are refused when the balance is short.
    */
-  async create(input: NewOrder): Promise<{ order: q.OrderRow; data: unknown; created: boolean }> {
+  async create<R>(spec: OrderKindSpec<R>, input: NewOrder): Promise<{ order: q.OrderRow; data: R; created: boolean }> {
+    if (this.#specs.get(orderKindOf(spec)) !== spec)
+      throw new Error(`order kind ${orderKindOf(spec)} is not registered`);
     const hash = requestHash(input.requestBody);
     const key =
       input.externalOrderId === null
         ? undefined
-        : { merchantId: input.merchantId, area: input.area, kind: input.kind, externalOrderId: input.externalOrderId };
-    const existing = key === undefined ? undefined : await q.findByExternalId(this.store.read, key);
-    if (existing !== undefined && key !== undefined) return this.#repeat(existing, hash, key.externalOrderId, true);
-    const prefix = ID_PREFIX[`${input.area}.${input.kind}`];
-    if (prefix === undefined) throw new Error(`no order kind ${input.area}.${input.kind}`);
-    let created: { order: q.OrderRow; data: unknown; created: boolean };
-    try {
-      created = await this.store.transact(async (tx) => {
-        const now = this.clock.now();
-        // The fee schedule in force at creation applies, also to a collection paid later.
-        const feeRule = await this.ledger.feeRule(tx, input.merchantId, input.feeChannel);
-        const fee = input.kind === 'transfer' ? feeFor(input.amount, feeRule) : 0n;
-        const id = `${prefix}${randomBytes(12).toString('hex').toUpperCase()}`;
-        const order: q.OrderRow = {
-          id,
-          merchant_id: input.merchantId,
-          access_key: input.accessKey,
-          area: input.area,
-          kind: input.kind,
-          external_order_id: input.externalOrderId ?? id,
-          request_hash: hash,
-          create_result: '',
-          status: INITIAL_STATUS[input.kind],
-          currency: input.currency,
-          channel_type: input.channelType,
-          pay_type: input.payType,
-          amount: toDbMinor(input.amount),
-          fee: toDbMinor(fee),
-          actual_amount: null,
-          notify_url: input.notifyUrl,
-          return_url: input.returnUrl,
-          remark: input.remark,
-          details: JSON.stringify({
-            ...input.details,
-            feeRule: { percentBps: feeRule.percentBps, fixed: String(feeRule.fixed), minimum: String(feeRule.minimum) },
-          }),
-          cashier_id: input.cashierExpiry === undefined ? null : newId('csh', 16),
-          cashier_expire_at:
-            input.cashierExpiry === undefined
-              ? (input.deadline ?? null)
-              : 'at' in input.cashierExpiry
-                ? input.cashierExpiry.at
-                : now + input.cashierExpiry.lifetimeMs,
-          channel_order_id: null,
-          rail_ref: null,
-          rail_claimed_at: now,
-          error_msg: null,
-          error_msg_en: null,
-          created_at: now,
-          pay_time: null,
-          complete_time: null,
-          updated_at: now,
-        };
-        order.rail_ref = input.railRef?.(order.id) ?? null;
-        if (input.detailsFor !== undefined)
-          order.details = JSON.stringify({ ...(JSON.parse(order.details) as object), ...input.detailsFor(order) });
-        await input.prepare?.(tx, order, feeRule);
-        const data = input.createResult(order);
-        order.create_result = JSON.stringify(data);
-        await q.insertOrder(tx, order);
-        await q.insertOrderEvent(tx, {
-          id: newId('oev'),
-          order_id: order.id,
-          event: 'created',
-          from_status: null,
-          to_status: order.status,
-          source: 'api',
-          at: now,
-        });
-        if (input.kind === 'transfer')
-          await this.freezeOrRefuse(tx, order, {
-            total: input.amount + fee,
-            journal: 'transfer.freeze',
-            purpose: 'transfer',
-          });
-        await input.afterInsert?.(tx, order);
-        return { order, data, created: true };
-      });
-    } catch (error) {
-      if (!isUniqueViolation(error) || key === undefined) throw error;
-      // Another request with this externalOrderId committed first (perhaps on another node).
-      const winner = await q.findByExternalId(this.store.read, key);
-      if (winner === undefined) throw error;
-      return this.#repeat(winner, hash, key.externalOrderId, false);
+        : { merchantId: input.merchantId, area: spec.area, kind: spec.kind, externalOrderId: input.externalOrderId };
+    const outcome = await createOnce({
+      externalOrderId: input.externalOrderId,
+      hash,
+      find: () => (key === undefined ? Promise.resolve(undefined) : q.findByExternalId(this.store.read, key)),
+      insert: () => this.store.transact((tx) => this.#write(tx, spec, input, hash)),
+    });
+    if ('created' in outcome) {
+      await this.#startOnRail(outcome.created);
+      return { order: outcome.created, data: spec.createResult(outcome.created), created: true };
     }
-    await this.#startOnRail(created.order);
-    return created;
+    const order = outcome.repeat;
+    // A repeat is the merchant's retry: an order its rail never took is handed to the rail again,
+    // once no other hand-over can still be under way (so a rail never starts one order twice).
+    if (
+      !outcome.raced &&
+      order.channel_order_id === null &&
+      order.status === INITIAL_STATUS[order.kind] &&
+      (await this.#reclaimRail(order))
+    ) {
+      await this.#startOnRail(order);
+    }
+    return { order, data: reviveExact(JSON.parse(order.create_result)) as R, created: false };
+  }
+
+  /** The create transaction: the draft, the kind's own work around its insert, the create result kept. */
+  async #write<R>(tx: Tx, spec: OrderKindSpec<R>, input: NewOrder, hash: string): Promise<q.OrderRow> {
+    const now = this.clock.now();
+    // The fee schedule in force at creation applies, also to a collection paid later.
+    const feeRule = await this.ledger.feeRule(tx, input.merchantId, input.feeChannel);
+    const fee = spec.kind === 'transfer' ? feeFor(input.amount, feeRule) : 0n;
+    const order: q.OrderRow = {
+      id: input.id,
+      merchant_id: input.merchantId,
+      access_key: input.accessKey,
+      area: spec.area,
+      kind: spec.kind,
+      external_order_id: input.externalOrderId ?? input.id,
+      request_hash: hash,
+      create_result: '',
+      status: INITIAL_STATUS[spec.kind],
+      currency: input.currency,
+      channel_type: input.channelType,
+      pay_type: input.payType,
+      amount: toDbMinor(input.amount),
+      fee: toDbMinor(fee),
+      actual_amount: null,
+      notify_url: input.notifyUrl,
+      return_url: input.returnUrl,
+      remark: input.remark,
+      details: withDetails(input.details, { feeRule: storeFeeRule(feeRule) }),
+      cashier_id: input.cashierExpiry === undefined ? null : newId('csh', 16),
+      cashier_expire_at:
+        input.cashierExpiry === undefined
+          ? (input.deadline ?? null)
+          : 'at' in input.cashierExpiry
+            ? input.cashierExpiry.at
+            : now + input.cashierExpiry.lifetimeMs,
+      channel_order_id: null,
+      rail_ref: input.railRef ?? null,
+      rail_claimed_at: now,
+      error_msg: null,
+      error_msg_en: null,
+      created_at: now,
+      pay_time: null,
+      complete_time: null,
+      updated_at: now,
+    };
+    const written = { inserted: false };
+    const insert = async () => {
+      if (written.inserted) throw new Error(`order ${order.id} is inserted once`);
+      written.inserted = true;
+      order.create_result = JSON.stringify(spec.createResult(order));
+      await q.insertOrder(tx, order);
+      await q.insertOrderEvent(tx, {
+        id: newId('oev'),
+        order_id: order.id,
+        event: 'created',
+        from_status: null,
+        to_status: order.status,
+        source: 'api',
+        at: now,
+      });
+      if (spec.kind === 'transfer') {
+        await this.freezeOrRefuse(tx, order, {
+          total: input.amount + fee,
+          journal: 'transfer.freeze',
+          purpose: 'transfer',
+        });
+      }
+    };
+    await (spec.write === undefined ? insert() : spec.write({ tx, order, feeRule, insert }));
+    if (!written.inserted) throw new Error(`order kind ${orderKindOf(spec)} did not insert order ${order.id}`);
+    return order;
   }
 
   /** Takes over an unfinished hand-over to the rail, if the last one is older than RAIL_RETRY_AFTER_MS (compare-and-set). */
   async #reclaimRail(order: q.OrderRow): Promise<boolean> {
     const now = this.clock.now();
     if (order.rail_claimed_at !== null && now - order.rail_claimed_at < RAIL_RETRY_AFTER_MS) return false;
-    const result = await this.store.transact((tx) =>
-      tx
-        .updateTable('orders')
-        .set({ rail_claimed_at: now })
-        .where('id', '=', order.id)
-        .where('channel_order_id', 'is', null)
-        .where((eb) =>
-          order.rail_claimed_at === null
-            ? eb('rail_claimed_at', 'is', null)
-            : eb('rail_claimed_at', '=', order.rail_claimed_at),
-        )
-        .executeTakeFirst(),
-    );
-    return result.numUpdatedRows > 0n;
+    return this.store.transact((tx) => q.claimRailHandOver(tx, order.id, order.rail_claimed_at, now));
   }
 
   /**
@@ -330,42 +319,15 @@ export class OrderService implements CallbackOrderSource {
   async #startOnRail(order: q.OrderRow): Promise<void> {
     const rail = this.#spec(order).rail(order);
     try {
-      const { channelOrderId } = await rail.start(order);
+      const { channelOrderId } = await rail.start(railOrder(order));
       order.channel_order_id = channelOrderId;
-      await this.store.transact((tx) =>
-        tx
-          .updateTable('orders')
-          .set({ channel_order_id: channelOrderId })
-          .where('id', '=', order.id)
-          .where('channel_order_id', 'is', null)
-          .execute(),
-      );
+      await this.store.transact((tx) => q.setChannelOrderId(tx, order.id, channelOrderId, true));
     } catch (error) {
       this.logger.error(
         { err: error, orderId: order.id, rail: rail.name },
         'the rail did not take the order; a repeat of the create request retries',
       );
     }
-  }
-
-  async #repeat(
-    order: q.OrderRow,
-    hash: string,
-    externalOrderId: string,
-    retryRail: boolean,
-  ): Promise<{ order: q.OrderRow; data: unknown; created: boolean }> {
-    if (order.request_hash !== hash) throw new ApiError({ kind: 'duplicate_external_order_id', externalOrderId });
-    // A repeat is the merchant's retry: an order its rail never took is handed to the rail again,
-    // once no other hand-over can still be under way (so a rail never starts one order twice).
-    if (
-      retryRail &&
-      order.channel_order_id === null &&
-      order.status === INITIAL_STATUS[order.kind] &&
-      (await this.#reclaimRail(order))
-    ) {
-      await this.#startOnRail(order);
-    }
-    return { order, data: reviveExact(JSON.parse(order.create_result)), created: false };
   }
 
   /**
@@ -399,16 +361,6 @@ export class OrderService implements CallbackOrderSource {
     }
   }
 
-  #transferMoney(order: q.OrderRow): TransferMoney {
-    return {
-      merchantId: order.merchant_id,
-      currency: order.currency as Currency,
-      orderId: order.id,
-      amount: fromDb(order.amount),
-      fee: fromDb(order.fee),
-    };
-  }
-
   /**
    * Moves an order one step (a rail's report, the sandbox, the expiry worker). The new status, its
    * ledger entries and, when final, its callback commit together; an event the state does not
@@ -426,10 +378,7 @@ export class OrderService implements CallbackOrderSource {
       const refusal =
         order.kind === 'collection' && event === 'paid' ? spec.refusePayment?.(order, options) : undefined;
       if (refusal !== undefined) {
-        const refused = {
-          details: JSON.stringify({ ...(JSON.parse(order.details) as object), ...refusal }),
-          updated_at: now,
-        };
+        const refused = { details: withDetails(order.details, refusal), updated_at: now };
         await q.updateOrder(tx, order.id, refused);
         await q.insertOrderEvent(tx, {
           id: newId('oev'),
@@ -442,63 +391,14 @@ export class OrderService implements CallbackOrderSource {
         });
         return { ...order, ...refused };
       }
-      const changes: Partial<q.OrderRow> = { status: to, updated_at: now };
-      const own = await spec.transition?.({ tx, order, event, to, now, options });
-      if (own !== undefined) Object.assign(changes, own.changes);
-      if (order.kind === 'collection' && event === 'paid') {
-        const actual = options.amount ?? fromDb(order.amount);
-        const rule = (JSON.parse(order.details) as { feeRule: { percentBps: number; fixed: string; minimum: string } })
-          .feeRule;
-        const fee = feeFor(actual, {
-          percentBps: rule.percentBps,
-          fixed: BigInt(rule.fixed),
-          minimum: BigInt(rule.minimum),
-        });
-        const merchant = await tx
-          .selectFrom('merchants')
-          .select('settlement_delay_ms')
-          .where('id', '=', order.merchant_id)
-          .executeTakeFirstOrThrow();
-        await this.ledger.ledger.creditCollection(tx, {
-          merchantId: order.merchant_id,
-          currency: order.currency as Currency,
-          orderId: order.id,
-          amount: actual,
-          fee,
-          settleAt: now + merchant.settlement_delay_ms,
-          clearing: spec.clearing?.(order) ?? 'rail_clearing',
-        });
-        Object.assign(changes, {
-          actual_amount: toDbMinor(actual),
-          fee: toDbMinor(fee),
-          pay_time: now,
-          complete_time: now,
-        });
-      }
-      if (order.kind === 'transfer') {
-        if (to === 8) {
-          await this.ledger.ledger.completeTransfer(tx, this.#transferMoney(order));
-          Object.assign(changes, { actual_amount: order.amount, pay_time: now, complete_time: now });
-        } else if (to === 4 || to === 16) {
-          await this.ledger.ledger.releaseTransfer(tx, this.#transferMoney(order));
-          // Nothing was charged: the fee is released with the amount.
-          Object.assign(changes, { complete_time: now, fee: 0 });
-        }
-      }
-      const succeeded = (order.kind === 'collection' && to === 2) || (order.kind === 'transfer' && to === 8);
-      const extra = succeeded ? spec.successDetails?.(order, now) : undefined;
-      if (extra !== undefined)
-        changes.details = JSON.stringify({ ...(JSON.parse(changes.details ?? order.details) as object), ...extra });
-      const reason = own?.failure ?? failureReason(event);
+      const effects = await spec.transition({ tx, order, event, to, now, options });
+      const changes: Partial<q.OrderRow> = { status: to, updated_at: now, ...effects.changes };
+      const reason = effects.failure ?? failureReason(event);
       if (reason !== undefined) {
-        const merchant = await tx
-          .selectFrom('merchants')
-          .select('language')
-          .where('id', '=', order.merchant_id)
-          .executeTakeFirstOrThrow();
+        const { language } = await q.merchantTermsOf(tx, order.merchant_id);
         Object.assign(changes, {
           complete_time: now,
-          error_msg: reason[isLanguage(merchant.language) ? merchant.language : 'en'],
+          error_msg: reason[isLanguage(language) ? language : 'en'],
           error_msg_en: reason.en,
         });
       }
@@ -529,7 +429,7 @@ export class OrderService implements CallbackOrderSource {
     };
   }
 
-  async currentCallback(db: Kysely<Database>, orderId: string): Promise<OrderCallback | undefined> {
+  async currentCallback(db: ReadDb, orderId: string): Promise<OrderCallback | undefined> {
     const order = await q.findOrder(db, orderId);
     return order === undefined ? undefined : this.#callback(order);
   }
@@ -559,7 +459,7 @@ export class OrderService implements CallbackOrderSource {
   }
 
   findByRailRef(railRef: string): Promise<q.OrderRow | undefined> {
-    return this.store.read.selectFrom('orders').selectAll().where('rail_ref', '=', railRef).executeTakeFirst();
+    return q.findByRailRef(this.store.read, railRef);
   }
 
   findByCashier(cashierId: string): Promise<q.OrderRow | undefined> {
@@ -578,11 +478,10 @@ export class OrderService implements CallbackOrderSource {
     const order = await this.store.transact(async (tx) => {
       const locked = await q.lockOrder(tx, this.store.dialect, orderId);
       if (locked === undefined || locked.status !== INITIAL_STATUS[locked.kind]) return undefined;
-      const details = JSON.parse(locked.details) as { railRestarts?: number };
-      const restarts = details.railRestarts ?? 0;
+      const restarts = orderDetails(locked).railRestarts ?? 0;
       if (restarts >= limit || isTimeUp(locked, this.clock.now())) return undefined;
       const now = this.clock.now();
-      const changes = { details: JSON.stringify({ ...details, railRestarts: restarts + 1 }), updated_at: now };
+      const changes = { details: withDetails(locked.details, { railRestarts: restarts + 1 }), updated_at: now };
       await q.updateOrder(tx, orderId, changes);
       await q.insertOrderEvent(tx, {
         id: newId('oev'),
@@ -598,19 +497,17 @@ export class OrderService implements CallbackOrderSource {
     if (order === undefined) return false;
     const rail = this.#spec(order).rail(order);
     try {
-      const { channelOrderId } = await rail.start(order);
-      await this.store.transact((tx) =>
-        tx.updateTable('orders').set({ channel_order_id: channelOrderId }).where('id', '=', orderId).execute(),
-      );
+      const { channelOrderId } = await rail.start(railOrder(order));
+      await this.store.transact((tx) => q.setChannelOrderId(tx, orderId, channelOrderId, false));
     } catch (error) {
       this.logger.error({ err: error, orderId, rail: rail.name }, 'the rail did not take the order again');
       // The attempt did not reach the payer: it does not count against the limit.
       await this.store.transact(async (tx) => {
         const current = await q.lockOrder(tx, this.store.dialect, orderId);
         if (current === undefined) return;
-        const details = JSON.parse(current.details) as { railRestarts?: number };
+        const restarts = orderDetails(current).railRestarts ?? 1;
         await q.updateOrder(tx, orderId, {
-          details: JSON.stringify({ ...details, railRestarts: Math.max(0, (details.railRestarts ?? 1) - 1) }),
+          details: withDetails(current.details, { railRestarts: Math.max(0, restarts - 1) }),
         });
       });
       return false;

@@ -1,5 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import type { OrderRow } from '../orders/queries.js';
+
+/** What a rail is told of an order: its own narrow view, not the order record. */
+export interface RailOrder {
+  orderId: string;
+  /** What the rail knows the order by, fixed at creation (a Pix txid, a boleto barcode), if anything. */
+  railRef: string | null;
+  createdAt: number;
+}
 
 /**
  * A payment rail: how Cashgate asks the outside world to move money for an order. The rail's
@@ -9,7 +16,17 @@ import type { OrderRow } from '../orders/queries.js';
 export interface Rail {
   readonly name: string;
   /** Starts the order on the rail (an STK prompt, a Pix charge, a boleto, a payout); returns the rail's reference. */
-  start: (order: OrderRow) => Promise<{ channelOrderId: string }>;
+  start: (order: RailOrder) => Promise<{ channelOrderId: string }>;
+}
+
+/** The fiat rails of the gateway, one per way money moves; the composition root builds them. */
+export interface Rails {
+  mpesaStk: Rail;
+  mpesaB2c: Rail;
+  pix: Rail;
+  boleto: Rail;
+  pixPayout: Rail;
+  bankPayout: Rail;
 }
 
 const stamp = (now: number) =>
@@ -22,29 +39,31 @@ const stamp = (now: number) =>
  * The simulators: each gives the reference its real rail would (Daraja's CheckoutRequestID, a Pix
  * txid, a boleto's nosso número, a payout id) and waits for sandbox events to say what happened.
  */
-export const SANDBOX_RAILS: Record<'mpesaStk' | 'mpesaB2c' | 'pix' | 'boleto' | 'pixPayout' | 'bankPayout', Rail> = {
-  mpesaStk: {
-    name: 'mpesa-stk (sandbox)',
-    start: (o) => Promise.resolve({ channelOrderId: `ws_CO_${stamp(o.created_at)}${randomBytes(6).toString('hex')}` }),
-  },
-  mpesaB2c: {
-    name: 'mpesa-b2c (sandbox)',
-    start: () => Promise.resolve({ channelOrderId: `AG_${randomBytes(10).toString('hex').toUpperCase()}` }),
-  },
-  pix: {
-    name: 'pix (sandbox)',
-    start: (o) => Promise.resolve({ channelOrderId: (o.rail_ref ?? '').replace(/^\w+:/, '') }),
-  },
-  boleto: {
-    name: 'boleto (sandbox)',
-    start: (o) => Promise.resolve({ channelOrderId: (o.rail_ref ?? '').replace(/^boleto:/, '').slice(19) }),
-  },
-  pixPayout: {
-    name: 'pix-payout (sandbox)',
-    start: () => Promise.resolve({ channelOrderId: `PXO${randomBytes(12).toString('hex').toUpperCase()}` }),
-  },
-  bankPayout: {
-    name: 'ted (sandbox)',
-    start: () => Promise.resolve({ channelOrderId: `TED${randomBytes(12).toString('hex').toUpperCase()}` }),
-  },
-};
+export function sandboxRails(): Rails {
+  return {
+    mpesaStk: {
+      name: 'mpesa-stk (sandbox)',
+      start: (o) => Promise.resolve({ channelOrderId: `ws_CO_${stamp(o.createdAt)}${randomBytes(6).toString('hex')}` }),
+    },
+    mpesaB2c: {
+      name: 'mpesa-b2c (sandbox)',
+      start: () => Promise.resolve({ channelOrderId: `AG_${randomBytes(10).toString('hex').toUpperCase()}` }),
+    },
+    pix: {
+      name: 'pix (sandbox)',
+      start: (o) => Promise.resolve({ channelOrderId: (o.railRef ?? '').replace(/^\w+:/, '') }),
+    },
+    boleto: {
+      name: 'boleto (sandbox)',
+      start: (o) => Promise.resolve({ channelOrderId: (o.railRef ?? '').replace(/^boleto:/, '').slice(19) }),
+    },
+    pixPayout: {
+      name: 'pix-payout (sandbox)',
+      start: () => Promise.resolve({ channelOrderId: `PXO${randomBytes(12).toString('hex').toUpperCase()}` }),
+    },
+    bankPayout: {
+      name: 'ted (sandbox)',
+      start: () => Promise.resolve({ channelOrderId: `TED${randomBytes(12).toString('hex').toUpperCase()}` }),
+    },
+  };
+}

@@ -6,6 +6,24 @@ import { postgresDialect, sqliteDialect, type DialectName } from './dialects.js'
 export type Tx = Transaction<Database>;
 
 /**
+ * A query builder that can only read: what `Store.read` hands out. A transaction is one too, so
+ * read queries take a `ReadDb` and run inside or outside a unit of work alike.
+ */
+export type ReadDb = Omit<
+  Kysely<Database>,
+  | 'insertInto'
+  | 'replaceInto'
+  | 'updateTable'
+  | 'deleteFrom'
+  | 'mergeInto'
+  | 'transaction'
+  | 'startTransaction'
+  | 'connection'
+  | 'schema'
+  | 'destroy'
+>;
+
+/**
  * The storage of Cashgate. Reads may use `read`; every write goes through `transact`, one unit of
  * work per call, so commits can later be coalesced (group commit) without touching callers.
  */
@@ -30,8 +48,8 @@ export class Store {
     return new Store('sqlite', new Kysely<Database>({ dialect: sqliteDialect(options.dataDir) }));
   }
 
-  /** Query builder for reads outside a unit of work. */
-  get read(): Kysely<Database> {
+  /** Query builder for reads outside a unit of work; writes go through `transact`. */
+  get read(): ReadDb {
     return this.db;
   }
 

@@ -5,7 +5,7 @@ import { signedHeaders, type Credentials } from '@cashgate/sdk';
 import { OffsetClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { startGateway, type Gateway } from '../../src/gateway.js';
-import type { SignedRouteDef } from '../../src/http/signed-route.js';
+import type { SignedRouteDef } from '../../src/auth/signed-route.js';
 import { audit } from '../../src/ledger/audit.js';
 import { createLogger } from '../../src/logger.js';
 import { AUDIT_CHECKS } from '../../src/orders/audit.js';

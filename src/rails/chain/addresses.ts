@@ -10,6 +10,10 @@ import { keccak_256 } from '@noble/hashes/sha3.js';
 export const CHAINS = ['ETH', 'TRON', 'BSC'] as const;
 export type Chain = (typeof CHAINS)[number];
 
+/** The tokens the chains carry for Cashgate. */
+export const TOKENS = ['USDT'] as const;
+export type Token = (typeof TOKENS)[number];
+
 /** Version byte of a TRON mainnet address. */
 const TRON_VERSION = 0x41;
 const TRON_ADDRESS_LENGTH = 34;

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Token } from '../../exchange/amounts.js';
-import type { Chain } from './addresses.js';
+import type { Chain, Token } from './addresses.js';
 
 /**
  * A chain rail: how Cashgate watches deposits to its addresses and sends tokens. What happens on

@@ -1,11 +1,11 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { MerchantCaller } from '../auth/plugin.js';
-import type { Permission } from '../auth/permissions.js';
-import { Envelope, EnvelopeWithDesc, sendSuccess } from './envelope.js';
-import type { RouteCatalog } from './route-catalog.js';
-import { amountMembers, withNumbersAsSent } from './raw-numbers.js';
-import { validateInput } from './validation.js';
+import type { MerchantCaller } from './plugin.js';
+import type { Permission } from './permissions.js';
+import { Envelope, EnvelopeWithDesc, sendSuccess } from '../http/envelope.js';
+import type { RouteCatalog } from '../http/route-catalog.js';
+import { amountMembers, withNumbersAsSent } from '../http/raw-numbers.js';
+import { validateInput } from '../http/validation.js';
 
 type StaticOrUndefined<T extends TSchema | undefined> = T extends TSchema ? Static<T> : undefined;
 

@@ -1,0 +1,92 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { Ledger } from '../ledger/ledger.js';
+import { orderDetails } from '../orders/details.js';
+import { collectionTransitions, transferTransitions } from '../orders/effects.js';
+import type { OrderRow } from '../orders/queries.js';
+import { MARK_STATUS_NONE, money, paymentCallbackPayload, payTypeText } from '../orders/records.js';
+import { transferResult, type TransferResultData } from '../orders/schemas.js';
+import type { OrderKindSpec } from '../orders/service.js';
+import { statusText } from '../orders/state-machine.js';
+import type { Rails } from '../rails/rails.js';
+
+export const KENYA_CURRENCY = 'KES' as const;
+
+/** What a Kenya order keeps in its details. */
+export interface KenyaDetails {
+  phone: string;
+  checkingPhone?: string;
+  bankName?: string;
+}
+
+export const kenyaDetails = (order: Pick<OrderRow, 'details'>) => orderDetails<KenyaDetails>(order);
+
+export const KenyaCollectionResult = Type.Object({
+  cashierUrl: Type.String(),
+  cashierExpireTime: Type.Integer(),
+  currency: Type.String(),
+  cashierCurrencyAmount: Type.String(),
+  returnUrl: Type.String(),
+  currencyOrderVo: Type.Object({ externalOrderId: Type.String(), tradeNote: Type.String(), orderId: Type.String() }),
+});
+
+/** The Kenya transfer callback of the spec: strings unless the spec types them. */
+function transferCallback(order: OrderRow): Record<string, unknown> {
+  const details = kenyaDetails(order);
+  return {
+    currencyType: order.currency,
+    accountCode: details.bankName ?? '',
+    accountName: '',
+    orderId: order.id,
+    accountType: 'MOBILE',
+    orderFee: money(order, order.fee),
+    orderStatus: statusText('transfer', order.status),
+    externalOrderId: order.external_order_id,
+    payTypeName: payTypeText(order.pay_type),
+    orderAmount: money(order, order.amount),
+    orderPayTime: order.pay_time,
+    orderTime: order.created_at,
+    payType: order.pay_type,
+    userInfoName: '',
+    accountNo: details.phone,
+    orderStatusCode: order.status,
+    markStatus: String(MARK_STATUS_NONE),
+  };
+}
+
+export interface KenyaKinds {
+  collection: OrderKindSpec<Static<typeof KenyaCollectionResult>>;
+  transfer: OrderKindSpec<TransferResultData>;
+}
+
+/** The Kenya order kinds: M-Pesa collections by STK push, and payouts to M-Pesa phones (B2C). */
+export function kenyaKinds(deps: {
+  rails: Pick<Rails, 'mpesaStk' | 'mpesaB2c'>;
+  ledger: Ledger;
+  publicBaseUrl: string;
+}): KenyaKinds {
+  return {
+    collection: {
+      area: 'ken',
+      kind: 'collection',
+      createResult: (order) => ({
+        cashierUrl: `${deps.publicBaseUrl}/cashier/${order.cashier_id ?? ''}`,
+        cashierExpireTime: order.cashier_expire_at ?? 0,
+        currency: KENYA_CURRENCY,
+        cashierCurrencyAmount: money(order, order.amount) ?? '',
+        returnUrl: order.return_url ?? '',
+        currencyOrderVo: { externalOrderId: order.external_order_id, tradeNote: order.remark ?? '', orderId: order.id },
+      }),
+      callbackPayload: (order) => paymentCallbackPayload(order, ''),
+      rail: () => deps.rails.mpesaStk,
+      transition: collectionTransitions(deps.ledger),
+    },
+    transfer: {
+      area: 'ken',
+      kind: 'transfer',
+      createResult: transferResult,
+      callbackPayload: transferCallback,
+      rail: () => deps.rails.mpesaB2c,
+      transition: transferTransitions(deps.ledger),
+    },
+  };
+}

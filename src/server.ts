@@ -1,0 +1,184 @@
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { registerAdminAuth, sendAdminError } from './admin/plugin.js';
+import { registerMerchantAuth } from './auth/plugin.js';
+import { KeyRateLimiter } from './auth/rate-limit.js';
+import { bankListRoute } from './banks/routes.js';
+import { registerPixLocationRoutes } from './brazil/pix-location.js';
+import { brazilRoutes } from './brazil/routes.js';
+import { registerVoucherRoutes, voucherRoute } from './brazil/voucher.js';
+import { registerCallbackAdminRoutes } from './callbacks/admin-routes.js';
+import { checkoutRoute } from './cashier/checkout-route.js';
+import { registerCashierPages } from './cashier/pages.js';
+import type { Config } from './config.js';
+import { registerConsoleAdminRoutes } from './console/admin-routes.js';
+import { registerConsole } from './console/plugin.js';
+import { sendConsoleNotFound } from './console/router.js';
+import { registerExchangeAdminRoutes } from './exchange/admin-routes.js';
+import { exchangeRoutes } from './exchange/routes.js';
+import type { Services } from './services.js';
+import { createHttpServer } from './http/app.js';
+import { registerPublicRoutes } from './http/public-routes.js';
+import { RouteCatalog } from './http/route-catalog.js';
+import { registerSignedRoute, type SignedRouteDef } from './auth/signed-route.js';
+import { kenyaRoutes } from './kenya/routes.js';
+import { registerLedgerAdminRoutes } from './ledger/admin-routes.js';
+import { balanceRoutes } from './ledger/balance-routes.js';
+import { registerMerchantAdminRoutes } from './merchants/admin-routes.js';
+import { registerOrderAdminRoutes } from './orders/admin-routes.js';
+
+/** The services the server routes to (those the gateway opens), and what the server alone needs. */
+export interface AppDeps extends Omit<Services, 'close'> {
+  config: Config;
+  logger: Logger;
+  /** Extra signed routes (tests exercise the auth plugin on a GET route through this). */
+  extraSignedRoutes?: readonly SignedRouteDef[];
+}
+
+/** Every merchant API endpoint. */
+function signedRoutes(deps: AppDeps): readonly SignedRouteDef[] {
+  return [
+    ...exchangeRoutes(deps.exchange),
+    ...kenyaRoutes({ orders: deps.orders, merchants: deps.merchants, kinds: deps.kinds.kenya }),
+    ...brazilRoutes({ orders: deps.orders, merchants: deps.merchants, kinds: deps.kinds.brazil }),
+    voucherRoute({
+      store: deps.store,
+      orders: deps.orders,
+      publicBaseUrl: deps.config.publicBaseUrl,
+      clock: deps.clock,
+    }),
+    bankListRoute,
+    ...balanceRoutes(deps.ledger),
+    checkoutRoute(deps.checkouts),
+  ];
+}
+
+/** The HTTP server of a worker node: health, readiness and metrics only. */
+export async function buildWorkerApp(
+  deps: Pick<AppDeps, 'store' | 'metrics' | 'clock' | 'logger' | 'requestLog' | 'merchants'>,
+): Promise<FastifyInstance> {
+  const app = createHttpServer({ ...transportOptions(deps), trustProxy: false, notFound: [] });
+  registerPublicRoutes(app, new RouteCatalog(), {
+    clock: deps.clock,
+    store: deps.store,
+    metrics: deps.metrics,
+    publicBaseUrl: '',
+  });
+  await app.ready();
+  return app;
+}
+
+function transportOptions(deps: Pick<AppDeps, 'clock' | 'logger' | 'requestLog' | 'merchants'>) {
+  return {
+    logger: deps.logger,
+    clock: deps.clock,
+    requestLog: deps.requestLog,
+    findDebugKey: async (accessKey: string) => {
+      const key = await deps.merchants.findKeyForAuth(accessKey);
+      return key?.debug === true
+        ? {
+            accessKey: key.accessKey,
+            merchantId: key.merchantId,
+            language: key.merchantLanguage,
+            signedString: undefined,
+            verified: false,
+          }
+        : undefined;
+    },
+  };
+}
+
+/** The HTTP server: public routes, payer pages, the console, the signed merchant API and the admin API. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config, clock } = deps;
+  const app = createHttpServer({
+    ...transportOptions(deps),
+    trustProxy: config.trustProxy,
+    notFound: [
+      {
+        matches: (path) => path.startsWith('/admin/'),
+        send: (request, reply) =>
+          sendAdminError(
+            reply,
+            404,
+            'not_found',
+            `no admin route ${request.method} ${request.url.split('?')[0] ?? '/'}`,
+          ),
+      },
+      {
+        matches: (path) => path === '/console' || path.startsWith('/console/'),
+        send: (request, reply) => sendConsoleNotFound(request, reply, clock.now()),
+      },
+    ],
+  });
+
+  const catalog = new RouteCatalog();
+  registerPublicRoutes(app, catalog, {
+    clock,
+    store: deps.store,
+    metrics: deps.metrics,
+    publicBaseUrl: config.publicBaseUrl,
+  });
+
+  await registerCashierPages(app, {
+    orders: deps.orders,
+    sandbox: deps.sandbox,
+    checkouts: deps.checkouts,
+    merchants: deps.merchants,
+    clock,
+    pix: config.pix,
+    boletoBankCode: config.boletoBankCode,
+  });
+  await registerConsole(app, {
+    store: deps.store,
+    merchants: deps.merchants,
+    ledger: deps.ledger,
+    orders: deps.orders,
+    callbacks: deps.callbacks,
+    requestLog: deps.requestLog,
+    accounts: deps.consoleAccounts,
+    clock,
+    publicBaseUrl: config.publicBaseUrl,
+  });
+  registerPixLocationRoutes(app, { orders: deps.orders, signer: deps.pixSigner, pixKey: config.pix.key, clock });
+  registerVoucherRoutes(app, {
+    store: deps.store,
+    orders: deps.orders,
+    merchants: deps.merchants,
+    pixMerchantName: config.pix.merchantName,
+  });
+
+  const rateLimiter = new KeyRateLimiter(config.rateLimitPerKeyPerMinute);
+  const pruneTimer = setInterval(() => rateLimiter.prune(clock.now()), 60_000);
+  pruneTimer.unref();
+  app.addHook('onClose', async () => clearInterval(pruneTimer));
+
+  await app.register(async (api) => {
+    registerMerchantAuth(api, {
+      store: deps.store,
+      merchants: deps.merchants,
+      clock,
+      rateLimiter,
+      signatureWindowMs: config.signatureWindowMs,
+    });
+    for (const route of [...signedRoutes(deps), ...(deps.extraSignedRoutes ?? [])])
+      registerSignedRoute(api, catalog, route);
+  });
+
+  await app.register(async (admin) => {
+    registerAdminAuth(admin, config.adminToken);
+    registerMerchantAdminRoutes(admin, catalog, deps.merchants);
+    registerConsoleAdminRoutes(admin, catalog, deps.consoleAccounts);
+    registerCallbackAdminRoutes(admin, catalog, {
+      outbox: deps.callbacks.outbox,
+      dispatcher: deps.callbacks.dispatcher,
+      tests: deps.callbacks.tests,
+      merchants: deps.merchants,
+    });
+    registerLedgerAdminRoutes(admin, catalog, { ledger: deps.ledger, merchants: deps.merchants });
+    registerOrderAdminRoutes(admin, catalog, deps.sandbox);
+    registerExchangeAdminRoutes(admin, catalog, deps.rates);
+  });
+
+  return app;
+}

@@ -1,0 +1,47 @@
+import type { Registry } from 'prom-client';
+import type { BrazilKinds } from './brazil/kinds.js';
+import type { Callbacks } from './callbacks/module.js';
+import type { CheckoutService } from './cashier/checkout.js';
+import type { Clock } from './clock.js';
+import type { ConsoleAccounts } from './console/accounts.js';
+import type { RequestLog } from './console/request-log.js';
+import type { OperatorRates } from './exchange/rates.js';
+import type { ExchangeService } from './exchange/service.js';
+import type { PixLocationSigner } from './brazil/pix-location.js';
+import type { KenyaKinds } from './kenya/kinds.js';
+import type { LedgerService } from './ledger/service.js';
+import type { MerchantService } from './merchants/service.js';
+import type { OrderSandbox } from './orders/sandbox.js';
+import type { OrderService } from './orders/service.js';
+import type { Rails } from './rails/rails.js';
+import type { Store } from './store/store.js';
+
+/** The order kinds of each area, built with their rails and registered with the order service. */
+export interface OrderKinds {
+  kenya: KenyaKinds;
+  brazil: BrazilKinds;
+}
+
+export interface Services {
+  store: Store;
+  merchants: MerchantService;
+  ledger: LedgerService;
+  orders: OrderService;
+  kinds: OrderKinds;
+  /** The fiat rails (sandbox simulators until a connector is configured). */
+  rails: Rails;
+  sandbox: OrderSandbox;
+  exchange: ExchangeService;
+  checkouts: CheckoutService;
+  rates: OperatorRates;
+  pixSigner: PixLocationSigner;
+  callbacks: Callbacks;
+  /** Prometheus registry served at /metrics. */
+  metrics: Registry;
+  /** Console users and sessions. */
+  consoleAccounts: ConsoleAccounts;
+  /** Requests made with debug-mode keys. */
+  requestLog: RequestLog;
+  clock: Clock;
+  close(): Promise<void>;
+}
