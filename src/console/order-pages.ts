@@ -8,7 +8,7 @@ import { formatUnits } from '../exchange/amounts.js';
 import { exchangeDetails } from '../exchange/records.js';
 import { html, type Html } from '../http/html.js';
 import type { Language } from '../http/language.js';
-import type { OrderRow } from '../orders/queries.js';
+import { eventsOfOrder, type OrderRow } from '../orders/queries.js';
 import { payTypeText } from '../orders/records.js';
 import { COLLECTION_STATUS, EXCHANGE_STATUS, isFinal, statusText, TRANSFER_STATUS } from '../orders/state-machine.js';
 import type { OrderArea, OrderKind } from '../store/schema.js';
@@ -16,7 +16,7 @@ import { orderCallbacksPanel } from './callback-pages.js';
 import { badge, dayRange, dayRangeLabels, errorSummary, notice, textField, type FieldError } from './forms.js';
 import { consoleTexts, dateTime, money, translate, type Translator } from './i18n.js';
 import type { ConsoleServices } from './plugin.js';
-import { merchantOrder, orderEntries, orderEvents, searchOrders, type OrderCursor } from './queries.js';
+import { merchantOrder, orderEntries, searchOrders, type OrderCursor } from './queries.js';
 import { queryParam, type ConsoleContext, type ConsoleRouter } from './router.js';
 
 export const PAGE_SIZE = 50;
@@ -345,7 +345,7 @@ async function detailPage(
   if (order === undefined) return ctx.notFound(reply);
   const lang = ctx.lang;
   const [events, entries] = await Promise.all([
-    orderEvents(deps.store.read, order.id),
+    eventsOfOrder(deps.store.read, order.id),
     orderEntries(deps.store.read, ctx.merchantId, order.id),
   ]);
   const voucher = hasVoucher(order) ? await voucherLink(deps, order) : undefined;

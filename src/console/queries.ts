@@ -15,7 +15,6 @@ import type {
   ConsoleUserTable,
   Database,
   OrderArea,
-  OrderEventTable,
   OrderKind,
 } from '../store/schema.js';
 import type { ReadDb } from '../store/store.js';
@@ -79,17 +78,6 @@ export function merchantOrder(db: ReadDb, merchantId: string, orderId: string): 
     .where('id', '=', orderId)
     .where('merchant_id', '=', merchantId)
     .executeTakeFirst();
-}
-
-/** An order's events, oldest first. The caller has checked that the order is the merchant's. */
-export function orderEvents(db: ReadDb, orderId: string): Promise<Selectable<OrderEventTable>[]> {
-  return db
-    .selectFrom('order_events')
-    .selectAll()
-    .where('order_id', '=', orderId)
-    .orderBy('at')
-    .orderBy('id')
-    .execute();
 }
 
 /** A ledger entry with its journal. */

@@ -9,6 +9,7 @@ import Fastify, {
 } from 'fastify';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
+import type { RequestLogTable } from '../store/schema.js';
 import type { DebugKey } from './caller.js';
 import { sendFailure } from './envelope.js';
 import { ApiError, type ApiFailure } from './failures.js';
@@ -26,17 +27,7 @@ const REFUSED_BEFORE_AUTH: ReadonlySet<ApiFailure['kind']> = new Set([
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
 /** One request made with a debug-mode key, as the request log keeps it. */
-export interface RequestRecord {
-  request_id: string;
-  merchant_id: string;
-  access_key: string;
-  method: string;
-  path: string;
-  http_status: number;
-  code: string;
-  msg_en: string;
-  signed_string: string | null;
-}
+export type RequestRecord = Omit<RequestLogTable, 'created_at'>;
 
 /** Where the requests of debug-mode keys are recorded (the console's request log). */
 export interface RequestRecorder {
