@@ -17,7 +17,7 @@ import { sendConsoleNotFound } from './console/router.js';
 import { registerExchangeAdminRoutes } from './exchange/admin-routes.js';
 import { exchangeRoutes } from './exchange/routes.js';
 import type { Services } from './services.js';
-import { createHttpServer } from './http/app.js';
+import { createHttpServer, createWorkerHttpServer } from './http/app.js';
 import { registerPublicRoutes } from './http/public-routes.js';
 import { RouteCatalog } from './http/route-catalog.js';
 import { registerSignedRoute, type SignedRouteDef } from './auth/signed-route.js';
@@ -55,9 +55,9 @@ function signedRoutes(deps: AppDeps): readonly SignedRouteDef[] {
 
 /** The HTTP server of a worker node: health, readiness and metrics only. */
 export async function buildWorkerApp(
-  deps: Pick<AppDeps, 'store' | 'metrics' | 'clock' | 'logger' | 'requestLog' | 'merchants'>,
+  deps: Pick<AppDeps, 'store' | 'metrics' | 'clock' | 'logger'>,
 ): Promise<FastifyInstance> {
-  const app = createHttpServer({ ...transportOptions(deps), trustProxy: false, notFound: [] });
+  const app = createWorkerHttpServer(deps.logger);
   registerPublicRoutes(app, new RouteCatalog(), {
     clock: deps.clock,
     store: deps.store,
@@ -68,12 +68,14 @@ export async function buildWorkerApp(
   return app;
 }
 
-function transportOptions(deps: Pick<AppDeps, 'clock' | 'logger' | 'requestLog' | 'merchants'>) {
-  return {
+/** The HTTP server: public routes, payer pages, the console, the signed merchant API and the admin API. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config, clock } = deps;
+  const app = createHttpServer({
     logger: deps.logger,
-    clock: deps.clock,
+    clock,
     requestLog: deps.requestLog,
-    findDebugKey: async (accessKey: string) => {
+    findDebugKey: async (accessKey) => {
       const key = await deps.merchants.findKeyForAuth(accessKey);
       return key?.debug === true
         ? {
@@ -85,14 +87,6 @@ function transportOptions(deps: Pick<AppDeps, 'clock' | 'logger' | 'requestLog' 
           }
         : undefined;
     },
-  };
-}
-
-/** The HTTP server: public routes, payer pages, the console, the signed merchant API and the admin API. */
-export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const { config, clock } = deps;
-  const app = createHttpServer({
-    ...transportOptions(deps),
     trustProxy: config.trustProxy,
     notFound: [
       {

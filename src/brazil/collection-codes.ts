@@ -28,13 +28,13 @@ function boletoDue(now: number): { dueDate: string; endOfDay: number } {
   return { dueDate: due.toISOString().slice(0, 10), endOfDay: due.getTime() + 86_400_000 - 1 - BRASILIA_OFFSET_MS };
 }
 
-/** A Brazil collection's payment code, what its rail knows it by, and the details that show it. */
+/** A Brazil collection's payment code as order fields: the details that show it, what its rail knows it by, the cashier's end. */
 export interface CollectionCode {
-  /** The BR Code (copy and paste) or the 47-digit linha digitável. */
-  payParam: string;
+  /** payParam: the BR Code (copy and paste) or the 47-digit linha digitável; boletos add their due date (in Brasília) and formatted line. */
+  details: { payParam: string; boletoDueDate?: string; linhaFormatted?: string };
   railRef: string;
-  /** Boletos: the due date (in Brasília), the formatted linha digitável, and the cashier's end. */
-  boleto?: { boletoDueDate: string; linhaFormatted: string; expiresAt: number };
+  /** The merchant's cashier lifetime; a boleto's cashier stays open to the end of its due date. */
+  cashierExpiry: { lifetimeMs: number } | { at: number };
 }
 
 /**
@@ -46,11 +46,13 @@ export function brazilCollectionCode(input: {
   orderId: string;
   channelType: BrazilCollectionChannel;
   amount: Minor;
+  cashierLifetimeMs: number;
   now: number;
   rails: BrazilRails;
   publicBaseUrl: string;
 }): CollectionCode {
   const { rails, amount, orderId } = input;
+  const lifetime = { lifetimeMs: input.cashierLifetimeMs };
   if (input.channelType === 'BOLETO') {
     const due = boletoDue(input.now);
     const barcode = boletoBarcode({
@@ -61,47 +63,26 @@ export function brazilCollectionCode(input: {
     });
     const payParam = linhaDigitavel(barcode);
     return {
-      payParam,
+      details: { payParam, boletoDueDate: due.dueDate, linhaFormatted: formatLinhaDigitavel(payParam) },
       railRef: `boleto:${barcode}`,
-      boleto: { boletoDueDate: due.dueDate, linhaFormatted: formatLinhaDigitavel(payParam), expiresAt: due.endOfDay },
+      cashierExpiry: { at: due.endOfDay },
     };
   }
   if (input.channelType === 'PIX_DYNAMIC') {
     const locationId = newLocationId();
     return {
-      payParam: dynamicBrCode({ locationUrl: locationUrl(input.publicBaseUrl, locationId), ...rails.pix }),
+      details: { payParam: dynamicBrCode({ locationUrl: locationUrl(input.publicBaseUrl, locationId), ...rails.pix }) },
       railRef: `loc:${locationId}`,
+      cashierExpiry: lifetime,
     };
   }
   const txid = orderId.slice(0, 25);
-  return {
-    payParam: staticBrCode({
-      pixKey: rails.pix.key,
-      merchantName: rails.pix.merchantName,
-      merchantCity: rails.pix.merchantCity,
-      amount: formatMoney(amount, 'BRL'),
-      txid,
-    }),
-    railRef: `txid:${txid}`,
-  };
-}
-
-/** The order fields of a collection code: its details, rail reference and cashier expiry. */
-export function collectionCodeFields(
-  code: CollectionCode,
-  cashierLifetimeMs: number,
-): {
-  details: { payParam: string; boletoDueDate?: string; linhaFormatted?: string };
-  railRef: string;
-  cashierExpiry: { lifetimeMs: number } | { at: number };
-} {
-  const { boleto } = code;
-  return {
-    details: {
-      payParam: code.payParam,
-      ...(boleto !== undefined && { boletoDueDate: boleto.boletoDueDate, linhaFormatted: boleto.linhaFormatted }),
-    },
-    railRef: code.railRef,
-    cashierExpiry: boleto === undefined ? { lifetimeMs: cashierLifetimeMs } : { at: boleto.expiresAt },
-  };
+  const payParam = staticBrCode({
+    pixKey: rails.pix.key,
+    merchantName: rails.pix.merchantName,
+    merchantCity: rails.pix.merchantCity,
+    amount: formatMoney(amount, 'BRL'),
+    txid,
+  });
+  return { details: { payParam }, railRef: `txid:${txid}`, cashierExpiry: lifetime };
 }

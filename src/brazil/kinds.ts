@@ -108,7 +108,12 @@ export interface BrazilKinds {
   collection: OrderKindSpec<Static<typeof BrazilCollectionResult>>;
   transfer: OrderKindSpec<TransferResultData>;
   /** The payment code of a new collection (also one made on an aggregate cashier), from its order id. */
-  collectionCode(orderId: string, channelType: BrazilCollectionChannel, amount: Minor): CollectionCode;
+  collectionCode(
+    orderId: string,
+    channelType: BrazilCollectionChannel,
+    amount: Minor,
+    cashierLifetimeMs: number,
+  ): CollectionCode;
 }
 
 /** The Brazil order kinds: collections by Pix (static or dynamic) or boleto, and Pix or bank (TED) payouts. */
@@ -121,11 +126,12 @@ export function brazilKinds(deps: {
   clock: Clock;
 }): BrazilKinds {
   return {
-    collectionCode: (orderId, channelType, amount) =>
+    collectionCode: (orderId, channelType, amount, cashierLifetimeMs) =>
       brazilCollectionCode({
         orderId,
         channelType,
         amount,
+        cashierLifetimeMs,
         now: deps.clock.now(),
         rails: deps.codes,
         publicBaseUrl: deps.publicBaseUrl,

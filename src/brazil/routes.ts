@@ -17,7 +17,6 @@ import {
   TransferResult,
 } from '../orders/schemas.js';
 import { newOrderId, type OrderService } from '../orders/service.js';
-import { collectionCodeFields } from './collection-codes.js';
 import { brazilDetails, type BrazilDetails } from './details.js';
 import { isValidDocument, normalizeDocument, type DocumentType } from './documents.js';
 import {
@@ -189,10 +188,7 @@ export function brazilRoutes(deps: {
         });
         const merchant = await deps.merchants.getMerchant(caller.merchantId);
         const id = newOrderId(kinds.collection);
-        const code = collectionCodeFields(
-          kinds.collectionCode(id, body.channelType, amount),
-          merchant.cashierLifetimeMs,
-        );
+        const code = kinds.collectionCode(id, body.channelType, amount, merchant.cashierLifetimeMs);
         const details: BrazilDetails = {
           ...(body.userInfoType !== undefined && { userInfoType: body.userInfoType }),
           ...(userInfoNo !== undefined && { userInfoNo }),

@@ -1,6 +1,5 @@
 import { randomInt } from 'node:crypto';
 import type { MerchantCaller } from '../auth/plugin.js';
-import { collectionCodeFields } from '../brazil/collection-codes.js';
 import {
   documentTypeOf,
   generateCpf,
@@ -240,12 +239,17 @@ export class CheckoutService {
     if (!(await cq.bindCheckoutOrder(tx, d.checkoutId, order.id))) {
       throw new ApiError({ kind: 'duplicate_external_order_id', externalOrderId: order.external_order_id });
     }
-    if (d.documentSource === 'entered' && d.userIdentity !== undefined && d.userInfoType !== undefined) {
+    if (
+      d.documentSource === 'entered' &&
+      d.userIdentity !== undefined &&
+      d.userInfoType !== undefined &&
+      d.userInfoNo !== undefined
+    ) {
       await cq.savePayerDocument(tx, {
         merchant_id: order.merchant_id,
         user_identity: d.userIdentity,
         document_type: d.userInfoType,
-        document_number: d.userInfoNo ?? '',
+        document_number: d.userInfoNo,
         created_at: order.created_at,
       });
     }
@@ -286,7 +290,7 @@ export class CheckoutService {
     const outcome = await createOnce({
       externalOrderId: body.externalOrderId,
       hash,
-      find: () => cq.findCheckoutByExternalId(this.deps.store.read, caller.merchantId, body.externalOrderId),
+      find: (externalOrderId) => cq.findCheckoutByExternalId(this.deps.store.read, caller.merchantId, externalOrderId),
       insert: () => this.deps.store.transact((tx) => cq.insertCheckout(tx, row)),
     });
     return this.address('created' in outcome ? row.id : outcome.repeat.id);
@@ -412,10 +416,7 @@ export class CheckoutService {
         tokenUnits: tokensToCover(amount, CURRENCIES[CASHIER_CURRENCY], rate, decimals).toString(),
       });
     } else {
-      const code = collectionCodeFields(
-        this.deps.brazil.collectionCode(id, method, amount),
-        merchant.cashierLifetimeMs,
-      );
+      const code = this.deps.brazil.collectionCode(id, method, amount, merchant.cashierLifetimeMs);
       Object.assign(details, code.details);
       fields = { railRef: code.railRef, cashierExpiry: code.cashierExpiry };
     }

@@ -53,14 +53,9 @@ export class RequestLog {
     return seen.count <= UNVERIFIED_PER_KEY_PER_MINUTE;
   }
 
-  /** The path of one request's entry in the console. */
-  static viewPath(requestId: string): string {
-    return `/console/requests/${encodeURIComponent(requestId)}`;
-  }
-
   /** The address of one request's entry in the console, carried by debug-mode errors. */
   viewUrl(requestId: string): string {
-    return `${this.publicBaseUrl}${RequestLog.viewPath(requestId)}`;
+    return `${this.publicBaseUrl}/console/requests/${encodeURIComponent(requestId)}`;
   }
 
   async record(entry: Omit<RequestLogRow, 'created_at'>): Promise<void> {

@@ -13,8 +13,8 @@ import {
   type CreateStep,
   type OrderKindSpec,
   type OrderService,
-  type TransitionStep,
 } from '../orders/service.js';
+import type { TransitionStep } from '../orders/effects.js';
 import { EXCHANGE_STATUS } from '../orders/state-machine.js';
 import { isChainAddress, isTradeHash, randomTradeHash, type Chain } from '../rails/chain/addresses.js';
 import type { ChainRail } from '../rails/chain/rail.js';

@@ -72,8 +72,14 @@ function failureOfFastifyError(error: FastifyError, request: FastifyRequest): Ap
   return undefined;
 }
 
+/** The HTTP server of a worker node: no request log, no merchant API; the caller adds health and metrics. */
+export function createWorkerHttpServer(logger: Logger): FastifyInstance {
+  const base: FastifyBaseLogger = logger;
+  return Fastify({ loggerInstance: base, logController: new LogController({ disableRequestLogging: true }) });
+}
+
 /**
- * The Fastify instance every node serves: limits, timeouts, request ids, the JSON parser that keeps
+ * The Fastify instance a serving node runs: limits, timeouts, request ids, the JSON parser that keeps
  * the body's text, the request log hook, and the error and not-found handlers in the merchant API's
  * envelope. The composition root registers the routes.
  */

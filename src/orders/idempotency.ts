@@ -27,25 +27,25 @@ export function requestHash(body: unknown): string {
 export async function createOnce<Row extends { request_hash: string }, Made>(input: {
   externalOrderId: string | null;
   hash: string;
-  /** The row already made under this externalOrderId, if any. */
-  find(): Promise<Row | undefined>;
+  /** The row already made under the externalOrderId, if any. */
+  find(externalOrderId: string): Promise<Row | undefined>;
   /** Makes the row; throws a unique violation when another request made it first. */
   insert(): Promise<Made>;
 }): Promise<{ created: Made } | { repeat: Row; raced: boolean }> {
   const { externalOrderId } = input;
+  // Without an externalOrderId nothing can repeat: every request makes its own row.
+  if (externalOrderId === null) return { created: await input.insert() };
   const repeatOf = (row: Row) => {
-    if (row.request_hash !== input.hash || externalOrderId === null) {
-      throw new ApiError({ kind: 'duplicate_external_order_id', externalOrderId: externalOrderId ?? '' });
-    }
+    if (row.request_hash !== input.hash) throw new ApiError({ kind: 'duplicate_external_order_id', externalOrderId });
     return row;
   };
-  const existing = externalOrderId === null ? undefined : await input.find();
+  const existing = await input.find(externalOrderId);
   if (existing !== undefined) return { repeat: repeatOf(existing), raced: false };
   try {
     return { created: await input.insert() };
   } catch (error) {
-    if (!isUniqueViolation(error) || externalOrderId === null) throw error;
-    const winner = await input.find();
+    if (!isUniqueViolation(error)) throw error;
+    const winner = await input.find(externalOrderId);
     if (winner === undefined) throw error;
     return { repeat: repeatOf(winner), raced: true };
   }

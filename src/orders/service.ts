@@ -20,9 +20,6 @@ import { createOnce, requestHash } from './idempotency.js';
 import * as q from './queries.js';
 import { allowedEventsAt, INITIAL_STATUS, isFinal, isTimeUp, nextStatus } from './state-machine.js';
 
-export { requestHash } from './idempotency.js';
-export type { TransitionEffects, TransitionStep } from './effects.js';
-
 /**
  * What one order kind (e.g. Kenya collection) says about its orders beyond the shared rules; `R` is
  * the create answer's data.
@@ -205,19 +202,21 @@ export class OrderService implements CallbackOrderSource {
     if (this.#specs.get(orderKindOf(spec)) !== spec)
       throw new Error(`order kind ${orderKindOf(spec)} is not registered`);
     const hash = requestHash(input.requestBody);
-    const key =
-      input.externalOrderId === null
-        ? undefined
-        : { merchantId: input.merchantId, area: spec.area, kind: spec.kind, externalOrderId: input.externalOrderId };
     const outcome = await createOnce({
       externalOrderId: input.externalOrderId,
       hash,
-      find: () => (key === undefined ? Promise.resolve(undefined) : q.findByExternalId(this.store.read, key)),
+      find: (externalOrderId) =>
+        q.findByExternalId(this.store.read, {
+          merchantId: input.merchantId,
+          area: spec.area,
+          kind: spec.kind,
+          externalOrderId,
+        }),
       insert: () => this.store.transact((tx) => this.#write(tx, spec, input, hash)),
     });
     if ('created' in outcome) {
-      await this.#startOnRail(outcome.created);
-      return { order: outcome.created, data: spec.createResult(outcome.created), created: true };
+      await this.#startOnRail(outcome.created.order);
+      return { ...outcome.created, created: true };
     }
     const order = outcome.repeat;
     // A repeat is the merchant's retry: an order its rail never took is handed to the rail again,
@@ -234,7 +233,12 @@ export class OrderService implements CallbackOrderSource {
   }
 
   /** The create transaction: the draft, the kind's own work around its insert, the create result kept. */
-  async #write<R>(tx: Tx, spec: OrderKindSpec<R>, input: NewOrder, hash: string): Promise<q.OrderRow> {
+  async #write<R>(
+    tx: Tx,
+    spec: OrderKindSpec<R>,
+    input: NewOrder,
+    hash: string,
+  ): Promise<{ order: q.OrderRow; data: R }> {
     const now = this.clock.now();
     // The fee schedule in force at creation applies, also to a collection paid later.
     const feeRule = await this.ledger.feeRule(tx, input.merchantId, input.feeChannel);
@@ -276,11 +280,11 @@ export class OrderService implements CallbackOrderSource {
       complete_time: null,
       updated_at: now,
     };
-    const written = { inserted: false };
+    const written: { data?: R } = {};
     const insert = async () => {
-      if (written.inserted) throw new Error(`order ${order.id} is inserted once`);
-      written.inserted = true;
-      order.create_result = JSON.stringify(spec.createResult(order));
+      if ('data' in written) throw new Error(`order ${order.id} is inserted once`);
+      written.data = spec.createResult(order);
+      order.create_result = JSON.stringify(written.data);
       await q.insertOrder(tx, order);
       await q.insertOrderEvent(tx, {
         id: newId('oev'),
@@ -300,8 +304,8 @@ export class OrderService implements CallbackOrderSource {
       }
     };
     await (spec.write === undefined ? insert() : spec.write({ tx, order, feeRule, insert }));
-    if (!written.inserted) throw new Error(`order kind ${orderKindOf(spec)} did not insert order ${order.id}`);
-    return order;
+    if (!('data' in written)) throw new Error(`order kind ${orderKindOf(spec)} did not insert order ${order.id}`);
+    return { order, data: written.data as R };
   }
 
   /** Takes over an unfinished hand-over to the rail, if the last one is older than RAIL_RETRY_AFTER_MS (compare-and-set). */
