@@ -832,7 +832,7 @@ describe(`Exchange rules (${databaseLabel})`, () => {
   // BUG: DESIGN §1.10 accepts amounts "in plain decimal notation (no exponent, no sign)". The gateway
   // refuses the strings "1e3" and "1.0" for currencyAmount, but takes the JSON number 1e3 (as 1000),
   // the JSON number 10.0 (as 10) and the string " 10" (trimmed): parseDecimal reads a number by its
-  // shortest text and trims strings (src/ledger/money.ts). Kept as a todo until the product decides.
+  // shortest text and trims strings (src/money.ts). Kept as a todo until the product decides.
   it('amounts written with an exponent or padded with spaces are refused, as JSON numbers and as strings', async () => {
     const raw = async (path: string, body: Body, from: string, to: string) => {
       const text = JSON.stringify(body).replace(from, to);

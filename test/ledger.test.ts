@@ -9,7 +9,7 @@ import { audit } from '../src/ledger/audit.js';
 import { feeFor } from '../src/ledger/fees.js';
 import { InsufficientBalanceError, type TransferMoney } from '../src/ledger/ledger.js';
 import { amountField } from '../src/ledger/amount-field.js';
-import { CURRENCIES, formatMinor, parseDecimal, type Currency } from '../src/ledger/money.js';
+import { CURRENCIES, formatMinor, parseDecimal, type Currency } from '../src/money.js';
 import { LedgerService } from '../src/ledger/service.js';
 import { ApiError } from '../src/http/failures.js';
 import { Store } from '../src/store/store.js';

@@ -36,7 +36,8 @@ export function registerAdminRoute<B extends TSchema | undefined, R extends TSch
         if (error !== undefined) throw error;
       }
       const result = await def.handle({
-        body: request.body as never,
+        // Checked against def.body above; a route without a body schema reads none.
+        body: (def.body === undefined ? undefined : request.body) as StaticOrUndefined<B>,
         params: request.params as Record<string, string>,
         reply,
       });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { formatMoney, type Minor } from '../ledger/money.js';
+import { formatMoney, type Minor } from '../money.js';
 import { boletoBarcode, formatLinhaDigitavel, linhaDigitavel } from '../rails/boleto/boleto.js';
 import { dynamicBrCode, staticBrCode } from '../rails/pix/br-code.js';
 import { locationUrl, newLocationId } from './pix-location.js';

@@ -1,12 +1,21 @@
-import { orderDetails } from '../orders/details.js';
+import { detailsOf } from '../orders/details.js';
 import type { OrderRow } from '../orders/queries.js';
+import type { DocumentType } from './documents.js';
+
+/** What a paid Brazil order keeps of its settlement (also an aggregate cashier's order paid on a Brazil rail). */
+export interface BrazilSettlement {
+  endToEndId: string;
+  authenticationCode: string;
+  settledAt: number;
+  voucherToken: string;
+}
 
 /** What a Brazil order keeps in its details: payer or payee, payment parameter, and what the rail settled. */
-export interface BrazilDetails {
+export interface BrazilDetails extends Partial<BrazilSettlement> {
   payParam?: string;
   boletoDueDate?: string;
   linhaFormatted?: string;
-  userInfoType?: string;
+  userInfoType?: DocumentType;
   userInfoNo?: string;
   userInfoName?: string;
   personIdType?: string;
@@ -16,16 +25,22 @@ export interface BrazilDetails {
   accountId?: string;
   bankName?: string;
   agency?: string;
-  endToEndId?: string;
-  authenticationCode?: string;
-  settledAt?: number;
-  voucherToken?: string;
   /** An aggregate cashier's USDT order: the TRON deposit address (its payment parameter). */
   addressTo?: string;
   /** An aggregate cashier's order: where userInfoNo came from. */
   documentSource?: 'saved' | 'entered' | 'generated';
 }
 
-export function brazilDetails(order: Pick<OrderRow, 'details'>): BrazilDetails {
-  return orderDetails<BrazilDetails>(order);
+declare module '../orders/details.js' {
+  interface OrderDetailsByArea {
+    bra: { collection: BrazilDetails; transfer: BrazilDetails };
+  }
+}
+
+/**
+ * The Brazil members of a Brazil order's details, or of an aggregate cashier's order paid on a
+ * Brazil rail (the cashier's details carry the same payer and settlement members).
+ */
+export function brazilDetails(order: Pick<OrderRow, 'id' | 'area' | 'details'>): BrazilDetails {
+  return detailsOf(order, 'bra', 'cashier');
 }

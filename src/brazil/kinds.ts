@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Clock } from '../clock.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { Minor } from '../ledger/money.js';
+import type { Minor } from '../money.js';
 import { collectionTransitions, transferTransitions } from '../orders/effects.js';
 import type { OrderRow } from '../orders/queries.js';
 import { MARK_STATUS_NONE, money, paymentCallbackPayload, payTypeText } from '../orders/records.js';
@@ -16,7 +16,7 @@ import {
   type BrazilRails,
   type CollectionCode,
 } from './collection-codes.js';
-import { brazilDetails } from './details.js';
+import { brazilDetails, type BrazilSettlement } from './details.js';
 
 export const BRAZIL_CURRENCY = 'BRL' as const;
 
@@ -93,7 +93,7 @@ const SANDBOX_ISPB = '00000000';
  * What the rail settles on success: the Pix end-to-end id (E + ISPB + yyyyMMddHHmm + 11 characters)
  * and an authentication code for the voucher.
  */
-export function successDetails(order: OrderRow, now: number): Record<string, unknown> {
+export function successDetails(order: OrderRow, now: number): BrazilSettlement {
   const stamp = new Date(now).toISOString().replace(/[-:T]/g, '').slice(0, 12);
   const random = randomBytes(16).toString('hex').toUpperCase();
   return {

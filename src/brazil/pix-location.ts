@@ -13,7 +13,8 @@ import {
   type JWK,
 } from 'jose';
 import type { Clock } from '../clock.js';
-import { formatMoney, fromDb, type Currency } from '../ledger/money.js';
+import { formatMoney, fromDb } from '../money.js';
+import { brazilDetails } from './details.js';
 import type { OrderRow } from '../orders/queries.js';
 import type { OrderService } from '../orders/service.js';
 import { COLLECTION_STATUS } from '../orders/state-machine.js';
@@ -106,7 +107,7 @@ const STATUS: Record<number, string> = {
 
 /** The API Pix `cob` of a PIX_DYNAMIC collection, as its location answers it. */
 export function cobPayload(order: OrderRow, pixKey: string, now: number): Record<string, unknown> {
-  const details = JSON.parse(order.details) as { userInfoType?: string; userInfoNo?: string; userInfoName?: string };
+  const details = brazilDetails(order);
   const devedor =
     details.userInfoNo === undefined
       ? undefined
@@ -121,7 +122,7 @@ export function cobPayload(order: OrderRow, pixKey: string, now: number): Record
     revisao: 0,
     status: STATUS[order.status] ?? 'ATIVA',
     ...(devedor !== undefined && { devedor }),
-    valor: { original: formatMoney(fromDb(order.amount), order.currency as Currency) },
+    valor: { original: formatMoney(fromDb(order.amount), order.currency) },
     chave: pixKey,
     ...(order.remark !== null && { solicitacaoPagador: order.remark.slice(0, 140) }),
   };

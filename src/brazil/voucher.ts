@@ -5,7 +5,7 @@ import { PageSizes, rgb, type PDFFont, type PDFPage } from 'pdf-lib';
 import type { Clock } from '../clock.js';
 import { ApiError } from '../http/failures.js';
 import { signedRoute, type SignedRouteDef } from '../auth/signed-route.js';
-import { formatMinor, fromDb, type Minor } from '../ledger/money.js';
+import { formatMinor, fromDb, type Minor } from '../money.js';
 import type { MerchantService } from '../merchants/service.js';
 import type { OrderRow } from '../orders/queries.js';
 import type { OrderService } from '../orders/service.js';
@@ -218,8 +218,6 @@ export async function renderVoucher(facts: VoucherFacts): Promise<Uint8Array> {
   return doc.save();
 }
 
-const detailsOf = brazilDetails;
-
 const ACCOUNT_TYPES: Record<string, string> = { CC: 'conta corrente / checking', CP: 'conta poupança / savings' };
 
 /** A Brazil order: made through the Brazil endpoints, or on an aggregate cashier and paid through a Brazilian rail (not USDT). */
@@ -240,7 +238,7 @@ export function voucherFacts(
   order: OrderRow,
   context: { merchantName: string; pixMerchantName: string },
 ): VoucherFacts {
-  const d = detailsOf(order);
+  const d = brazilDetails(order);
   const merchantLine = `Lojista / Merchant ID: ${order.merchant_id}`;
   const common = {
     settledAt: d.settledAt ?? order.complete_time ?? order.pay_time ?? order.updated_at,
@@ -294,7 +292,7 @@ export function voucherFacts(
 async function voucherToken(store: Store, order: OrderRow, now: number): Promise<string> {
   const existing = await voucherTokenOfOrder(store.read, order.id);
   if (existing !== undefined) return existing;
-  const settled = detailsOf(order).voucherToken;
+  const settled = brazilDetails(order).voucherToken;
   const token = settled !== undefined && TOKEN.test(settled) ? settled : randomBytes(24).toString('base64url');
   await store.transact(async (tx) => {
     await insertVoucher(tx, { token, order_id: order.id, created_at: now });

@@ -35,6 +35,6 @@ export function checkoutRoute(checkouts: CheckoutService): SignedRouteDef {
       'Open an aggregate cashier: the payer enters the amount and pays by PIX, PIX dynamic, Boleto or USDT (TRON)',
     body: CheckoutBody,
     data: Type.String({ description: 'the aggregate cashier address' }),
-    handle: async ({ body, caller }) => checkouts.create(caller, body) as never,
+    handle: async ({ body, caller }) => checkouts.create(caller, body),
   });
 }

@@ -8,6 +8,7 @@ import {
   type DocumentType,
 } from '../brazil/documents.js';
 import { MAX_COLLECTION_CENTS, successDetails as brazilSuccessDetails, type BrazilKinds } from '../brazil/kinds.js';
+import type { BrazilSettlement } from '../brazil/details.js';
 import type { Clock } from '../clock.js';
 import type { DepositAddresses } from '../exchange/deposit-addresses.js';
 import {
@@ -22,9 +23,9 @@ import { orderRate, type RateSource } from '../exchange/rates.js';
 import { ApiError } from '../http/failures.js';
 import { amountField } from '../ledger/amount-field.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { CURRENCIES, formatMoney, fromDb, MAX_MINOR, parseDecimal, type Minor } from '../ledger/money.js';
+import { CURRENCIES, formatMoney, fromDb, MAX_MINOR, parseDecimal, type Minor } from '../money.js';
 import type { MerchantService } from '../merchants/service.js';
-import { orderDetails, withDetails } from '../orders/details.js';
+import { detailsOf, withDetails } from '../orders/details.js';
 import { collectionTransitions } from '../orders/effects.js';
 import { createOnce, requestHash } from '../orders/idempotency.js';
 import type { OrderRow } from '../orders/queries.js';
@@ -98,7 +99,7 @@ export interface CheckoutChoice {
 }
 
 /** What an order made on an aggregate cashier keeps in its details. */
-export interface CashierOrderDetails {
+export interface CashierOrderDetails extends Partial<BrazilSettlement> {
   checkoutId: string;
   method: CashierMethod;
   dynamicAmountNotify: number;
@@ -120,15 +121,17 @@ export interface CashierOrderDetails {
   exchangeRate?: string;
   paidUnits?: string;
   tradeHash?: string;
-  /** USDT: the units paid differ from tokenUnits (the order is marked, markStatus 1). */
-  amountDiffers?: boolean;
   /** The last payment refused (another amount under dynamicAmountNotify 2, or one worth less than a cent): decimal text in `unit` (reais, or USDT). */
   refusedPayment?: { amount: string; unit: string; at: number };
 }
 
-export function cashierDetails(order: Pick<OrderRow, 'details'>): CashierOrderDetails {
-  return orderDetails<CashierOrderDetails>(order);
+declare module '../orders/details.js' {
+  interface OrderDetailsByArea {
+    cashier: { collection: CashierOrderDetails };
+  }
 }
+
+export const cashierDetails = (order: Pick<OrderRow, 'id' | 'area' | 'details'>) => detailsOf(order, 'cashier');
 
 /** The smallest amount a payer may enter: R$ 1,00. */
 export const MIN_CASHIER_CENTS = 100n;

@@ -2,21 +2,16 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OperatorError } from '../admin/failures.js';
 import type { Clock } from '../clock.js';
 import { ApiError } from '../http/failures.js';
-import { fromDb } from '../ledger/money.js';
+import { fromDb } from '../money.js';
 import type { MerchantService } from '../merchants/service.js';
 import type { OrderRow } from '../orders/queries.js';
 import type { OrderSandbox } from '../orders/sandbox.js';
 import { EventNotAllowedError, type OrderService } from '../orders/service.js';
+import { brazilDetails } from '../brazil/details.js';
 import { COLLECTION_STATUS } from '../orders/state-machine.js';
 import { barcodeFromLinha } from '../rails/boleto/boleto.js';
 import { renderBoletoPdf } from './boleto-pdf.js';
-import {
-  CheckoutExpiredError,
-  CheckoutInputError,
-  cashierDetails,
-  type CheckoutChoice,
-  type CheckoutService,
-} from './checkout.js';
+import { CheckoutExpiredError, CheckoutInputError, type CheckoutChoice, type CheckoutService } from './checkout.js';
 import { CASHIER_LANGUAGES, pickLanguage, translator } from './i18n.js';
 import { sendPage } from './layout.js';
 import { CASHIER_CURRENCY } from './methods.js';
@@ -170,7 +165,7 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
       // Only a boleto that can still be paid is handed out: an expired or cancelled one would be refused.
       if (cashierState(order, deps.clock.now()) !== 'pending')
         return reply.redirect(`${path}${langSuffix(request)}`, 303);
-      const d = cashierDetails(order);
+      const d = brazilDetails(order);
       const merchant = await deps.merchants.getMerchant(order.merchant_id);
       const pdf = await renderBoletoPdf({
         bankCode: deps.boletoBankCode,
@@ -181,7 +176,7 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
         issuedAt: order.created_at,
         payeeName: `${deps.pix.merchantName} (${merchant.name})`,
         payeeCity: deps.pix.merchantCity,
-        payerName: (d as { userInfoName?: string }).userInfoName,
+        payerName: d.userInfoName,
         payerDocument:
           d.userInfoType === undefined || d.userInfoNo === undefined
             ? undefined

@@ -2,9 +2,12 @@
  * The cashier's page bodies: what a payer sees for each kind of collection and each state, and the
  * aggregate cashier's form. Pure functions of the order (or cashier) and the language.
  */
+import { brazilDetails } from '../brazil/details.js';
 import { maskDocument } from '../brazil/voucher.js';
+import { kenyaDetails } from '../kenya/kinds.js';
 import { maskKenyanMobile } from '../kenya/phone.js';
-import { formatMinor, formatMoney, fromDb, type Currency } from '../ledger/money.js';
+import { formatMinor, formatMoney, fromDb, type Currency } from '../money.js';
+import { sharedDetails } from '../orders/details.js';
 import type { OrderRow } from '../orders/queries.js';
 import { formatUnits } from '../exchange/amounts.js';
 import { barcodeFromLinha } from '../rails/boleto/boleto.js';
@@ -45,8 +48,8 @@ export function payPageOf(order: OrderRow): PayPage {
 /** How many times a payer may ask for the M-Pesa prompt again. */
 export const MPESA_RESEND_LIMIT = 3;
 
-const money = (ctx: ViewContext, amount: number | bigint | string, currency: string) =>
-  formatAmount(ctx.lang, formatMoney(fromDb(amount), currency as Currency), currency);
+const money = (ctx: ViewContext, amount: number | bigint | string, currency: Currency) =>
+  formatAmount(ctx.lang, formatMoney(fromDb(amount), currency), currency);
 
 /** A readonly code with a copy button that appears once the script runs. */
 function copyable(ctx: ViewContext, id: string, label: string, value: string, rows: number): Html {
@@ -91,8 +94,8 @@ function header(ctx: ViewContext, order: OrderRow, title: string): Html {
 }
 
 function refusedNote(ctx: ViewContext, order: OrderRow): Html | undefined {
-  const refused = cashierDetails(order).refusedPayment;
-  if (order.area !== 'cashier' || refused === undefined) return undefined;
+  const refused = order.area === 'cashier' ? cashierDetails(order).refusedPayment : undefined;
+  if (refused === undefined) return undefined;
   const sent =
     refused.unit === 'USDT' ? `${refused.amount} USDT` : formatAmount(ctx.lang, refused.amount, refused.unit);
   return html`<p class="warning" role="alert">${ctx.t('refused', { sent, amount: money(ctx, order.amount, order.currency) })}</p>`;
@@ -107,25 +110,22 @@ export function pendingView(
   extra: { sandboxError: boolean; resent: boolean },
 ): { title: string; body: Html } {
   const page = payPageOf(order);
-  const d = cashierDetails(order) as ReturnType<typeof cashierDetails> & {
-    checkingPhone?: string;
-    railRestarts?: number;
-  };
   const sandbox = sandboxPanel(ctx, order, extra.sandboxError);
   const note = refusedNote(ctx, order);
   switch (page) {
     case 'mpesa': {
-      const left = MPESA_RESEND_LIMIT - (d.railRestarts ?? 0);
+      const left = MPESA_RESEND_LIMIT - (sharedDetails(order).railRestarts ?? 0);
       const title = ctx.t('mpesaTitle');
       return {
         title,
-        body: html`${header(ctx, order, title)}<p>${ctx.t('mpesaSent', { phone: maskKenyanMobile(d.checkingPhone ?? '') })}</p>${waiting(ctx)}
+        body: html`${header(ctx, order, title)}<p>${ctx.t('mpesaSent', { phone: maskKenyanMobile(kenyaDetails(order).checkingPhone ?? '') })}</p>${waiting(ctx)}
 ${extra.resent ? html`<p role="status">${ctx.t('mpesaResent')}</p>` : ''}${countdown(ctx, order)}
 <h2>${ctx.t('mpesaNoPrompt')}</h2><p>${ctx.t('mpesaChecks')}</p>
 ${left > 0 ? html`<form method="post" action="${ctx.path}/resend${ctx.langQuery}"><button class="secondary">${ctx.t('mpesaResend', { left })}</button></form>` : html`<p>${ctx.t('mpesaNoMore')}</p>`}${sandbox}`,
       };
     }
     case 'boleto': {
+      const d = brazilDetails(order);
       const line = d.payParam ?? '';
       const title = ctx.t('boletoTitle');
       return {
@@ -140,6 +140,7 @@ ${trusted(itfBarcodeSvg(barcodeFromLinha(line), { title: ctx.t('boletoBarcode', 
     }
     case 'usdt': {
       const title = ctx.t('usdtTitle');
+      const d = cashierDetails(order);
       const address = d.addressTo ?? '';
       const amount = tokens(order);
       return {
@@ -152,7 +153,7 @@ ${copyable(ctx, 'usdt-address', ctx.t('usdtAddress'), address, 1)}${countdown(ct
       };
     }
     case 'pix': {
-      const code = d.payParam ?? '';
+      const code = brazilDetails(order).payParam ?? '';
       const title = ctx.t('pixTitle');
       const amount = money(ctx, order.amount, order.currency);
       return {

@@ -6,7 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { html, type Html } from '../http/html.js';
-import { CURRENCIES, isCurrency, type Currency } from '../ledger/money.js';
+import { CURRENCY_CODES, isCurrency, type Currency } from '../money.js';
 import { DAY_MS, dayOf, dayRange, dayRangeLabels, errorSummary, textField, type FieldError } from './forms.js';
 import type { Language } from '../http/language.js';
 import { consoleTexts, dateTime, decimalText, money, translate, type Translator } from './i18n.js';
@@ -94,13 +94,16 @@ type Parsed = { range: StatementRange; errors: [] } | { range: undefined; errors
 
 function parseStatement(t: T, lang: Language, merchantId: string, form: StatementForm): Parsed {
   const errors: FieldError[] = [];
-  if (!isCurrency(form.currency)) errors.push({ field: 'currency', message: t('badCurrency') });
+  const currency = isCurrency(form.currency) ? form.currency : undefined;
+  if (currency === undefined) errors.push({ field: 'currency', message: t('badCurrency') });
   const days = dayRange(lang, { from: form.from, to: form.to, required: true });
   errors.push(...days.errors);
   const from = days.range?.from;
   const until = days.range?.until;
-  if (errors.length > 0 || from === undefined || until === undefined) return { range: undefined, errors };
-  return { range: { merchantId, currency: form.currency as Currency, from, until }, errors: [] };
+  if (errors.length > 0 || currency === undefined || from === undefined || until === undefined) {
+    return { range: undefined, errors };
+  }
+  return { range: { merchantId, currency, from, until }, errors: [] };
 }
 
 /** The statement's form as sent, with defaults: the merchant's first currency, the last 30 days. */
@@ -138,7 +141,7 @@ function statementFormHtml(
   errors: readonly FieldError[],
 ): Html {
   const error = errors.find((e) => e.field === 'currency');
-  const offered = currencies.length > 0 ? currencies : (Object.keys(CURRENCIES) as Currency[]);
+  const offered = currencies.length > 0 ? currencies : CURRENCY_CODES;
   const query = new URLSearchParams({ currency: form.currency, from: form.from, to: form.to }).toString();
   return html`<form method="get" action="/console/balances" novalidate><div class="filters">
 <div><label for="currency">${t('currency')}</label>${error !== undefined ? html`<p class="error" id="currency-error">${error.message}</p>` : ''}<select id="currency" name="currency"${

@@ -4,7 +4,7 @@
  */
 import { formatAmount } from '../cashier/i18n.js';
 import { isLanguage, LANGUAGES, rankedLanguageTags, type Language } from '../http/language.js';
-import { CURRENCIES, formatMinor } from '../ledger/money.js';
+import { CURRENCIES, formatMinor } from '../money.js';
 
 export const CONSOLE_LANGUAGES = LANGUAGES;
 export const CONSOLE_LANGUAGE_NAMES: Record<Language, string> = { en: 'English', 'pt-BR': 'Português', es: 'Español' };

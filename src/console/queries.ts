@@ -7,7 +7,7 @@
  */
 import type { Kysely, Selectable } from 'kysely';
 import type { MerchantAccountKind } from '../ledger/ledger.js';
-import { fromDb, type Currency, type Minor } from '../ledger/money.js';
+import { fromDb, type Currency, type Minor } from '../money.js';
 import type { OrderRow } from '../orders/queries.js';
 import type {
   ConsoleSessionTable,

@@ -1,7 +1,7 @@
-import { Type } from '@sinclair/typebox';
-import { ExactNumber } from '../http/exact-json.js';
-import { formatMoney, fromDb, type Currency } from '../ledger/money.js';
-import { orderDetails } from '../orders/details.js';
+import { Type, type Static, type TProperties, type TSchema } from '@sinclair/typebox';
+import { ExactNumber, ExactNumberSchema } from '../http/exact-json.js';
+import { formatMoney, fromDb } from '../money.js';
+import { detailsOf } from '../orders/details.js';
 import type { OrderRow } from '../orders/queries.js';
 import { EXCHANGE_STATUS } from '../orders/state-machine.js';
 import type { Chain } from '../rails/chain/addresses.js';
@@ -34,41 +34,15 @@ export interface ExchangeDetails {
   receivedFrom?: string;
 }
 
-export const exchangeDetails = (order: Pick<OrderRow, 'details'>) => orderDetails<ExchangeDetails>(order);
-
-const fiat = (order: OrderRow, minor: number | string) => formatMoney(fromDb(minor), order.currency as Currency);
-
-/** The exchange order record (queries 3 and 5, and the exchange callback), field for field as the spec lists it. */
-export function exchangeRecord(order: OrderRow): Record<string, unknown> {
-  const d = exchangeDetails(order);
-  const toFiat = order.kind === 'token_to_fiat';
-  const fee = fiat(order, order.fee);
-  // The fee of a fiat → token order is fixed by its quote; a token → fiat fee depends on the deposit.
-  const feeKnown = !toFiat || order.status === EXCHANGE_STATUS.complete;
-  return {
-    tokenAmount: formatUnits(BigInt(d.tokenUnits), d.tokenDecimals),
-    currencyAmount: toFiat ? fiat(order, d.quotedNet ?? '0') : fiat(order, order.amount),
-    orderAmount: fiat(order, order.amount),
-    orderActualAmount: order.actual_amount === null ? null : Number(fiat(order, order.actual_amount)),
-    orderFee: feeKnown ? (toFiat ? fee : Number(fee)) : null,
-    orderPayTime: order.pay_time,
-    orderCompleteTime: order.complete_time,
-    currencyType: order.currency,
-    tokenType: d.tokenType,
-    chainType: d.chainType,
-    exSymbolType: SYMBOL_TYPE[toFiat ? 'token_to_fiat' : 'fiat_to_token'],
-    exchangeRate: d.exchangeRate,
-    addressTo: d.addressTo,
-    remark: order.remark ?? '',
-    ...(toFiat && { notifyUrl: order.notify_url ?? '' }),
-    tradeHash: d.tradeHash ?? '',
-    errorMsg: order.error_msg,
-    errorMsgEn: order.error_msg_en,
-    orderId: order.id,
-    externalOrderId: order.external_order_id,
-    orderStatus: order.status,
-  };
+declare module '../orders/details.js' {
+  interface OrderDetailsByArea {
+    exchange: { fiat_to_token: ExchangeDetails; token_to_fiat: ExchangeDetails };
+  }
 }
+
+export const exchangeDetails = (order: Pick<OrderRow, 'id' | 'area' | 'details'>) => detailsOf(order, 'exchange');
+
+const fiat = (order: OrderRow, minor: number | string) => formatMoney(fromDb(minor), order.currency);
 
 const NullableNumber = (description: string) => Type.Union([Type.Number(), Type.Null()], { description });
 const NullableInteger = (description?: string) =>
@@ -76,8 +50,15 @@ const NullableInteger = (description?: string) =>
 const NullableString = (description?: string) =>
   Type.Union([Type.String(), Type.Null()], description === undefined ? {} : { description });
 
-/** The exchange order record's schema; orderFee is a number (fiat → token) or a string (token → fiat). */
-export function ExchangeRecordSchema(direction: 'fiat_to_token' | 'token_to_fiat') {
+/**
+ * The exchange order record's schema, members in the spec's order: orderFee is a number (fiat →
+ * token) or a string (token → fiat), and only a token → fiat record has notifyUrl.
+ */
+function recordSchema<F extends TSchema, N extends TProperties>(
+  direction: keyof typeof SYMBOL_TYPE,
+  orderFee: F,
+  notifyUrl: N,
+) {
   return Type.Object({
     tokenAmount: Type.String({ description: 'the quoted token amount' }),
     currencyAmount: Type.String({
@@ -87,10 +68,7 @@ export function ExchangeRecordSchema(direction: 'fiat_to_token' | 'token_to_fiat
     orderActualAmount: NullableNumber(
       'fiat actually taken (fiat → token, from status 2) or credited (token → fiat, at 8); null until then',
     ),
-    orderFee:
-      direction === 'fiat_to_token'
-        ? NullableNumber('the fiat fee, fixed by the quote (0 once an order fails)')
-        : NullableString('the fiat fee; null until the deposit is confirmed'),
+    orderFee,
     orderPayTime: NullableInteger('when the fiat was taken (fiat → token) or the deposit confirmed (token → fiat)'),
     orderCompleteTime: NullableInteger(),
     currencyType: Type.String(),
@@ -102,7 +80,7 @@ export function ExchangeRecordSchema(direction: 'fiat_to_token' | 'token_to_fiat
       description: direction === 'fiat_to_token' ? 'the receiving address' : 'the deposit address',
     }),
     remark: Type.String(),
-    ...(direction === 'token_to_fiat' && { notifyUrl: Type.String() }),
+    ...notifyUrl,
     tradeHash: Type.String({ description: 'the transaction hash; empty until known' }),
     errorMsg: NullableString(),
     errorMsgEn: NullableString(),
@@ -113,6 +91,101 @@ export function ExchangeRecordSchema(direction: 'fiat_to_token' | 'token_to_fiat
     }),
   });
 }
+
+/** Query 3 and the fiat → token callback. */
+export const FiatToTokenRecord = recordSchema(
+  'fiat_to_token',
+  NullableNumber('the fiat fee, fixed by the quote (0 once an order fails)'),
+  {},
+);
+
+/** Query 5 and the token → fiat callback. */
+export const TokenToFiatRecord = recordSchema(
+  'token_to_fiat',
+  NullableString('the fiat fee; null until the deposit is confirmed'),
+  { notifyUrl: Type.String() },
+);
+
+type FiatToTokenRecordData = Static<typeof FiatToTokenRecord>;
+type TokenToFiatRecordData = Static<typeof TokenToFiatRecord>;
+
+/** The members both records share, as the order has them. */
+function recordBase(order: OrderRow, currencyAmount: string) {
+  const d = exchangeDetails(order);
+  return {
+    tokenAmount: formatUnits(BigInt(d.tokenUnits), d.tokenDecimals),
+    currencyAmount,
+    orderAmount: fiat(order, order.amount),
+    orderActualAmount: order.actual_amount === null ? null : Number(fiat(order, order.actual_amount)),
+    orderPayTime: order.pay_time,
+    orderCompleteTime: order.complete_time,
+    currencyType: order.currency,
+    tokenType: d.tokenType,
+    chainType: d.chainType,
+    exSymbolType: SYMBOL_TYPE[order.kind === 'token_to_fiat' ? 'token_to_fiat' : 'fiat_to_token'],
+    exchangeRate: d.exchangeRate,
+    addressTo: d.addressTo,
+    remark: order.remark ?? '',
+    tradeHash: d.tradeHash ?? '',
+    errorMsg: order.error_msg,
+    errorMsgEn: order.error_msg_en,
+    orderId: order.id,
+    externalOrderId: order.external_order_id,
+    orderStatus: order.status,
+  };
+}
+
+/** A fiat → token order's record: the fiat taken, and its fee fixed by the quote. */
+export function fiatToTokenRecord(order: OrderRow): FiatToTokenRecordData {
+  return { ...recordBase(order, fiat(order, order.amount)), orderFee: Number(fiat(order, order.fee)) };
+}
+
+/** A token → fiat order's record: the quoted credit, and a fee known once the deposit is confirmed. */
+export function tokenToFiatRecord(order: OrderRow): TokenToFiatRecordData {
+  const fee = order.status === EXCHANGE_STATUS.complete ? fiat(order, order.fee) : null;
+  return {
+    ...recordBase(order, fiat(order, exchangeDetails(order).quotedNet ?? '0')),
+    orderFee: fee,
+    notifyUrl: order.notify_url ?? '',
+  };
+}
+
+/** The exchange callback: the order's record, as its query answers it. */
+export function exchangeRecord(order: OrderRow): FiatToTokenRecordData | TokenToFiatRecordData {
+  return order.kind === 'token_to_fiat' ? tokenToFiatRecord(order) : fiatToTokenRecord(order);
+}
+
+const CreateResultMembers = {
+  orderId: Type.String(),
+  symbolType: Type.String(),
+  externalOrderId: Type.String(),
+  currencyType: Type.String(),
+  tokenType: Type.String(),
+  chainType: Type.String(),
+};
+
+/** Endpoint 2's data. */
+export const FiatToTokenResult = Type.Object({
+  ...CreateResultMembers,
+  currencyAmount: Type.Integer({ description: 'the fiat amount taken, fee included (whole units)' }),
+  tokenAmount: ExactNumberSchema({
+    description:
+      'tokens sent to addressTo: (currencyAmount − fee) ÷ rate, rounded down to the chain’s decimals; written digit for digit',
+  }),
+});
+
+/** Endpoint 4's data. */
+export const TokenToFiatResult = Type.Object({
+  ...CreateResultMembers,
+  currencyAmount: Type.Integer({
+    description: 'the quoted credit net of fee, in whole units (the query shows it to the cent)',
+  }),
+  tokenAmount: ExactNumberSchema(),
+  addressTo: Type.String({
+    description:
+      'the deposit address derived for this order; send exactly tokenAmount from addressFrom before the quote expires',
+  }),
+});
 
 /** tokenAmount of a create result: a JSON number with every digit of the quote. */
 export function tokenAmountNumber(order: OrderRow): ExactNumber {

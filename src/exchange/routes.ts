@@ -5,7 +5,14 @@ import { AmountField, ExternalOrderId, OptionalUrl, QueryBody, Remark } from '..
 import { CHAINS } from '../rails/chain/addresses.js';
 import { TOKENS } from './amounts.js';
 import { EXCHANGE_CURRENCIES } from './rates.js';
-import { ExchangeRecordSchema, exchangeRecord } from './records.js';
+import {
+  FiatToTokenRecord,
+  FiatToTokenResult,
+  fiatToTokenRecord,
+  TokenToFiatRecord,
+  TokenToFiatResult,
+  tokenToFiatRecord,
+} from './records.js';
 import type { ExchangeService } from './service.js';
 
 const TAG = 'Exchange';
@@ -36,36 +43,6 @@ const TokenToFiatBody = Type.Object({
   remark: Remark,
 });
 
-const CreateResultMembers = {
-  orderId: Type.String(),
-  symbolType: Type.String(),
-  externalOrderId: Type.String(),
-  currencyType: Type.String(),
-  tokenType: Type.String(),
-  chainType: Type.String(),
-};
-
-const FiatToTokenResult = Type.Object({
-  ...CreateResultMembers,
-  currencyAmount: Type.Integer({ description: 'the fiat amount taken, fee included (whole units)' }),
-  tokenAmount: Type.Number({
-    description:
-      'tokens sent to addressTo: (currencyAmount − fee) ÷ rate, rounded down to the chain’s decimals; written digit for digit',
-  }),
-});
-
-const TokenToFiatResult = Type.Object({
-  ...CreateResultMembers,
-  currencyAmount: Type.Integer({
-    description: 'the quoted credit net of fee, in whole units (the query shows it to the cent)',
-  }),
-  tokenAmount: Type.Number(),
-  addressTo: Type.String({
-    description:
-      'the deposit address derived for this order; send exactly tokenAmount from addressFrom before the quote expires',
-  }),
-});
-
 /** Endpoints 2–5: the fiat ↔ USDT exchange. */
 export function exchangeRoutes(exchange: ExchangeService): SignedRouteDef[] {
   return [
@@ -78,7 +55,7 @@ export function exchangeRoutes(exchange: ExchangeService): SignedRouteDef[] {
       body: FiatToTokenBody,
       data: FiatToTokenResult,
       exactNumbers: true,
-      handle: async ({ body, caller }) => (await exchange.createFiatToToken(caller, body)) as never,
+      handle: async ({ body, caller }) => exchange.createFiatToToken(caller, body),
     }),
     signedRoute({
       method: 'POST',
@@ -87,8 +64,8 @@ export function exchangeRoutes(exchange: ExchangeService): SignedRouteDef[] {
       tag: TAG,
       summary: 'Query a fiat → token order (orderFee is a number here)',
       body: QueryBody,
-      data: ExchangeRecordSchema('fiat_to_token'),
-      handle: async ({ body, caller }) => exchangeRecord(await exchange.query(caller, 'fiat_to_token', body)) as never,
+      data: FiatToTokenRecord,
+      handle: async ({ body, caller }) => fiatToTokenRecord(await exchange.query(caller, 'fiat_to_token', body)),
     }),
     signedRoute({
       method: 'POST',
@@ -99,7 +76,7 @@ export function exchangeRoutes(exchange: ExchangeService): SignedRouteDef[] {
       body: TokenToFiatBody,
       data: TokenToFiatResult,
       exactNumbers: true,
-      handle: async ({ body, caller }) => (await exchange.createTokenToFiat(caller, body)) as never,
+      handle: async ({ body, caller }) => exchange.createTokenToFiat(caller, body),
     }),
     signedRoute({
       method: 'POST',
@@ -108,8 +85,8 @@ export function exchangeRoutes(exchange: ExchangeService): SignedRouteDef[] {
       tag: TAG,
       summary: 'Query a token → fiat order (orderFee is a string here, and notifyUrl is included)',
       body: QueryBody,
-      data: ExchangeRecordSchema('token_to_fiat'),
-      handle: async ({ body, caller }) => exchangeRecord(await exchange.query(caller, 'token_to_fiat', body)) as never,
+      data: TokenToFiatRecord,
+      handle: async ({ body, caller }) => tokenToFiatRecord(await exchange.query(caller, 'token_to_fiat', body)),
     }),
   ];
 }

@@ -1,10 +1,11 @@
+import type { Static } from '@sinclair/typebox';
 import type { Clock } from '../clock.js';
 import { ApiError } from '../http/failures.js';
 import type { Language } from '../http/language.js';
 import { feeFor } from '../ledger/fees.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { amountField } from '../ledger/amount-field.js';
-import { CURRENCIES, formatMoney, fromDb, MAX_MINOR, toDbMinor, type Currency } from '../ledger/money.js';
+import { CURRENCIES, formatMoney, fromDb, MAX_MINOR, toDbMinor, type Currency } from '../money.js';
 import { storedFeeRule, withDetails } from '../orders/details.js';
 import type { OrderRow } from '../orders/queries.js';
 import {
@@ -31,7 +32,15 @@ import {
   type Token,
 } from './amounts.js';
 import type { DepositAddresses } from './deposit-addresses.js';
-import { exchangeDetails, exchangeRecord, SYMBOL_TYPE, tokenAmountNumber, type ExchangeDetails } from './records.js';
+import {
+  exchangeDetails,
+  exchangeRecord,
+  FiatToTokenResult,
+  SYMBOL_TYPE,
+  TokenToFiatResult,
+  tokenAmountNumber,
+  type ExchangeDetails,
+} from './records.js';
 import { orderRate, type ExchangeCurrency, type RateSource } from './rates.js';
 
 export interface FiatToTokenRequest {
@@ -143,8 +152,8 @@ export class ExchangeService {
 
   /** The two order kinds, registered with the order service. */
   readonly kinds: {
-    fiatToToken: OrderKindSpec<Record<string, unknown>>;
-    tokenToFiat: OrderKindSpec<Record<string, unknown>>;
+    fiatToToken: OrderKindSpec<Static<typeof FiatToTokenResult>>;
+    tokenToFiat: OrderKindSpec<Static<typeof TokenToFiatResult>>;
   } = {
     fiatToToken: {
       area: 'exchange',
@@ -158,7 +167,7 @@ export class ExchangeService {
           currencyType: order.currency,
           tokenType: d.tokenType,
           chainType: d.chainType,
-          currencyAmount: Number(fromDb(order.amount) / 10n ** BigInt(CURRENCIES[order.currency as Currency])),
+          currencyAmount: Number(fromDb(order.amount) / 10n ** BigInt(CURRENCIES[order.currency])),
           tokenAmount: tokenAmountNumber(order),
         };
       },
@@ -180,7 +189,7 @@ export class ExchangeService {
           tokenType: d.tokenType,
           chainType: d.chainType,
           // int64 in the spec: whole units of the quoted credit; the query's currencyAmount has the cents.
-          currencyAmount: Number(fromDb(d.quotedNet ?? '0') / 10n ** BigInt(CURRENCIES[order.currency as Currency])),
+          currencyAmount: Number(fromDb(d.quotedNet ?? '0') / 10n ** BigInt(CURRENCIES[order.currency])),
           tokenAmount: tokenAmountNumber(order),
           addressTo: d.addressTo,
         };
@@ -195,7 +204,7 @@ export class ExchangeService {
   /** Fiat → token: the fee and the tokens it buys (none: a 300), then the fiat frozen (short: a 300). */
   async #writeFiatToToken({ tx, order, feeRule, insert }: CreateStep): Promise<void> {
     const d = exchangeDetails(order);
-    const currency = order.currency as Currency;
+    const currency = order.currency;
     const amount = fromDb(order.amount);
     const rate = quotedRate(d);
     const fee = feeFor(amount, feeRule);
@@ -220,7 +229,7 @@ export class ExchangeService {
   /** Token → fiat: the fee (taking the whole credit: a 300), then a fresh deposit address for the order. */
   async #writeTokenToFiat({ tx, order, feeRule, insert }: CreateStep): Promise<void> {
     const d = exchangeDetails(order);
-    const currency = order.currency as Currency;
+    const currency = order.currency;
     const gross = fromDb(order.amount);
     const fee = feeFor(gross, feeRule);
     if (gross - fee <= 0n) {
@@ -279,7 +288,7 @@ export class ExchangeService {
   }
 
   /** Endpoint 2: the merchant buys tokens with its fiat balance; currencyAmount is frozen now (a 300 when short). */
-  async createFiatToToken(caller: Caller, body: FiatToTokenRequest): Promise<unknown> {
+  async createFiatToToken(caller: Caller, body: FiatToTokenRequest): Promise<Static<typeof FiatToTokenResult>> {
     const currency: Currency = body.currencyType;
     const whole = amountField('currencyAmount', body.currencyAmount, currency, {
       decimals: 0,
@@ -319,7 +328,7 @@ export class ExchangeService {
   }
 
   /** Endpoint 4: a payer sells tokens for the merchant: a fresh deposit address and a rate held for the quote's lifetime. */
-  async createTokenToFiat(caller: Caller, body: TokenToFiatRequest): Promise<unknown> {
+  async createTokenToFiat(caller: Caller, body: TokenToFiatRequest): Promise<Static<typeof TokenToFiatResult>> {
     const currency: Currency = body.currencyType;
     const decimals = TOKEN_DECIMALS[body.chainType];
     const units = amountField('tokenAmount', body.tokenAmount, currency, { decimals, minimum: 1n, maximum: MAX_MINOR });
@@ -403,7 +412,7 @@ export class ExchangeService {
     const { tx, order, event, now, options } = step;
     const money = {
       merchantId: order.merchant_id,
-      currency: order.currency as Currency,
+      currency: order.currency,
       orderId: order.id,
       gross: fromDb(order.amount),
       fee: fromDb(order.fee),
@@ -455,11 +464,11 @@ export class ExchangeService {
         if (units === undefined) throw new Error('token_received needs the deposit amount');
         const rate = parseRate(d.exchangeRate);
         if (rate === undefined) throw new Error(`order ${order.id} has no valid exchangeRate`);
-        const gross = fiatForTokens(units, d.tokenDecimals, rate, CURRENCIES[order.currency as Currency]);
+        const gross = fiatForTokens(units, d.tokenDecimals, rate, CURRENCIES[order.currency]);
         const fee = feeFor(gross, storedFeeRule(order));
         await this.deps.ledger.creditExchangeFiat(tx, {
           merchantId: order.merchant_id,
-          currency: order.currency as Currency,
+          currency: order.currency,
           orderId: order.id,
           gross,
           fee,

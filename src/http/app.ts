@@ -108,7 +108,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   });
   app.decorateRequest('rawBody', undefined);
   app.decorateRequest('merchantCaller', null);
-  app.decorateRequest('callerHints', null as never);
+  app.decorateRequest('callerHints');
   app.decorateRequest('apiCode', null);
   app.decorateRequest('apiMessage', null);
   app.addHook('onRequest', async (request, reply) => {

@@ -1,3 +1,5 @@
+import { Type, type TUnsafe } from '@sinclair/typebox';
+
 /**
  * JSON numbers that must keep every digit. A token amount on BSC has 18 decimals, more than a
  * double holds, and the spec types it as a JSON number: it is written from its decimal text.
@@ -13,6 +15,11 @@ export class ExactNumber {
   toJSON(): { $exact: string } {
     return { $exact: this.text };
   }
+}
+
+/** A JSON number in the schema (and the OpenAPI document) that the route writes as an ExactNumber. */
+export function ExactNumberSchema(options: { description?: string } = {}): TUnsafe<ExactNumber> {
+  return Type.Unsafe<ExactNumber>({ type: 'number', ...options });
 }
 
 function isExactTag(value: object): value is { $exact: string } {

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { Ledger } from '../ledger/ledger.js';
-import { orderDetails } from '../orders/details.js';
+import { detailsOf } from '../orders/details.js';
 import { collectionTransitions, transferTransitions } from '../orders/effects.js';
 import type { OrderRow } from '../orders/queries.js';
 import { MARK_STATUS_NONE, money, paymentCallbackPayload, payTypeText } from '../orders/records.js';
@@ -18,7 +18,13 @@ export interface KenyaDetails {
   bankName?: string;
 }
 
-export const kenyaDetails = (order: Pick<OrderRow, 'details'>) => orderDetails<KenyaDetails>(order);
+declare module '../orders/details.js' {
+  interface OrderDetailsByArea {
+    ken: { collection: KenyaDetails; transfer: KenyaDetails };
+  }
+}
+
+export const kenyaDetails = (order: Pick<OrderRow, 'id' | 'area' | 'details'>) => detailsOf(order, 'ken');
 
 export const KenyaCollectionResult = Type.Object({
   cashierUrl: Type.String(),

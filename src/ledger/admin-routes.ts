@@ -5,11 +5,11 @@ import type { RouteCatalog } from '../http/route-catalog.js';
 import { StringEnum } from '../http/validation.js';
 import type { MerchantService } from '../merchants/service.js';
 import { FEE_CHANNELS } from './fees.js';
-import { CURRENCIES, formatMoney, type Currency } from './money.js';
+import { CURRENCY_CODES, formatMoney } from '../money.js';
 import type { Balance, LedgerService } from './service.js';
 
 const TAG = 'Admin: balances and fees';
-const CurrencyCode = StringEnum(Object.keys(CURRENCIES) as Currency[]);
+const CurrencyCode = StringEnum(CURRENCY_CODES);
 const Amount = Type.Union([Type.String(), Type.Number()], {
   description: 'decimal, as a string (preferred) or a number',
 });

@@ -1,5 +1,5 @@
 import { ApiError } from '../http/failures.js';
-import { amountRule, formatMinor, readAmount, type Currency, type Minor } from './money.js';
+import { amountRule, formatMinor, readAmount, type Currency, type Minor } from '../money.js';
 
 /**
  * An amount field of a request, in `currency`: refused with code 300 naming the field and the rule

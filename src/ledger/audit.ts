@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { ReadDb } from '../store/store.js';
-import { fromDb } from './money.js';
+import { fromDb } from '../money.js';
 
 /** One broken invariant, said so an operator can find it. */
 export interface AuditBreach {

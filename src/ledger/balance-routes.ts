@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { signedRoute, type SignedRouteDef } from '../auth/signed-route.js';
-import { formatMoney, type Currency } from './money.js';
+import { formatMoney, type Currency } from '../money.js';
 import type { LedgerService } from './service.js';
 
 /** accountStatusId and accountStatus: the only state a merchant account has today. */

@@ -1,4 +1,4 @@
-import type { Currency, Minor } from './money.js';
+import type { Currency, Minor } from '../money.js';
 
 /** Where a fee applies (area, order kind and channel), with the currency its amounts are in. */
 export const FEE_CHANNELS = {

@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js';
 import { newId } from '../store/ids.js';
 import type { LedgerAccountKind } from '../store/schema.js';
 import type { Tx } from '../store/store.js';
-import { toDbMinor, type Currency, type Minor } from './money.js';
+import { toDbMinor, type Currency, type Minor } from '../money.js';
 import * as q from './queries.js';
 
 /** Accounts that may never go below zero: what the merchant can spend or has promised. */
@@ -147,7 +147,7 @@ export class Ledger {
 
   /** Settlement: awaiting settlement becomes available. */
   async settle(tx: Tx, s: q.LedgerSettlementRow): Promise<void> {
-    const currency = s.currency as Currency;
+    const currency = s.currency;
     await this.post(tx, {
       kind: 'settlement',
       currency,

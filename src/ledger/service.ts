@@ -4,7 +4,7 @@ import type { Store, ReadDb } from '../store/store.js';
 import { FEE_CHANNELS, feeFor, isFeeChannel, NO_FEE, type FeeChannel, type FeeRule } from './fees.js';
 import { accountCode, InsufficientBalanceError, Ledger } from './ledger.js';
 import { amountField } from './amount-field.js';
-import { formatMoney, fromDb, isCurrency, toDbMinor, type Currency, type Minor } from './money.js';
+import { formatMoney, fromDb, isCurrency, toDbMinor, type Currency, type Minor } from '../money.js';
 import * as q from './queries.js';
 
 export interface Balance {

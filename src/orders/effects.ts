@@ -1,7 +1,7 @@
 import type { Language } from '../http/language.js';
 import { feeFor } from '../ledger/fees.js';
 import type { Ledger, TransferMoney } from '../ledger/ledger.js';
-import { fromDb, toDbMinor, type Currency } from '../ledger/money.js';
+import { fromDb, toDbMinor } from '../money.js';
 import { storedFeeRule, withDetails } from './details.js';
 import * as q from './queries.js';
 import { COLLECTION_STATUS, TRANSFER_STATUS } from './state-machine.js';
@@ -25,7 +25,7 @@ export interface TransitionEffects {
 }
 
 /** What a rail settles on success (e.g. a Pix end-to-end id), merged into the order's details. */
-export type SuccessDetails = (order: q.OrderRow, now: number) => Record<string, unknown>;
+export type SuccessDetails = (order: q.OrderRow, now: number) => object;
 
 /**
  * A collection's transitions: paid credits the amount paid, net of the fee schedule kept at
@@ -50,7 +50,7 @@ export function collectionTransitions(
       const merchant = await q.merchantTermsOf(tx, order.merchant_id);
       await ledger.creditCollection(tx, {
         merchantId: order.merchant_id,
-        currency: order.currency as Currency,
+        currency: order.currency,
         orderId: order.id,
         amount: actual,
         fee,
@@ -74,7 +74,7 @@ export function collectionTransitions(
 function transferMoney(order: q.OrderRow): TransferMoney {
   return {
     merchantId: order.merchant_id,
-    currency: order.currency as Currency,
+    currency: order.currency,
     orderId: order.id,
     amount: fromDb(order.amount),
     fee: fromDb(order.fee),

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { formatMoney, fromDb, type Currency } from '../ledger/money.js';
+import { formatMoney, fromDb } from '../money.js';
 import type { OrderRow } from './queries.js';
+import { sharedDetails } from './details.js';
 import { statusText } from './state-machine.js';
 
 /** orderType of the order record: the spec leaves its values open; Cashgate's are these. */
@@ -22,8 +23,7 @@ export const MARK_STATUS_AMOUNT_DIFFERS = 1;
 export function collectionMarkStatus(order: Pick<OrderRow, 'actual_amount' | 'amount' | 'details'>): number {
   const differs =
     order.actual_amount !== null &&
-    (order.actual_amount !== order.amount ||
-      (JSON.parse(order.details) as { amountDiffers?: boolean }).amountDiffers === true);
+    (order.actual_amount !== order.amount || sharedDetails(order).amountDiffers === true);
   return differs ? MARK_STATUS_AMOUNT_DIFFERS : MARK_STATUS_NONE;
 }
 
@@ -44,7 +44,7 @@ export function payTypeText(payType: number): string {
 }
 
 export const money = (order: OrderRow, amount: number | null): string | null =>
-  amount === null ? null : formatMoney(fromDb(amount), order.currency as Currency);
+  amount === null ? null : formatMoney(fromDb(amount), order.currency);
 
 /** Who is paid or pays: account fields of the order record. */
 export interface OrderAccount {
@@ -118,7 +118,7 @@ export function orderRecord(order: OrderRow, account: OrderAccount): OrderRecord
     externalOrderId: order.external_order_id,
     orderAmount: money(order, order.amount) ?? '',
     orderActualAmount: money(order, order.actual_amount),
-    orderEntryAmount: formatMoney(entry, order.currency as Currency),
+    orderEntryAmount: formatMoney(entry, order.currency),
     orderFee: money(order, order.fee) ?? '',
     orderPayTime: order.pay_time,
     orderCompleteTime: order.complete_time,

@@ -1,7 +1,6 @@
 import { OperatorError } from '../admin/failures.js';
 import type { Clock } from '../clock.js';
 import { amountField } from '../ledger/amount-field.js';
-import type { Currency } from '../ledger/money.js';
 import type { OrderArea, OrderKind } from '../store/schema.js';
 import type { OrderRow } from './queries.js';
 import { EventNotAllowedError, type OrderService } from './service.js';
@@ -89,9 +88,7 @@ export class OrderSandbox {
       }
     }
     const amount =
-      input.amount === undefined || event !== 'paid'
-        ? undefined
-        : amountField('amount', input.amount, order.currency as Currency);
+      input.amount === undefined || event !== 'paid' ? undefined : amountField('amount', input.amount, order.currency);
     try {
       return await this.orders.applyEvent(orderId, event, {
         source: input.source,

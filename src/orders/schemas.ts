@@ -102,7 +102,7 @@ export function orderQueryRoute(def: {
     }) => {
       const order = await def.orders.findForQuery(caller.merchantId, def.area, def.kind, body);
       const base = orderRecord(order, def.account(order));
-      return [{ ...base, ...def.extra?.(order, base) }] as never;
+      return [{ ...base, ...def.extra?.(order, base) }];
     },
   });
 }

@@ -8,13 +8,13 @@ import { ApiError } from '../http/failures.js';
 import { isLanguage, type Language } from '../http/language.js';
 import { feeFor, type FeeChannel, type FeeRule } from '../ledger/fees.js';
 import { InsufficientBalanceError } from '../ledger/ledger.js';
-import { formatMoney, toDbMinor, type Currency, type Minor } from '../ledger/money.js';
+import { formatMoney, toDbMinor, type Currency, type Minor } from '../money.js';
 import type { LedgerService } from '../ledger/service.js';
 import type { Rail, RailOrder } from '../rails/rails.js';
 import { newId } from '../store/ids.js';
 import type { OrderArea, OrderKind } from '../store/schema.js';
 import type { ReadDb, Store, Tx } from '../store/store.js';
-import { orderDetails, storeFeeRule, withDetails } from './details.js';
+import { sharedDetails, storeFeeRule, withDetails } from './details.js';
 import type { TransitionEffects, TransitionStep } from './effects.js';
 import { createOnce, requestHash } from './idempotency.js';
 import * as q from './queries.js';
@@ -343,7 +343,7 @@ export class OrderService implements CallbackOrderSource {
     order: q.OrderRow,
     freeze: { total: Minor; journal: string; purpose: 'transfer' | 'exchange' },
   ): Promise<void> {
-    const currency = order.currency as Currency;
+    const currency = order.currency;
     try {
       await this.ledger.ledger.freeze(tx, {
         merchantId: order.merchant_id,
@@ -482,7 +482,7 @@ export class OrderService implements CallbackOrderSource {
     const order = await this.store.transact(async (tx) => {
       const locked = await q.lockOrder(tx, this.store.dialect, orderId);
       if (locked === undefined || locked.status !== INITIAL_STATUS[locked.kind]) return undefined;
-      const restarts = orderDetails(locked).railRestarts ?? 0;
+      const restarts = sharedDetails(locked).railRestarts ?? 0;
       if (restarts >= limit || isTimeUp(locked, this.clock.now())) return undefined;
       const now = this.clock.now();
       const changes = { details: withDetails(locked.details, { railRestarts: restarts + 1 }), updated_at: now };
@@ -509,7 +509,7 @@ export class OrderService implements CallbackOrderSource {
       await this.store.transact(async (tx) => {
         const current = await q.lockOrder(tx, this.store.dialect, orderId);
         if (current === undefined) return;
-        const restarts = orderDetails(current).railRestarts ?? 1;
+        const restarts = sharedDetails(current).railRestarts ?? 1;
         await q.updateOrder(tx, orderId, {
           details: withDetails(current.details, { railRestarts: Math.max(0, restarts - 1) }),
         });

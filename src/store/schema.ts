@@ -1,4 +1,5 @@
 import type { Generated } from 'kysely';
+import type { Currency } from '../money.js';
 
 /** Times are Unix milliseconds; flags are 0/1 integers so one schema serves SQLite and PostgreSQL. */
 export interface MerchantTable {
@@ -108,7 +109,7 @@ export type LedgerAccountKind =
 export interface LedgerAccountTable {
   code: string;
   merchant_id: string | null;
-  currency: string;
+  currency: Currency;
   kind: LedgerAccountKind;
   /** Sum of the account's entries, kept in step in the same transaction (minor units). */
   balance: number;
@@ -122,7 +123,7 @@ export interface LedgerJournalTable {
   kind: string;
   merchant_id: string | null;
   order_id: string | null;
-  currency: string;
+  currency: Currency;
   memo: string | null;
   created_at: number;
 }
@@ -132,7 +133,7 @@ export interface LedgerEntryTable {
   journal_id: string;
   account_code: string;
   merchant_id: string | null;
-  currency: string;
+  currency: Currency;
   /** Signed minor units. */
   amount: number;
   created_at: number;
@@ -142,7 +143,7 @@ export interface LedgerEntryTable {
 export interface LedgerSettlementTable {
   id: string;
   merchant_id: string;
-  currency: string;
+  currency: Currency;
   amount: number;
   order_id: string | null;
   due_at: number;
@@ -178,7 +179,7 @@ export interface OrderTable {
   /** The create result's data, returned again to an identical repeat. */
   create_result: string;
   status: number;
-  currency: string;
+  currency: Currency;
   channel_type: string;
   pay_type: number;
   /** Minor units. */

@@ -3,6 +3,9 @@ export const CURRENCIES = { BRL: 2, MXN: 2, KES: 0 } as const;
 
 export type Currency = keyof typeof CURRENCIES;
 
+/** The currency codes, in the order CURRENCIES lists them. */
+export const CURRENCY_CODES = Object.keys(CURRENCIES) as readonly Currency[];
+
 export function isCurrency(value: string): value is Currency {
   return Object.hasOwn(CURRENCIES, value);
 }
