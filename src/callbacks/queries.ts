@@ -152,6 +152,36 @@ export async function queueStats(db: ReadDb, now: number): Promise<{ depth: numb
   return { depth: Number(row?.depth ?? 0), oldestDueAt: due?.oldest ?? null };
 }
 
+/** The merchant's unified callback address (null when it has none); throws when there is no such merchant. */
+export async function merchantCallbackUrl(db: ReadDb, merchantId: string): Promise<string | null> {
+  const merchant = await db
+    .selectFrom('merchants')
+    .select('callback_url')
+    .where('id', '=', merchantId)
+    .executeTakeFirstOrThrow();
+  return merchant.callback_url;
+}
+
+/**
+ * The key a test callback is signed with: `accessKey` when given and not deleted, else the
+ * merchant's newest active key; undefined when there is none.
+ */
+export function testSigningKey(
+  db: ReadDb,
+  merchantId: string,
+  accessKey: string | undefined,
+): Promise<{ access_key: string } | undefined> {
+  return db
+    .selectFrom('api_keys')
+    .select('access_key')
+    .where('merchant_id', '=', merchantId)
+    .$if(accessKey === undefined, (qb) => qb.where('status', '=', 'active'))
+    .$if(accessKey !== undefined, (qb) => qb.where('access_key', '=', accessKey ?? '').where('status', '!=', 'deleted'))
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
 export async function insertTest(db: Db, row: CallbackTestRow): Promise<void> {
   await db.insertInto('callback_tests').values(row).execute();
 }

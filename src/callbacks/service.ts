@@ -126,12 +126,8 @@ export class CallbackOutbox {
     callback: OrderCallback,
     options: { trigger?: 'automatic' | 'manual'; notifyId?: string } = {},
   ): Promise<q.CallbackEventRow> {
-    const merchant = await tx
-      .selectFrom('merchants')
-      .select('callback_url')
-      .where('id', '=', callback.merchantId)
-      .executeTakeFirstOrThrow();
-    const target = callback.notifyUrl ?? merchant.callback_url;
+    const callbackUrl = await q.merchantCallbackUrl(tx, callback.merchantId);
+    const target = callback.notifyUrl ?? callbackUrl;
     const now = this.clock.now();
     const row: q.CallbackEventRow = {
       id: newId('cbe'),

@@ -62,15 +62,7 @@ export class TestCallbacks implements CallbackOrderSource {
     input: { url?: string | null | undefined; accessKey?: string | undefined },
   ): Promise<q.CallbackEventRow> {
     const chosen = input.accessKey;
-    const key = await tx
-      .selectFrom('api_keys')
-      .select('access_key')
-      .where('merchant_id', '=', merchantId)
-      .$if(chosen === undefined, (qb) => qb.where('status', '=', 'active'))
-      .$if(chosen !== undefined, (qb) => qb.where('access_key', '=', chosen ?? '').where('status', '!=', 'deleted'))
-      .orderBy('created_at', 'desc')
-      .limit(1)
-      .executeTakeFirst();
+    const key = await q.testSigningKey(tx, merchantId, chosen);
     if (key === undefined && chosen !== undefined)
       throw new OperatorError({ kind: 'api_key_not_found', accessKey: chosen });
     if (key === undefined) throw new OperatorError({ kind: 'no_signing_key', merchantId });

@@ -3,7 +3,7 @@
  * entries, and the ledger statement of one currency; every one is scoped to one merchant and uses an
  * existing index (orders_merchant_idx, ledger_journals_order_idx, ledger_entries_account_idx). And
  * the statements of its accounts: console users, their sessions and the failed sign-ins the rate
- * limit counts. Each works on SQLite and PostgreSQL alike.
+ * limit counts. And the request log of debug-mode keys. Each works on SQLite and PostgreSQL alike.
  */
 import type { Kysely, Selectable } from 'kysely';
 import type { MerchantAccountKind } from '../ledger/ledger.js';
@@ -16,6 +16,7 @@ import type {
   Database,
   OrderArea,
   OrderKind,
+  RequestLogTable,
 } from '../store/schema.js';
 import type { ReadDb } from '../store/store.js';
 
@@ -436,5 +437,60 @@ export async function deleteSignInFailuresByIdOrSubject(db: Db, ids: string[], s
 /** Drops the failures older than `before`, which no longer count; returns how many. */
 export async function deleteSignInFailuresBefore(db: Db, before: number): Promise<number> {
   const result = await db.deleteFrom('console_sign_in_failures').where('at', '<', before).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+export type RequestLogRow = Selectable<RequestLogTable>;
+
+export interface RequestLogFilter {
+  accessKey?: string | undefined;
+  /** Only failures (any code but 200). */
+  failedOnly?: boolean | undefined;
+  /** Newest first, after this entry (paging: its time and request id). */
+  before?: { at: number; requestId: string } | undefined;
+  limit: number;
+}
+
+export async function insertRequestLogEntry(db: Db, row: RequestLogRow): Promise<void> {
+  await db.insertInto('request_log').values(row).execute();
+}
+
+/** The merchant's request log entries that pass the filter, newest first. */
+export function requestLogEntries(db: ReadDb, merchantId: string, filter: RequestLogFilter): Promise<RequestLogRow[]> {
+  return db
+    .selectFrom('request_log')
+    .selectAll()
+    .where('merchant_id', '=', merchantId)
+    .$if(filter.accessKey !== undefined, (q) => q.where('access_key', '=', filter.accessKey ?? ''))
+    .$if(filter.failedOnly === true, (q) => q.where('code', '!=', '200'))
+    .$if(filter.before !== undefined, (q) => {
+      const { at, requestId } = filter.before ?? { at: 0, requestId: '' };
+      return q.where((eb) =>
+        eb.or([eb('created_at', '<', at), eb.and([eb('created_at', '=', at), eb('request_id', '<', requestId)])]),
+      );
+    })
+    .orderBy('created_at', 'desc')
+    .orderBy('request_id', 'desc')
+    .limit(filter.limit)
+    .execute();
+}
+
+/** One request log entry of the merchant's; undefined when unknown or another merchant's. */
+export function findRequestLogEntry(
+  db: ReadDb,
+  merchantId: string,
+  requestId: string,
+): Promise<RequestLogRow | undefined> {
+  return db
+    .selectFrom('request_log')
+    .selectAll()
+    .where('request_id', '=', requestId)
+    .where('merchant_id', '=', merchantId)
+    .executeTakeFirst();
+}
+
+/** Drops the request log entries older than `before`; returns how many. */
+export async function deleteRequestLogBefore(db: Db, before: number): Promise<number> {
+  const result = await db.deleteFrom('request_log').where('created_at', '<', before).executeTakeFirst();
   return Number(result.numDeletedRows);
 }

@@ -3,26 +3,14 @@
  * outcome, with the code, msgEn and the string the server built to check the sign. Merchants read
  * it in the console; debug-mode errors carry its address. Kept for a week.
  */
-import type { Selectable } from 'kysely';
 import type { Clock } from '../clock.js';
-import type { RequestLogTable } from '../store/schema.js';
 import type { Store } from '../store/store.js';
-
-export type RequestLogRow = Selectable<RequestLogTable>;
+import * as q from './queries.js';
 
 export const REQUEST_LOG_RETENTION_MS = 7 * 86_400_000;
 const PATH_MAX = 300;
 const MESSAGE_MAX = 2000;
 const SIGNED_MAX = 70_000;
-
-export interface RequestLogFilter {
-  accessKey?: string | undefined;
-  /** Only failures (any code but 200). */
-  failedOnly?: boolean | undefined;
-  /** Newest first, after this entry (paging: its time and request id). */
-  before?: { at: number; requestId: string } | undefined;
-  limit: number;
-}
 
 /** Entries per key and minute (per node) for requests whose signature did not verify. */
 export const UNVERIFIED_PER_KEY_PER_MINUTE = 60;
@@ -58,57 +46,28 @@ export class RequestLog {
     return `${this.publicBaseUrl}/console/requests/${encodeURIComponent(requestId)}`;
   }
 
-  async record(entry: Omit<RequestLogRow, 'created_at'>): Promise<void> {
+  async record(entry: Omit<q.RequestLogRow, 'created_at'>): Promise<void> {
     await this.store.transact((tx) =>
-      tx
-        .insertInto('request_log')
-        .values({
-          ...entry,
-          path: entry.path.slice(0, PATH_MAX),
-          msg_en: entry.msg_en.slice(0, MESSAGE_MAX),
-          signed_string: entry.signed_string === null ? null : entry.signed_string.slice(0, SIGNED_MAX),
-          created_at: this.clock.now(),
-        })
-        .execute(),
+      q.insertRequestLogEntry(tx, {
+        ...entry,
+        path: entry.path.slice(0, PATH_MAX),
+        msg_en: entry.msg_en.slice(0, MESSAGE_MAX),
+        signed_string: entry.signed_string === null ? null : entry.signed_string.slice(0, SIGNED_MAX),
+        created_at: this.clock.now(),
+      }),
     );
   }
 
-  list(merchantId: string, filter: RequestLogFilter): Promise<RequestLogRow[]> {
-    return this.store.read
-      .selectFrom('request_log')
-      .selectAll()
-      .where('merchant_id', '=', merchantId)
-      .$if(filter.accessKey !== undefined, (q) => q.where('access_key', '=', filter.accessKey ?? ''))
-      .$if(filter.failedOnly === true, (q) => q.where('code', '!=', '200'))
-      .$if(filter.before !== undefined, (q) => {
-        const { at, requestId } = filter.before ?? { at: 0, requestId: '' };
-        return q.where((eb) =>
-          eb.or([eb('created_at', '<', at), eb.and([eb('created_at', '=', at), eb('request_id', '<', requestId)])]),
-        );
-      })
-      .orderBy('created_at', 'desc')
-      .orderBy('request_id', 'desc')
-      .limit(filter.limit)
-      .execute();
+  list(merchantId: string, filter: q.RequestLogFilter): Promise<q.RequestLogRow[]> {
+    return q.requestLogEntries(this.store.read, merchantId, filter);
   }
 
   /** One entry of the merchant's; undefined when unknown or another merchant's. */
-  find(merchantId: string, requestId: string): Promise<RequestLogRow | undefined> {
-    return this.store.read
-      .selectFrom('request_log')
-      .selectAll()
-      .where('request_id', '=', requestId)
-      .where('merchant_id', '=', merchantId)
-      .executeTakeFirst();
+  find(merchantId: string, requestId: string): Promise<q.RequestLogRow | undefined> {
+    return q.findRequestLogEntry(this.store.read, merchantId, requestId);
   }
 
   async prune(): Promise<number> {
-    const result = await this.store.transact((tx) =>
-      tx
-        .deleteFrom('request_log')
-        .where('created_at', '<', this.clock.now() - REQUEST_LOG_RETENTION_MS)
-        .executeTakeFirst(),
-    );
-    return Number(result.numDeletedRows);
+    return this.store.transact((tx) => q.deleteRequestLogBefore(tx, this.clock.now() - REQUEST_LOG_RETENTION_MS));
   }
 }

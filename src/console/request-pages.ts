@@ -11,7 +11,7 @@ import { allApiKeys } from './keys-pages.js';
 import { badge, copyButton, errorSummary, type FieldError } from './forms.js';
 import { consoleTexts, dateTime, translate, type Translator } from './i18n.js';
 import type { ConsoleServices } from './plugin.js';
-import type { RequestLogRow } from './request-log.js';
+import type { RequestLogRow } from './queries.js';
 import { queryParam, type ConsoleContext, type ConsoleRouter } from './router.js';
 
 const PAGE_SIZE = 50;

@@ -1,6 +1,7 @@
 import type { AddressFamily, DepositAddressDeriver } from '../rails/chain/derivation.js';
 import { MAX_ADDRESS_INDEX } from '../rails/chain/derivation.js';
 import type { Tx } from '../store/store.js';
+import * as q from './queries.js';
 
 export interface DepositAddress {
   address: string;
@@ -23,18 +24,8 @@ export class DepositAddresses {
     const deriver = this.derivers[family];
     if (deriver === undefined)
       throw new Error(`no ${family} xpub is configured: deposit addresses of that family cannot be derived`);
-    await tx
-      .insertInto('address_counters')
-      .values({ key_id: deriver.keyId, next_index: 0 })
-      .onConflict((oc) => oc.column('key_id').doNothing())
-      .execute();
-    const row = await tx
-      .updateTable('address_counters')
-      .set((eb) => ({ next_index: eb('next_index', '+', 1) }))
-      .where('key_id', '=', deriver.keyId)
-      .returning('next_index')
-      .executeTakeFirstOrThrow();
-    const index = row.next_index - 1;
+    await q.ensureAddressCounter(tx, deriver.keyId);
+    const index = (await q.advanceAddressCounter(tx, deriver.keyId)) - 1;
     if (index > MAX_ADDRESS_INDEX)
       throw new Error(
         `every non-hardened index of ${family} key ${deriver.keyId} is used: configure a new account xpub`,
@@ -44,16 +35,13 @@ export class DepositAddresses {
 
   /** Records the address as the order's: a second hand-out of it would break a unique constraint. */
   async assign(tx: Tx, deposit: DepositAddress, orderId: string, now: number): Promise<void> {
-    await tx
-      .insertInto('deposit_addresses')
-      .values({
-        address: deposit.address,
-        family: deposit.family,
-        key_id: deposit.keyId,
-        path_index: deposit.index,
-        order_id: orderId,
-        created_at: now,
-      })
-      .execute();
+    await q.insertDepositAddress(tx, {
+      address: deposit.address,
+      family: deposit.family,
+      key_id: deposit.keyId,
+      path_index: deposit.index,
+      order_id: orderId,
+      created_at: now,
+    });
   }
 }

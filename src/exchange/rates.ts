@@ -1,8 +1,7 @@
-import type { Selectable } from 'kysely';
 import type { Clock } from '../clock.js';
-import type { ExchangeRateTable } from '../store/schema.js';
 import type { ReadDb, Store } from '../store/store.js';
 import { applySpread, formatRate, parseRate, type Token } from './amounts.js';
+import * as q from './queries.js';
 
 /** Fiat currencies the exchange prices tokens in. */
 export const EXCHANGE_CURRENCIES = ['BRL', 'MXN'] as const;
@@ -57,12 +56,7 @@ export class OperatorRates implements RateSource {
   ) {}
 
   async price(db: ReadDb, currency: string, token: Token): Promise<TokenPrice | undefined> {
-    const row = await db
-      .selectFrom('exchange_rates')
-      .selectAll()
-      .where('currency', '=', currency)
-      .where('token', '=', token)
-      .executeTakeFirst();
+    const row = await q.findRate(db, currency, token);
     return row === undefined ? undefined : priceOf(row);
   }
 
@@ -81,32 +75,17 @@ export class OperatorRates implements RateSource {
       spread_bps: price.spreadBps,
       updated_at: now,
     };
-    await this.store.transact((tx) =>
-      tx
-        .insertInto('exchange_rates')
-        .values(row)
-        .onConflict((oc) =>
-          oc
-            .columns(['currency', 'token'])
-            .doUpdateSet({ buy: row.buy, sell: row.sell, spread_bps: row.spread_bps, updated_at: now }),
-        )
-        .execute(),
-    );
+    await this.store.transact((tx) => q.upsertRate(tx, row));
     return view(currency, token, { ...price, updatedAt: now });
   }
 
   async list(): Promise<RateView[]> {
-    const rows = await this.store.read
-      .selectFrom('exchange_rates')
-      .selectAll()
-      .orderBy('currency')
-      .orderBy('token')
-      .execute();
+    const rows = await q.listRates(this.store.read);
     return rows.map((row) => view(row.currency, row.token, priceOf(row)));
   }
 }
 
-function priceOf(row: Selectable<ExchangeRateTable>): TokenPrice {
+function priceOf(row: q.ExchangeRateRow): TokenPrice {
   const buy = parseRate(row.buy);
   const sell = parseRate(row.sell);
   if (buy === undefined || sell === undefined)

@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
 import type { ReadDb } from '../store/store.js';
 import { fromDb } from '../money.js';
+import * as q from './queries.js';
 
 /** One broken invariant, said so an operator can find it. */
 export interface AuditBreach {
@@ -19,11 +19,7 @@ export const LEDGER_CHECKS: readonly AuditCheck[] = [
   {
     name: 'entries sum to zero per currency',
     async run(db) {
-      const rows = await db
-        .selectFrom('ledger_entries')
-        .select(['currency', (eb) => eb.fn.sum<number | string>('amount').as('total')])
-        .groupBy('currency')
-        .execute();
+      const rows = await q.entryTotalsByCurrency(db);
       return rows
         .filter((r) => fromDb(r.total) !== 0n)
         .map((r) => ({ check: this.name, detail: `${r.currency} entries sum to ${fromDb(r.total)}` }));
@@ -32,28 +28,14 @@ export const LEDGER_CHECKS: readonly AuditCheck[] = [
   {
     name: 'every journal is balanced',
     async run(db) {
-      const rows = await db
-        .selectFrom('ledger_entries')
-        .select(['journal_id', (eb) => eb.fn.sum<number | string>('amount').as('total')])
-        .groupBy('journal_id')
-        .having(sql`sum(amount)`, '!=', 0)
-        .execute();
+      const rows = await q.unbalancedJournals(db);
       return rows.map((r) => ({ check: this.name, detail: `journal ${r.journal_id} sums to ${fromDb(r.total)}` }));
     },
   },
   {
     name: 'balances equal their entries',
     async run(db) {
-      const rows = await db
-        .selectFrom('ledger_accounts as a')
-        .leftJoin('ledger_entries as e', 'e.account_code', 'a.code')
-        .select([
-          'a.code',
-          'a.balance',
-          (eb) => eb.fn.coalesce(eb.fn.sum<number | string>('e.amount'), sql<number>`0`).as('total'),
-        ])
-        .groupBy(['a.code', 'a.balance'])
-        .execute();
+      const rows = await q.balancesWithEntryTotals(db);
       return rows
         .filter((r) => fromDb(r.balance) !== fromDb(r.total))
         .map((r) => ({
@@ -65,32 +47,18 @@ export const LEDGER_CHECKS: readonly AuditCheck[] = [
   {
     name: 'no merchant balance below zero',
     async run(db) {
-      const rows = await db
-        .selectFrom('ledger_accounts')
-        .select(['code', 'balance'])
-        .where('merchant_id', 'is not', null)
-        .where('balance', '<', 0)
-        .execute();
+      const rows = await q.negativeMerchantAccounts(db);
       return rows.map((r) => ({ check: this.name, detail: `${r.code} is ${r.balance}` }));
     },
   },
   {
     name: 'awaiting settlement equals the unsettled settlements',
     async run(db) {
-      const waiting = await db
-        .selectFrom('ledger_settlements')
-        .select(['merchant_id', 'currency', (eb) => eb.fn.sum<number | string>('amount').as('total')])
-        .where('settled_at', 'is', null)
-        .groupBy(['merchant_id', 'currency'])
-        .execute();
+      const waiting = await q.unsettledTotals(db);
       const expected = new Map(
         waiting.map((w) => [`${w.merchant_id}/${w.currency}/awaiting_settlement`, fromDb(w.total)]),
       );
-      const accounts = await db
-        .selectFrom('ledger_accounts')
-        .select(['code', 'balance'])
-        .where('kind', '=', 'awaiting_settlement')
-        .execute();
+      const accounts = await q.awaitingSettlementAccounts(db);
       const breaches: AuditBreach[] = [];
       for (const account of accounts) {
         const want = expected.get(account.code) ?? 0n;

@@ -66,18 +66,15 @@ export class Ledger {
         updated_at: now,
       })),
     );
-    await tx
-      .insertInto('ledger_journals')
-      .values({
-        id,
-        kind: journal.kind,
-        merchant_id: journal.merchantId,
-        order_id: journal.orderId ?? null,
-        currency: journal.currency,
-        memo: journal.memo ?? null,
-        created_at: now,
-      })
-      .execute();
+    await q.insertJournal(tx, {
+      id,
+      kind: journal.kind,
+      merchant_id: journal.merchantId,
+      order_id: journal.orderId ?? null,
+      currency: journal.currency,
+      memo: journal.memo ?? null,
+      created_at: now,
+    });
     // A fixed order (by account code): concurrent postings lock rows alike and cannot deadlock.
     const order = entries.map((e, i) => ({ e, code: codes[i] ?? '' })).sort((a, b) => (a.code < b.code ? -1 : 1));
     for (const { e, code } of order) {
@@ -86,20 +83,18 @@ export class Ledger {
         throw new InsufficientBalanceError(code, journal.currency);
       }
     }
-    await tx
-      .insertInto('ledger_entries')
-      .values(
-        order.map(({ e, code }) => ({
-          id: newId('ent'),
-          journal_id: id,
-          account_code: code,
-          merchant_id: e.account.merchantId ?? null,
-          currency: journal.currency,
-          amount: toDbMinor(e.amount),
-          created_at: now,
-        })),
-      )
-      .execute();
+    await q.insertEntries(
+      tx,
+      order.map(({ e, code }) => ({
+        id: newId('ent'),
+        journal_id: id,
+        account_code: code,
+        merchant_id: e.account.merchantId ?? null,
+        currency: journal.currency,
+        amount: toDbMinor(e.amount),
+        created_at: now,
+      })),
+    );
     return id;
   }
 

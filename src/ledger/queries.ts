@@ -1,12 +1,23 @@
 import type { ReadDb } from '../store/store.js';
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { Database, FeeScheduleTable, LedgerAccountTable, LedgerSettlementTable } from '../store/schema.js';
+import type {
+  Database,
+  FeeScheduleTable,
+  LedgerAccountTable,
+  LedgerEntryTable,
+  LedgerJournalTable,
+  LedgerSettlementTable,
+} from '../store/schema.js';
 
 type Db = Kysely<Database>;
 
 export type LedgerAccountRow = Selectable<LedgerAccountTable>;
 export type LedgerSettlementRow = Selectable<LedgerSettlementTable>;
 export type FeeScheduleRow = Selectable<FeeScheduleTable>;
+export type LedgerJournalRow = Selectable<LedgerJournalTable>;
+export type LedgerEntryRow = Selectable<LedgerEntryTable>;
+/** A sum of minor units as the database returns it (a number on SQLite, text on PostgreSQL). */
+export type DbSum = number | string;
 
 export async function ensureAccounts(db: Db, rows: readonly LedgerAccountRow[]): Promise<void> {
   if (rows.length === 0) return;
@@ -89,5 +100,76 @@ export async function upsertFeeSchedule(db: Db, row: FeeScheduleRow): Promise<vo
         updated_at: row.updated_at,
       }),
     )
+    .execute();
+}
+
+export async function insertJournal(db: Db, row: LedgerJournalRow): Promise<void> {
+  await db.insertInto('ledger_journals').values(row).execute();
+}
+
+export async function insertEntries(db: Db, rows: readonly LedgerEntryRow[]): Promise<void> {
+  await db
+    .insertInto('ledger_entries')
+    .values([...rows])
+    .execute();
+}
+
+/** The sum of all entries, per currency (audit: each is zero). */
+export function entryTotalsByCurrency(db: ReadDb): Promise<{ currency: LedgerEntryRow['currency']; total: DbSum }[]> {
+  return db
+    .selectFrom('ledger_entries')
+    .select(['currency', (eb) => eb.fn.sum<DbSum>('amount').as('total')])
+    .groupBy('currency')
+    .execute();
+}
+
+/** Journals whose entries do not sum to zero, with their sum (audit: none). */
+export function unbalancedJournals(db: ReadDb): Promise<{ journal_id: string; total: DbSum }[]> {
+  return db
+    .selectFrom('ledger_entries')
+    .select(['journal_id', (eb) => eb.fn.sum<DbSum>('amount').as('total')])
+    .groupBy('journal_id')
+    .having(sql`sum(amount)`, '!=', 0)
+    .execute();
+}
+
+/** Every account's kept balance beside the sum of its entries (0 when it has none). */
+export function balancesWithEntryTotals(db: ReadDb): Promise<{ code: string; balance: number; total: DbSum }[]> {
+  return db
+    .selectFrom('ledger_accounts as a')
+    .leftJoin('ledger_entries as e', 'e.account_code', 'a.code')
+    .select(['a.code', 'a.balance', (eb) => eb.fn.coalesce(eb.fn.sum<DbSum>('e.amount'), sql<number>`0`).as('total')])
+    .groupBy(['a.code', 'a.balance'])
+    .execute();
+}
+
+/** Merchant accounts whose balance is below zero. */
+export function negativeMerchantAccounts(db: ReadDb): Promise<Pick<LedgerAccountRow, 'code' | 'balance'>[]> {
+  return db
+    .selectFrom('ledger_accounts')
+    .select(['code', 'balance'])
+    .where('merchant_id', 'is not', null)
+    .where('balance', '<', 0)
+    .execute();
+}
+
+/** The sum of the unsettled settlements, per merchant and currency. */
+export function unsettledTotals(
+  db: ReadDb,
+): Promise<(Pick<LedgerSettlementRow, 'merchant_id' | 'currency'> & { total: DbSum })[]> {
+  return db
+    .selectFrom('ledger_settlements')
+    .select(['merchant_id', 'currency', (eb) => eb.fn.sum<DbSum>('amount').as('total')])
+    .where('settled_at', 'is', null)
+    .groupBy(['merchant_id', 'currency'])
+    .execute();
+}
+
+/** Every awaiting-settlement account with its balance. */
+export function awaitingSettlementAccounts(db: ReadDb): Promise<Pick<LedgerAccountRow, 'code' | 'balance'>[]> {
+  return db
+    .selectFrom('ledger_accounts')
+    .select(['code', 'balance'])
+    .where('kind', '=', 'awaiting_settlement')
     .execute();
 }

@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
 import { LEDGER_CHECKS, type AuditCheck } from '../ledger/audit.js';
+import * as q from './queries.js';
 import { COLLECTION_STATUS, EXCHANGE_STATUS, TRANSFER_STATUS } from './state-machine.js';
 
 /** Journal kinds posted for orders. */
@@ -47,8 +47,6 @@ function expectedJournals(kind: string, status: number): Counts[] {
   }
 }
 
-const count = (kind: string) => sql<number | string>`sum(case when j.kind = ${kind} then 1 else 0 end)`;
-
 function matches(actual: Record<Journal, number>, expected: Counts): boolean {
   return ORDER_JOURNALS.every((journal) => actual[journal] === (expected[journal] ?? 0));
 }
@@ -62,12 +60,7 @@ const describeCounts = (counts: Counts) =>
 export const ORDER_ENTRIES_CHECK: AuditCheck = {
   name: 'every order has the entries its state calls for',
   async run(db) {
-    const rows = await db
-      .selectFrom('orders as o')
-      .leftJoin('ledger_journals as j', 'j.order_id', 'o.id')
-      .select(['o.id', 'o.kind', 'o.status', ...ORDER_JOURNALS.map((journal) => count(journal).as(journal))])
-      .groupBy(['o.id', 'o.kind', 'o.status'])
-      .execute();
+    const rows = await q.journalCountsOfOrders(db, ORDER_JOURNALS);
     return rows.flatMap((row) => {
       const actual = Object.fromEntries(
         ORDER_JOURNALS.map((j) => [j, Number((row as Record<string, unknown>)[j] ?? 0)]),

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { DialectName } from '../store/dialects.js';
 import type { ReadDb } from '../store/store.js';
 import type { Database, OrderArea, OrderEventTable, OrderKind, OrderTable } from '../store/schema.js';
@@ -115,4 +115,25 @@ export function merchantTermsOf(
     .select(['settlement_delay_ms', 'language'])
     .where('id', '=', merchantId)
     .executeTakeFirstOrThrow();
+}
+
+/** How many of an order's journals are of `kind` (a number on SQLite, its text on PostgreSQL). */
+const journalCount = (kind: string) => sql<number | string>`sum(case when j.kind = ${kind} then 1 else 0 end)`;
+
+/** An order's kind and status, and per journal kind asked for, how many journals of it the order has. */
+export type OrderJournalCounts<K extends string> = Pick<OrderRow, 'id' | 'kind' | 'status'> &
+  Record<K, number | string>;
+
+/** Every order with, for each of `journalKinds`, the number of its ledger journals of that kind. */
+export function journalCountsOfOrders<K extends string>(
+  db: ReadDb,
+  journalKinds: readonly K[],
+): Promise<OrderJournalCounts<K>[]> {
+  return db
+    .selectFrom('orders as o')
+    .leftJoin('ledger_journals as j', 'j.order_id', 'o.id')
+    .select(['o.id', 'o.kind', 'o.status', ...journalKinds.map((kind) => journalCount(kind).as(kind))])
+    .groupBy(['o.id', 'o.kind', 'o.status'])
+    .$castTo<OrderJournalCounts<K>>()
+    .execute();
 }
