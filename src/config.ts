@@ -57,6 +57,8 @@ export interface Config {
   };
   trustProxy: TrustProxy;
   publicBaseUrl: string;
+  /** Strict-Transport-Security max-age (seconds) sent on answers reached over HTTPS; 0 sends none. */
+  hstsMaxAgeSeconds: number;
   /** Signed requests allowed per access key per minute (token bucket, per process). */
   rateLimitPerKeyPerMinute: number;
   logLevel: LogLevel;
@@ -263,6 +265,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     exchange: exchangeConfig(read, sandbox),
     trustProxy: read.trustProxy('TRUST_PROXY'),
     publicBaseUrl: '',
+    hstsMaxAgeSeconds: read.integer('HSTS_MAX_AGE_SECONDS', 31_536_000, 0),
     rateLimitPerKeyPerMinute: read.integer('RATE_LIMIT_PER_KEY_PER_MINUTE', 6_000, 1),
     logLevel: read.oneOf<LogLevel>('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     demo: read.boolean('CASHGATE_DEMO', false),

@@ -16,7 +16,8 @@ export type Minor = bigint;
 /** The largest amount the ledger stores exactly (a database bigint read as an exact number). */
 export const MAX_MINOR: Minor = BigInt(Number.MAX_SAFE_INTEGER);
 
-const PLAIN_DECIMAL = /^(-?)(\d+)(?:\.(\d+))?$/;
+/** Canonical decimal text: no leading zeros ("0.5", not "00.5"; "10", not "010"). */
+const PLAIN_DECIMAL = /^(-?)(0|[1-9]\d*)(?:\.(\d+))?$/;
 
 /**
  * Reads an amount sent as a JSON string or number: plain decimal notation, no exponent, at most

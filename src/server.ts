@@ -18,6 +18,7 @@ import { registerExchangeAdminRoutes } from './exchange/admin-routes.js';
 import { exchangeRoutes } from './exchange/routes.js';
 import type { Services } from './services.js';
 import { createHttpServer, createWorkerHttpServer } from './http/app.js';
+import { describeFailure } from './http/failures.js';
 import { registerPublicRoutes } from './http/public-routes.js';
 import { RouteCatalog } from './http/route-catalog.js';
 import { registerSignedRoute, type SignedRouteDef } from './auth/signed-route.js';
@@ -88,20 +89,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         : undefined;
     },
     trustProxy: config.trustProxy,
-    notFound: [
+    hstsMaxAgeSeconds: config.hstsMaxAgeSeconds,
+    httpsPublicUrl: config.publicBaseUrl.startsWith('https://'),
+    scopes: [
       {
         matches: (path) => path.startsWith('/admin/'),
-        send: (request, reply) =>
+        notFound: (request, reply) =>
           sendAdminError(
             reply,
             404,
             'not_found',
             `no admin route ${request.method} ${request.url.split('?')[0] ?? '/'}`,
           ),
+        refuse: (_request, reply, error) =>
+          sendAdminError(reply, 400, 'invalid_request', describeFailure(error.failure, 'en').text),
       },
       {
         matches: (path) => path === '/console' || path.startsWith('/console/'),
-        send: (request, reply) => sendConsoleNotFound(request, reply, clock.now()),
+        notFound: (request, reply) => sendConsoleNotFound(request, reply, clock.now()),
       },
     ],
   });

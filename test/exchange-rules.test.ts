@@ -39,9 +39,10 @@ const TRON_WRONG_VERSION = bs58check.encode(Buffer.from('42a614f803b6fd780986a42
 const EVM_39 = '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beae';
 
 const AMOUNT_RULE = {
-  currencyAmount: /^currencyAmount must be a whole number from 1 to 90071992547409, without sign or exponent$/,
+  currencyAmount:
+    /^currencyAmount must be a whole number without leading zeros from 1 to 90071992547409, without sign or exponent$/,
   tokenAmount:
-    /^tokenAmount must be a plain decimal number with at most 6 decimal places from 0\.000001 to 9007199254\.740991, without sign or exponent$/,
+    /^tokenAmount must be a plain decimal number with at most 6 decimal places and no leading zeros from 0\.000001 to 9007199254\.740991, without sign or exponent$/,
 };
 const EVM_RULE = (field: string) =>
   new RegExp(

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { signedRoute, type SignedRouteDef } from '../auth/signed-route.js';
+import { FormattedString } from '../http/validation.js';
 import { ExternalOrderId, OptionalUrl, Remark } from '../orders/schemas.js';
 import type { CheckoutService } from './checkout.js';
 
@@ -9,7 +10,7 @@ const CheckoutBody = Type.Object({
   remark: Remark,
   returnUrl: OptionalUrl,
   userIdentity: Type.Optional(
-    Type.String({
+    FormattedString('identifier', {
       minLength: 1,
       maxLength: 128,
       description:

@@ -8,6 +8,7 @@ import { HEADER_FORMATS } from '../auth/plugin.js';
 import { randomUUID } from 'node:crypto';
 import { signString, signsEqual, stringToSign } from '@cashgate/sdk';
 import type { FastifyReply } from 'fastify';
+import { bodyProblem } from '../http/body-check.js';
 import { describeFailure } from '../http/failures.js';
 import { html, type Html } from '../http/html.js';
 import type { ApiKeyView } from '../merchants/service.js';
@@ -139,6 +140,7 @@ async function usableKeys(ctx: ConsoleContext, deps: ConsoleServices): Promise<A
 /** The top-level members of a POST body, or the parameters of a GET query string. */
 function parseParams(
   t: T,
+  lang: Language,
   method: 'POST' | 'GET',
   text: string,
 ): { params: Record<string, unknown> | null } | { error: string } {
@@ -151,6 +153,9 @@ function parseParams(
       return { error: t('jsonInvalid', { detail: error instanceof Error ? error.message : String(error) }) };
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return { error: t('jsonNotObject') };
+    // The server refuses these before checking a signature: the tool says why instead of signing.
+    const problem = bodyProblem(value);
+    if (problem !== undefined) return { error: describeFailure(problem, lang).text };
     return { params: value as Record<string, unknown> };
   }
   const query = text.trim().replace(/^\?/, '');
@@ -266,7 +271,7 @@ export function registerSignaturePages(router: ConsoleRouter, deps: ConsoleServi
     const keys = await usableKeys(ctx, deps);
     const errors: FieldError[] = [];
     if (rawMethod !== 'POST' && rawMethod !== 'GET') errors.push({ field: 'method', message: t('methodBad') });
-    const parsed = parseParams(t, values.method, values.params);
+    const parsed = parseParams(t, ctx.lang, values.method, values.params);
     if ('error' in parsed) errors.push({ field: 'params', message: parsed.error });
     // The key must be one of the merchant's usable keys, and the secret must be the merchant's own.
     const authKey = keys.some((k) => k.accessKey === values.accessKey)

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, {
   LogController,
   type FastifyBaseLogger,
@@ -11,8 +12,9 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { RequestLogTable } from '../store/schema.js';
 import type { DebugKey } from './caller.js';
-import { sendFailure } from './envelope.js';
-import { ApiError, type ApiFailure } from './failures.js';
+import { JSON_UTF8, sendFailure } from './envelope.js';
+import { bodyProblem } from './body-check.js';
+import { ApiError, describeFailure, type ApiFailure, type RequestProblem } from './failures.js';
 import { languageFromAcceptLanguage, type Language } from './language.js';
 
 /** Failures found while reading the body, before the access key is looked up. */
@@ -21,7 +23,38 @@ const REFUSED_BEFORE_AUTH: ReadonlySet<ApiFailure['kind']> = new Set([
   'body_too_large',
   'unsupported_media_type',
   'body_not_object',
+  'body_too_deep',
+  'text_not_unicode',
+  'charset_not_utf8',
 ]);
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The charset parameter of a Content-Type, lower-cased and unquoted, if there is one. */
+function charsetOf(contentType: string | undefined): string | undefined {
+  const match = /;\s*charset\s*=\s*("?)([^";\s]*)\1/i.exec(contentType ?? '');
+  return match?.[2]?.toLowerCase();
+}
+
+/**
+ * The body's text: UTF-8 whatever the client declares, since JSON exchanged between systems is
+ * UTF-8 (RFC 8259 §8.1). Another declared charset, or bytes that are not UTF-8, are refused rather
+ * than read as something else than what was sent.
+ */
+function bodyText(request: FastifyRequest, body: Buffer): string | ApiError {
+  const charset = charsetOf(request.headers['content-type']);
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+    return new ApiError({ kind: 'charset_not_utf8', charset: charset.slice(0, 40) });
+  }
+  try {
+    return UTF8.decode(body);
+  } catch {
+    return new ApiError({ kind: 'body_not_json', detail: 'the body is not UTF-8 text' });
+  }
+}
+
+/** How long a refused connection stays open for the client to read its answer. */
+const LINGER_MS = 2_000;
 
 /** Request bodies above this size are refused with code 300. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -47,8 +80,83 @@ export interface HttpServerOptions {
   /** The debug-mode key named by an access_key header (undefined for any other key). */
   findDebugKey(accessKey: string): Promise<(DebugKey & { language: Language }) | undefined>;
   requestLog: RequestRecorder;
-  /** Scopes that answer an unknown path in their own format (the admin API, the console). */
-  notFound: readonly { matches(path: string): boolean; send(request: FastifyRequest, reply: FastifyReply): unknown }[];
+  /** Path scopes with their own answer formats (the admin API, the console); any other path gets the envelope. */
+  scopes: readonly PathScope[];
+  /** Strict-Transport-Security max-age for answers over HTTPS; 0 sends none. */
+  hstsMaxAgeSeconds: number;
+  /** PUBLIC_BASE_URL is https: every answer is reached over HTTPS, whatever the hop before says. */
+  httpsPublicUrl: boolean;
+}
+
+/** Paths that answer in a format of their own. */
+export interface PathScope {
+  matches(path: string): boolean;
+  /** A path none of the scope's routes serves. */
+  notFound(request: FastifyRequest, reply: FastifyReply): unknown;
+  /**
+   * A request refused before a route saw it (a malformed path, an over-long path segment, no Host);
+   * a scope without it (the console's HTML pages) answers those in the envelope.
+   */
+  refuse?(request: FastifyRequest, reply: FastifyReply, error: ApiError): unknown;
+}
+
+/** What Node's HTTP parser found wrong in a request it could not read (the clientError event). */
+function problemOfClientError(code: string | undefined): RequestProblem {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return 'header_overflow';
+    case 'HPE_INVALID_METHOD':
+      return 'invalid_method';
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return 'timeout';
+    default:
+      return 'bad_framing';
+  }
+}
+
+/** A client that stopped sending its body, or whose body broke off: its doing, not the server's. */
+function isClientAbort(error: FastifyError): boolean {
+  return error.code === 'ECONNRESET' || error.code === 'ERR_STREAM_PREMATURE_CLOSE' || error.message === 'aborted';
+}
+
+/** How much of a refused body is read and discarded before answering, at most. */
+const DRAIN_MAX_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Reads and discards the rest of a refused body, so the answer can be read by a client that is
+ * still writing: at most DRAIN_MAX_BYTES and LINGER_MS (a larger declared body is not waited for;
+ * its connection is closed after the answer, as before).
+ */
+function drainBody(raw: IncomingMessage, declaredLength: number): Promise<void> {
+  if (raw.complete || raw.destroyed || declaredLength > DRAIN_MAX_BYTES) return Promise.resolve();
+  return new Promise((resolve) => {
+    let seen = 0;
+    const finish = () => {
+      clearTimeout(timer);
+      raw.off('data', onData);
+      raw.off('end', finish);
+      raw.off('close', finish);
+      raw.off('error', finish);
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen > DRAIN_MAX_BYTES) finish();
+    };
+    const timer = setTimeout(finish, LINGER_MS);
+    raw.on('data', onData);
+    raw.once('end', finish);
+    raw.once('close', finish);
+    raw.once('error', finish);
+    raw.resume();
+  });
+}
+
+/** The envelope of a failure, as bytes for an answer written straight to the connection (no request to reply to). */
+function rawEnvelope(error: ApiError, language: Language): string {
+  const english = describeFailure(error.failure, 'en');
+  const localized = language === 'en' ? english : describeFailure(error.failure, language);
+  return JSON.stringify({ code: english.code, success: false, msg: localized.text, msgEn: english.text, data: null });
 }
 
 /** Maps Fastify's own request errors (parsing, size, media type) to the merchant API's failures. */
@@ -86,6 +194,23 @@ export function createWorkerHttpServer(logger: Logger): FastifyInstance {
 export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   const { clock } = options;
   const logger: FastifyBaseLogger = options.logger;
+  const hsts = options.hstsMaxAgeSeconds > 0 ? `max-age=${options.hstsMaxAgeSeconds}` : undefined;
+  const scopeOf = (request: FastifyRequest) => {
+    // //admin/v1/… is still an admin path to whoever typed it, though no route serves it.
+    const path = (request.url.split('?')[0] ?? '/').replace(/\/{2,}/g, '/');
+    return options.scopes.find((candidate) => candidate.matches(path));
+  };
+  const envelopeContext = (request: FastifyRequest) => ({
+    language: languageFromAcceptLanguage(request.headers['accept-language']),
+    debug: false,
+    requestId: request.id,
+  });
+  /** A request refused before any route saw it, in its path's format. */
+  const refuse = (request: FastifyRequest, reply: FastifyReply, error: ApiError) => {
+    const scope = scopeOf(request);
+    if (scope?.refuse !== undefined) return scope.refuse(request, reply, error);
+    return sendFailure(reply, error, envelopeContext(request));
+  };
   const app = Fastify({
     loggerInstance: logger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -97,14 +222,43 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     connectionTimeout: 30_000,
     keepAliveTimeout: 65_000,
     return503OnClosing: true,
+    // A request without Host reaches the application, which answers it in the path's format.
+    http: { requireHostHeader: false },
+    frameworkErrors: (error, request, reply) => {
+      const problem: RequestProblem = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'param_too_long' : 'bad_url';
+      refuse(request, reply, new ApiError({ kind: 'malformed_request', problem }));
+    },
+    // What Node's parser cannot read never becomes a request: it is answered on the connection, in
+    // the envelope (the path is not known), and logged below error level: the client caused it.
+    clientErrorHandler: (error, socket) => {
+      if (error.code === 'ECONNRESET' || socket.destroyed) return;
+      const problem = problemOfClientError(error.code);
+      logger.info({ code: error.code, problem }, 'unreadable request refused');
+      const body = rawEnvelope(new ApiError({ kind: 'malformed_request', problem }), 'en');
+      if (socket.writable) {
+        socket.end(
+          `HTTP/1.1 400 Bad Request\r\nContent-Type: ${JSON_UTF8}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        );
+      }
+      // The client may still be writing: let the answer reach it, then let go of the connection.
+      setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    },
   });
   app.removeContentTypeParser('text/plain');
   // The default JSON parser, keeping the text as sent: amount rules read numbers as written.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    request.rawBody = body as string;
-    void parseJson(request, body as string, done);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const text = bodyText(request, body as Buffer);
+    if (text instanceof ApiError) return done(text, undefined);
+    request.rawBody = text;
+    void parseJson(request, text, (error, value) => {
+      if (error !== null) return done(error, undefined);
+      // Refused before anything walks the body: signing, validation and logging stay bounded.
+      const problem = bodyProblem(value);
+      if (problem !== undefined) return done(new ApiError(problem), undefined);
+      return done(null, value);
+    });
   });
   app.decorateRequest('rawBody', undefined);
   app.decorateRequest('merchantCaller', null);
@@ -114,6 +268,25 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   app.addHook('onRequest', async (request, reply) => {
     request.callerHints = { language: undefined, debug: false };
     void reply.header('x-request-id', request.id);
+    if (hsts !== undefined && (options.httpsPublicUrl || request.protocol === 'https')) {
+      void reply.header('strict-transport-security', hsts);
+    }
+    if (request.headers.host === undefined) throw new ApiError({ kind: 'malformed_request', problem: 'host_missing' });
+  });
+  // Expect: anything but 100-continue is refused in the path's format (Node would answer a bare 417).
+  app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    const path = (request.url ?? '/').split('?')[0] ?? '/';
+    const error = new ApiError({ kind: 'malformed_request', problem: 'expectation' });
+    const admin = path.startsWith('/admin/');
+    const body = admin
+      ? JSON.stringify({ error: { code: 'invalid_request', message: describeFailure(error.failure, 'en').text } })
+      : rawEnvelope(error, languageFromAcceptLanguage(request.headers['accept-language']));
+    response.writeHead(400, {
+      'content-type': JSON_UTF8,
+      'content-length': Buffer.byteLength(body),
+      connection: 'close',
+    });
+    response.end(body);
   });
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
@@ -174,20 +347,33 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
       requestId: request.id,
       logViewUrl: request.callerHints.debugKey === undefined ? undefined : options.requestLog.viewUrl(request.id),
     };
+    if (apiError?.failure.kind === 'body_too_large') {
+      // The client may still be sending: read the rest first, or a close with unread data resets the
+      // connection and the refusal never reaches it.
+      await drainBody(request.raw, Number(request.headers['content-length'] ?? 0));
+    }
+    // A path no route serves still answers in its scope's format (an admin path's body not JSON).
+    const scope = scopeOf(request);
+    if (apiError !== undefined && scope?.refuse !== undefined) return scope.refuse(request, reply, apiError);
     if (apiError !== undefined) return sendFailure(reply, apiError, context);
+    if (isClientAbort(error)) {
+      // The client broke off its own request: worth a line, not an error with a stack.
+      request.log.warn({ code: error.code, reason: error.message }, 'request body broke off');
+      return sendFailure(reply, new ApiError({ kind: 'malformed_request', problem: 'aborted' }), context);
+    }
     request.log.error({ err: error }, 'request failed unexpectedly');
     return sendFailure(reply, new ApiError({ kind: 'internal_error', requestId: request.id }), context);
   });
 
   app.setNotFoundHandler((request, reply) => {
+    const scope = scopeOf(request);
+    if (scope !== undefined) return scope.notFound(request, reply);
     const path = request.url.split('?')[0] ?? '/';
-    const scope = options.notFound.find((candidate) => candidate.matches(path));
-    if (scope !== undefined) return scope.send(request, reply);
-    return sendFailure(reply, new ApiError({ kind: 'route_not_found', method: request.method, path }), {
-      language: languageFromAcceptLanguage(request.headers['accept-language']),
-      debug: false,
-      requestId: request.id,
-    });
+    return sendFailure(
+      reply,
+      new ApiError({ kind: 'route_not_found', method: request.method, path }),
+      envelopeContext(request),
+    );
   });
 
   return app;

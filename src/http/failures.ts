@@ -32,7 +32,8 @@ export type FieldFormat =
   | 'tronAddress'
   | 'evmAddress'
   | 'tronTxId'
-  | 'evmTxHash';
+  | 'evmTxHash'
+  | 'identifier';
 
 /** The rule a field broke, structured so it can be said in every language. */
 export type FieldRule =
@@ -49,6 +50,70 @@ export type FieldRule =
   | { rule: 'maximum'; max: number }
   /** A money amount: plain decimal text or number, no exponent, at most `decimals` places, at least `minimum`. */
   | { rule: 'amount'; decimals: number; minimum: string; maximum: string; signed: boolean };
+
+/**
+ * What is wrong with a request refused before any route sees it: its path, its Host, or its HTTP
+ * framing (the last ones found by Node's parser, answered from the connection).
+ */
+export type RequestProblem =
+  | 'bad_url'
+  | 'param_too_long'
+  | 'host_missing'
+  | 'expectation'
+  | 'header_overflow'
+  | 'invalid_method'
+  | 'bad_framing'
+  | 'timeout'
+  | 'aborted';
+
+const REQUEST_PROBLEMS: Record<RequestProblem, Record<Language, string>> = {
+  bad_url: {
+    en: 'the path is not valid: a %-escape is malformed or does not decode to UTF-8 text',
+    'pt-BR': 'o caminho não é válido: um escape % está malformado ou não decodifica em texto UTF-8',
+    es: 'la ruta no es válida: un escape % está mal formado o no decodifica a texto UTF-8',
+  },
+  param_too_long: {
+    en: 'a path segment is longer than 100 characters',
+    'pt-BR': 'um segmento do caminho tem mais de 100 caracteres',
+    es: 'un segmento de la ruta tiene más de 100 caracteres',
+  },
+  host_missing: {
+    en: 'the Host header is missing (HTTP/1.1 requires it)',
+    'pt-BR': 'falta o cabeçalho Host (o HTTP/1.1 o exige)',
+    es: 'falta la cabecera Host (HTTP/1.1 la exige)',
+  },
+  expectation: {
+    en: 'the Expect header is not supported: only Expect: 100-continue is',
+    'pt-BR': 'o cabeçalho Expect não é suportado: só Expect: 100-continue',
+    es: 'la cabecera Expect no se admite: solo Expect: 100-continue',
+  },
+  header_overflow: {
+    en: 'the request line and headers are larger than 16 KB',
+    'pt-BR': 'a linha de requisição e os cabeçalhos passam de 16 KB',
+    es: 'la línea de petición y las cabeceras superan 16 KB',
+  },
+  invalid_method: {
+    en: 'the HTTP method is not one this server knows',
+    'pt-BR': 'o método HTTP não é conhecido por este servidor',
+    es: 'el método HTTP no es uno que este servidor conozca',
+  },
+  bad_framing: {
+    en: 'the request is not well-formed HTTP/1.1 (request line, headers, Content-Length or chunked encoding)',
+    'pt-BR':
+      'a requisição não é HTTP/1.1 bem formado (linha de requisição, cabeçalhos, Content-Length ou codificação chunked)',
+    es: 'la petición no es HTTP/1.1 bien formado (línea de petición, cabeceras, Content-Length o codificación chunked)',
+  },
+  timeout: {
+    en: 'the request was not received in time',
+    'pt-BR': 'a requisição não foi recebida a tempo',
+    es: 'la petición no se recibió a tiempo',
+  },
+  aborted: {
+    en: 'the request body ended before it was complete',
+    'pt-BR': 'o corpo da requisição terminou antes de estar completo',
+    es: 'el cuerpo de la petición terminó antes de estar completo',
+  },
+};
 
 /** Every expected failure of the merchant API, as a typed value. */
 export type ApiFailure =
@@ -69,6 +134,10 @@ export type ApiFailure =
   | { kind: 'body_not_json'; detail: string }
   | { kind: 'body_too_large'; limitBytes: number }
   | { kind: 'body_not_object' }
+  | { kind: 'body_too_deep'; member: string; limit: number }
+  | { kind: 'text_not_unicode'; member: string }
+  | { kind: 'charset_not_utf8'; charset: string }
+  | { kind: 'malformed_request'; problem: RequestProblem }
   | { kind: 'unknown_fields'; fields: readonly string[] }
   | { kind: 'invalid_field'; field: string; rule: FieldRule }
   | { kind: 'order_not_found' }
@@ -179,6 +248,12 @@ const FORMAT_NAMES: Record<FieldFormat, Record<Language, string>> = {
     'pt-BR': 'um id de transação TRON: 64 dígitos hexadecimais sem 0x',
     es: 'un id de transacción TRON: 64 dígitos hexadecimales sin 0x',
   },
+  identifier: {
+    en: 'an identifier of printable characters: no control or bidirectional-control characters, no leading or trailing space',
+    'pt-BR':
+      'um identificador de caracteres imprimíveis: sem caracteres de controle nem de controle bidirecional, sem espaço no início ou no fim',
+    es: 'un identificador de caracteres imprimibles: sin caracteres de control ni de control bidireccional, sin espacio al inicio o al final',
+  },
   evmTxHash: {
     en: 'a transaction hash: 0x and 64 hexadecimal digits',
     'pt-BR': 'um hash de transação: 0x e 64 dígitos hexadecimais',
@@ -277,11 +352,15 @@ export function describeRule(rule: FieldRule, lang: Language): string {
     case 'amount': {
       const places =
         rule.decimals === 0
-          ? { en: 'a whole number', 'pt-BR': 'um número inteiro', es: 'un número entero' }[lang]
+          ? {
+              en: 'a whole number without leading zeros',
+              'pt-BR': 'um número inteiro sem zeros à esquerda',
+              es: 'un número entero sin ceros a la izquierda',
+            }[lang]
           : {
-              en: `a plain decimal number with at most ${rule.decimals} decimal places`,
-              'pt-BR': `um número decimal simples com no máximo ${rule.decimals} casas decimais`,
-              es: `un número decimal simple con como máximo ${rule.decimals} decimales`,
+              en: `a plain decimal number with at most ${rule.decimals} decimal places and no leading zeros`,
+              'pt-BR': `um número decimal simples com no máximo ${rule.decimals} casas decimais e sem zeros à esquerda`,
+              es: `un número decimal simple con como máximo ${rule.decimals} decimales y sin ceros a la izquierda`,
             }[lang];
       return rule.signed
         ? {
@@ -509,6 +588,45 @@ const FAILURES: { [K in FailureKind]: { code: ApiCode; text: Texts<K> } } = {
       en: () => 'body must be a JSON object',
       'pt-BR': () => 'o corpo deve ser um objeto JSON',
       es: () => 'el cuerpo debe ser un objeto JSON',
+    },
+  },
+  body_too_deep: {
+    code: '300',
+    text: {
+      en: (f) =>
+        `${f.member || '(body)'} nests deeper than ${f.limit} levels (no member of this API nests more than two)`,
+      'pt-BR': (f) =>
+        `${f.member || '(body)'} aninha mais de ${f.limit} níveis (nenhum membro desta API aninha mais de dois)`,
+      es: (f) =>
+        `${f.member || '(body)'} anida más de ${f.limit} niveles (ningún miembro de esta API anida más de dos)`,
+    },
+  },
+  text_not_unicode: {
+    code: '300',
+    text: {
+      en: (f) =>
+        `${f.member} holds a lone UTF-16 surrogate (a \\uD800–\\uDFFF escape without its pair), which is not Unicode text and cannot be kept as sent`,
+      'pt-BR': (f) =>
+        `${f.member} contém um surrogate UTF-16 isolado (um escape \\uD800–\\uDFFF sem o seu par), que não é texto Unicode e não pode ser guardado como enviado`,
+      es: (f) =>
+        `${f.member} contiene un surrogate UTF-16 aislado (un escape \\uD800–\\uDFFF sin su par), que no es texto Unicode y no puede guardarse tal como se envió`,
+    },
+  },
+  charset_not_utf8: {
+    code: '300',
+    text: {
+      en: (f) => `the body must be UTF-8: charset=${f.charset} is not accepted (send application/json;charset=utf-8)`,
+      'pt-BR': (f) =>
+        `o corpo deve ser UTF-8: charset=${f.charset} não é aceito (envie application/json;charset=utf-8)`,
+      es: (f) => `el cuerpo debe ser UTF-8: charset=${f.charset} no se acepta (envíe application/json;charset=utf-8)`,
+    },
+  },
+  malformed_request: {
+    code: '300',
+    text: {
+      en: (f) => REQUEST_PROBLEMS[f.problem].en,
+      'pt-BR': (f) => REQUEST_PROBLEMS[f.problem]['pt-BR'],
+      es: (f) => REQUEST_PROBLEMS[f.problem].es,
     },
   },
   unknown_fields: {

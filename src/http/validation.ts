@@ -16,6 +16,7 @@ export function StringEnum<const T extends readonly string[]>(
 
 /** Options a formatted string schema may carry besides its format. */
 export interface FormattedStringOptions {
+  minLength?: number;
   maxLength?: number;
   description?: string;
 }
@@ -43,10 +44,23 @@ function isHttpUrl(value: string): boolean {
   }
 }
 
+const IDENTIFIER = /^(?![\s\u00a0])[^\p{Cc}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]*(?<![\s\u00a0])$/u;
+
+/**
+ * An identifier a merchant chooses (externalOrderId, userIdentity): kept and compared exactly as
+ * sent, so nothing in it may be invisible or change how it reads: no control characters (C0, DEL,
+ * C1), no bidirectional controls (U+061C, U+200E–U+200F, U+202A–U+202E, U+2066–U+2069), and no
+ * space at either end.
+ */
+function isIdentifier(value: string): boolean {
+  return IDENTIFIER.test(value);
+}
+
 /** The generic named formats, which belong to no domain module. */
 const GENERIC_FORMATS = {
   url: defineFormat('url', isHttpUrl),
   currencyCode: defineFormat('currencyCode', (value) => /^[A-Z]{3}$/.test(value)),
+  identifier: defineFormat('identifier', isIdentifier),
 };
 
 export type SchemaFormat = keyof typeof GENERIC_FORMATS;

@@ -9,7 +9,7 @@ import { statusText } from './state-machine.js';
 import type { OrderArea, OrderKind } from '../store/schema.js';
 
 /** Request members every order endpoint shares, with the spec's limits. */
-export const ExternalOrderId = Type.String({ minLength: 1, maxLength: 64 });
+export const ExternalOrderId = FormattedString('identifier', { minLength: 1, maxLength: 64 });
 export const Remark = Type.Optional(Type.String({ maxLength: 255 }));
 export const OptionalUrl = Type.Optional(FormattedString('url', { maxLength: 2048 }));
 
