@@ -241,6 +241,8 @@ describe('hostile input', () => {
       const merchant = await rawRequest(gw.url, 'GET /api/v3/bra/query/balance HTTP/1.1\r\nConnection: close\r\n\r\n');
       assert.match(merchant.statusLine, /^HTTP\/1\.1 400 /);
       assert.match(assertEnvelope(merchant.body, 'no host').msgEn, /Host header is missing/);
+      const http10 = await rawRequest(gw.url, 'GET /healthz HTTP/1.0\r\n\r\n');
+      assert.match(http10.statusLine, /^HTTP\/1\.1 200 /, 'an HTTP/1.0 health check without Host still passes');
       const admin = await rawRequest(
         gw.url,
         `GET /admin/v1/rates HTTP/1.1\r\nAuthorization: Bearer ${ADMIN_TOKEN}\r\nConnection: close\r\n\r\n`,

@@ -271,7 +271,10 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     if (hsts !== undefined && (options.httpsPublicUrl || request.protocol === 'https')) {
       void reply.header('strict-transport-security', hsts);
     }
-    if (request.headers.host === undefined) throw new ApiError({ kind: 'malformed_request', problem: 'host_missing' });
+    // HTTP/1.1 requires Host (RFC 9112 §3.2); an HTTP/1.0 health check may leave it out.
+    if (request.headers.host === undefined && request.raw.httpVersion !== '1.0') {
+      throw new ApiError({ kind: 'malformed_request', problem: 'host_missing' });
+    }
   });
   // Expect: anything but 100-continue is refused in the path's format (Node would answer a bare 417).
   app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
