@@ -124,8 +124,31 @@ describe('hostile input', () => {
       }
     });
 
+    it('refuses a NUL anywhere: in a body member, a path parameter, a query value, a form field', async () => {
+      const remark = await call('/api/v3/bra/createCollectingOrder', pixBody({ remark: 'a\u0000b' }));
+      assert.equal(remark.body.code, '300');
+      assert.match(remark.body.msgEn, /^remark holds a NUL character/);
+      const headers = { authorization: `Bearer ${ADMIN_TOKEN}` };
+      const param = await fetch(new URL('/admin/v1/merchants/a%00b/api-keys/m_unknown/disable', gw.url), {
+        method: 'POST',
+        headers,
+      });
+      assert.equal(param.status, 400);
+      assert.match(assertAdminError(await param.text(), 'NUL in a parameter').message, /control character/);
+      const query = await fetch(new URL('/api/v3/bra/query/balance?currency=%00', gw.url));
+      assert.equal(query.status, 400);
+      assert.match(assertEnvelope(await query.text(), 'NUL in a query').msgEn, /NUL character/);
+      const form = await fetch(new URL('/console/sign-in', gw.url), {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'email=a%00b&password=x',
+      });
+      assert.equal(form.status, 400);
+      assert.match(assertEnvelope(await form.text(), 'NUL in a form').msgEn, /NUL character/);
+    });
+
     it('refuses control and bidirectional characters and blank ends in externalOrderId', async () => {
-      for (const id of ['a\u0000b', 'a\r\nb', 'a\tb', ' ', ' lead', 'trail ', '\u202eevil', 'a\u0085b']) {
+      for (const id of ['a\r\nb', 'a\tb', ' ', ' lead', 'trail ', '\u202eevil', 'a\u0085b']) {
         const answer = await call('/api/v3/bra/createCollectingOrder', pixBody({ externalOrderId: id }));
         assert.equal(answer.body.code, '300', JSON.stringify(id));
         assert.match(answer.body.msgEn, /^externalOrderId must be an identifier of printable characters/);
@@ -395,7 +418,7 @@ describe('HSTS', () => {
   const consolePage = async (env: Record<string, string>, headers: Record<string, string> = {}) => {
     const gw = await startTestGateway({ env, workers: false });
     try {
-      const response = await fetch(new URL('/console/login', gw.url), { headers });
+      const response = await fetch(new URL('/console/sign-in', gw.url), { headers });
       await response.arrayBuffer();
       return response.headers.get('strict-transport-security');
     } finally {

@@ -6,6 +6,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
+import { holdsNul } from '../http/body-check.js';
+import { ApiError } from '../http/failures.js';
 import { html, type Html } from '../http/html.js';
 import type { Language } from '../http/language.js';
 import type { Merchant, MerchantService } from '../merchants/service.js';
@@ -261,7 +263,11 @@ export function useFormParser(scope: FastifyInstance): void {
     'application/x-www-form-urlencoded',
     { parseAs: 'string', bodyLimit: FORM_LIMIT_BYTES },
     (_request, body, done) => {
-      done(null, new URLSearchParams(String(body)));
+      const form = new URLSearchParams(String(body));
+      if (holdsNul([...form.keys(), ...form.values()])) {
+        return done(new ApiError({ kind: 'malformed_request', problem: 'nul_character' }), undefined);
+      }
+      return done(null, form);
     },
   );
 }

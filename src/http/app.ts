@@ -13,7 +13,7 @@ import type { Clock } from '../clock.js';
 import type { RequestLogTable } from '../store/schema.js';
 import type { DebugKey } from './caller.js';
 import { JSON_UTF8, sendFailure } from './envelope.js';
-import { bodyProblem } from './body-check.js';
+import { bodyProblem, hasControlCharacter, holdsNul } from './body-check.js';
 import { ApiError, describeFailure, type ApiFailure, type RequestProblem } from './failures.js';
 import { languageFromAcceptLanguage, type Language } from './language.js';
 
@@ -270,6 +270,14 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     void reply.header('x-request-id', request.id);
     if (hsts !== undefined && (options.httpsPublicUrl || request.protocol === 'https')) {
       void reply.header('strict-transport-security', hsts);
+    }
+    const params = Object.values((request.params ?? {}) as Record<string, unknown>);
+    if (params.some((value) => typeof value === 'string' && hasControlCharacter(value))) {
+      throw new ApiError({ kind: 'malformed_request', problem: 'control_in_path' });
+    }
+    const query = Object.values((request.query ?? {}) as Record<string, unknown>).flat();
+    if (holdsNul(query.filter((value): value is string => typeof value === 'string'))) {
+      throw new ApiError({ kind: 'malformed_request', problem: 'nul_character' });
     }
     // HTTP/1.1 requires Host (RFC 9112 §3.2); an HTTP/1.0 health check may leave it out.
     if (request.headers.host === undefined && request.raw.httpVersion !== '1.0') {

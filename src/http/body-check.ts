@@ -15,16 +15,12 @@ export const MAX_BODY_DEPTH = 8;
  * recursion, and it stops at the first problem, naming the member by its path (`a.b.0`).
  */
 export function bodyProblem(body: unknown, limit = MAX_BODY_DEPTH): ApiFailure | undefined {
-  if (body === null || typeof body !== 'object') {
-    return typeof body === 'string' && hasLoneSurrogate(body)
-      ? { kind: 'text_not_unicode', member: '(body)' }
-      : undefined;
-  }
   const stack: { value: unknown; depth: number; path: string }[] = [{ value: body, depth: 0, path: '' }];
   while (stack.length > 0) {
     const { value, depth, path } = stack.pop() as { value: unknown; depth: number; path: string };
     if (typeof value === 'string') {
       if (hasLoneSurrogate(value)) return { kind: 'text_not_unicode', member: path || '(body)' };
+      if (value.includes(NUL)) return { kind: 'text_has_nul', member: path || '(body)' };
       continue;
     }
     if (value === null || typeof value !== 'object') continue;
@@ -35,11 +31,28 @@ export function bodyProblem(body: unknown, limit = MAX_BODY_DEPTH): ApiFailure |
     for (const [key, child] of entries) {
       const childPath = path === '' ? key : `${path}.${key}`;
       if (hasLoneSurrogate(key)) return { kind: 'text_not_unicode', member: childPath };
+      if (key.includes(NUL)) return { kind: 'text_has_nul', member: childPath };
       stack.push({ value: child, depth: depth + 1, path: childPath });
     }
   }
   return undefined;
 }
+
+/** U+0000: no text column keeps it (PostgreSQL refuses it), so no request may carry it. */
+const NUL = '\u0000';
+
+/** Whether any of `texts` (form fields, query values) holds a NUL. */
+export function holdsNul(texts: Iterable<string>): boolean {
+  for (const text of texts) if (text.includes(NUL)) return true;
+  return false;
+}
+
+/** A path parameter as the router decoded it may not hold a control character (%00–%1F, %7F–%9F). */
+export function hasControlCharacter(text: string): boolean {
+  return CONTROL.test(text);
+}
+
+const CONTROL = /\p{Cc}/u;
 
 /** Read with the u flag, a paired surrogate is one code point: only a lone one is of category Cs. */
 const LONE_SURROGATE = /\p{Cs}/u;

@@ -64,7 +64,9 @@ export type RequestProblem =
   | 'invalid_method'
   | 'bad_framing'
   | 'timeout'
-  | 'aborted';
+  | 'aborted'
+  | 'control_in_path'
+  | 'nul_character';
 
 const REQUEST_PROBLEMS: Record<RequestProblem, Record<Language, string>> = {
   bad_url: {
@@ -108,6 +110,17 @@ const REQUEST_PROBLEMS: Record<RequestProblem, Record<Language, string>> = {
     'pt-BR': 'a requisição não foi recebida a tempo',
     es: 'la petición no se recibió a tiempo',
   },
+  control_in_path: {
+    en: 'the path holds a control character (%00–%1F or %7F–%9F once decoded)',
+    'pt-BR': 'o caminho contém um caractere de controle (%00–%1F ou %7F–%9F depois de decodificado)',
+    es: 'la ruta contiene un carácter de control (%00–%1F o %7F–%9F una vez decodificado)',
+  },
+  nul_character: {
+    en: 'a query parameter or form field holds a NUL character (%00), which no text can keep',
+    'pt-BR':
+      'um parâmetro de consulta ou campo de formulário contém um caractere NUL (%00), que nenhum texto pode guardar',
+    es: 'un parámetro de consulta o campo de formulario contiene un carácter NUL (%00), que ningún texto puede guardar',
+  },
   aborted: {
     en: 'the request body ended before it was complete',
     'pt-BR': 'o corpo da requisição terminou antes de estar completo',
@@ -136,6 +149,7 @@ export type ApiFailure =
   | { kind: 'body_not_object' }
   | { kind: 'body_too_deep'; member: string; limit: number }
   | { kind: 'text_not_unicode'; member: string }
+  | { kind: 'text_has_nul'; member: string }
   | { kind: 'charset_not_utf8'; charset: string }
   | { kind: 'malformed_request'; problem: RequestProblem }
   | { kind: 'unknown_fields'; fields: readonly string[] }
@@ -610,6 +624,14 @@ const FAILURES: { [K in FailureKind]: { code: ApiCode; text: Texts<K> } } = {
         `${f.member} contém um surrogate UTF-16 isolado (um escape \\uD800–\\uDFFF sem o seu par), que não é texto Unicode e não pode ser guardado como enviado`,
       es: (f) =>
         `${f.member} contiene un surrogate UTF-16 aislado (un escape \\uD800–\\uDFFF sin su par), que no es texto Unicode y no puede guardarse tal como se envió`,
+    },
+  },
+  text_has_nul: {
+    code: '300',
+    text: {
+      en: (f) => `${f.member} holds a NUL character (\\u0000), which no text can keep`,
+      'pt-BR': (f) => `${f.member} contém um caractere NUL (\\u0000), que nenhum texto pode guardar`,
+      es: (f) => `${f.member} contiene un carácter NUL (\\u0000), que ningún texto puede guardar`,
     },
   },
   charset_not_utf8: {
