@@ -1,7 +1,12 @@
-// Throughput and latency of signed merchant requests (PIX collection and token → fiat creates among them), of a payer's cashier page and its status poll, and of the merchant console's order list, against /ping on the same server, in one run, as ratios.
+// Throughput and latency of signed merchant requests (PIX collection and token → fiat creates among
+// them), of a payer's cashier page and its status poll, and of the merchant console's order list, as
+// ratios to a floor measured in the same run: a bare Fastify route that only verifies the signature
+// (bench/floor-server.ts, in a child process).
 //   npm run bench                      (SQLite in a temporary directory)
 //   BENCH_DATABASE_URL=postgres://… npm run bench   (also PostgreSQL; the database must be empty or disposable)
 // Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32).
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -96,6 +101,29 @@ async function consoleCookie(baseUrl: string, merchantId: string): Promise<strin
   return session.split(';')[0] ?? '';
 }
 
+const FLOOR_KEY: Credentials = { accessKey: 'AKfloor0123456789', secretKey: 'floor-secret-0123456789abcdef' };
+
+/** The floor case: signed requests to a bare route that verifies the signature, and nothing else. */
+async function measureFloor(): Promise<Figures> {
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./floor-server.ts', import.meta.url).pathname], {
+    env: { ...process.env, FLOOR_ACCESS_KEY: FLOOR_KEY.accessKey, FLOOR_SECRET_KEY: FLOOR_KEY.secretKey },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    const [first] = (await once(child.stdout, 'data')) as [Buffer];
+    const url = first.toString('utf8').trim().split('\n')[0] ?? '';
+    return await measure(
+      'floor: bare Fastify route verifying the signature',
+      url,
+      signedPost('/floor', FLOOR_KEY, pixCollection),
+    );
+  } finally {
+    child.kill();
+  }
+}
+
+let floor: Figures | undefined;
+
 async function benchDatabase(label: string, databaseUrl: string | undefined): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'cashgate-bench-'));
   const env: Record<string, string> = {
@@ -171,16 +199,17 @@ async function benchDatabase(label: string, databaseUrl: string | undefined): Pr
           headers: { cookie },
         }),
       );
-      const base = rows[0];
-      if (base === undefined) return;
-      console.log(`\n${label}: ${connections} connections, ${seconds} s each`);
+      floor ??= await measureFloor();
+      const base = floor;
+      rows.unshift(base);
+      console.log(`\n${label}: ${connections} connections, ${seconds} s each; ratios to the floor (first row)`);
       console.log(
         'case'.padEnd(54),
         'req/s'.padStart(8),
         'p50 ms'.padStart(8),
         'p99 ms'.padStart(8),
-        'rps÷ping'.padStart(9),
-        'p99÷ping'.padStart(9),
+        'rps÷floor'.padStart(10),
+        'p99÷floor'.padStart(10),
       );
       for (const row of rows) {
         console.log(
@@ -188,8 +217,8 @@ async function benchDatabase(label: string, databaseUrl: string | undefined): Pr
           row.rps.toFixed(0).padStart(8),
           row.p50.toFixed(1).padStart(8),
           row.p99.toFixed(1).padStart(8),
-          (row.rps / base.rps).toFixed(3).padStart(9),
-          (row.p99 / Math.max(base.p99, 1)).toFixed(2).padStart(9),
+          (row.rps / base.rps).toFixed(3).padStart(10),
+          (row.p99 / Math.max(base.p99, 1)).toFixed(2).padStart(10),
           row.name.startsWith('GET') || row.non2xx === 0 || row.name.includes('refused')
             ? ''
             : `  (${row.non2xx} non-2xx!)`,

@@ -3,7 +3,7 @@ import { RequestLog } from './console/request-log.js';
 import { consolePruner } from './workers/console-pruner.js';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
 import { openCallbacks, type Callbacks } from './callbacks/module.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -56,6 +56,28 @@ export interface GatewayOptions {
 
 export type { OrderKinds, Services } from './services.js';
 
+/** How many units of work each database commit carries (group commit on SQLite). */
+function registerStoreMetrics(registry: Registry, store: Store): void {
+  new Counter({
+    name: 'cashgate_store_commits_total',
+    help: 'Database commits of units of work (on SQLite one commit carries every unit of a group)',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(store.commitStats.commits);
+    },
+  });
+  new Counter({
+    name: 'cashgate_store_units_total',
+    help: 'Units of work committed or rolled back; divided by cashgate_store_commits_total, the mean group size',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(store.commitStats.units);
+    },
+  });
+}
+
 /** Opens the store, applies migrations and wires the services that the server, the worker and the CLI use. */
 export async function openServices(config: Config, logger: Logger, clock: Clock = systemClock): Promise<Services> {
   const store = Store.open({
@@ -75,6 +97,7 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
   const merchants = new MerchantService(store, secrets, clock, config.keyActivationDelayMs);
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics, prefix: 'cashgate_' });
+  registerStoreMetrics(metrics, store);
   const callbacks = openCallbacks({ config, store, clock, logger, merchants, registry: metrics });
   const ledger = new LedgerService(store, clock);
   const orders = new OrderService(store, clock, ledger, callbacks.outbox, logger.child({ component: 'orders' }));

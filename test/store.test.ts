@@ -139,4 +139,54 @@ describe(`store (${databaseLabel})`, () => {
   it('answers a readiness ping', async () => {
     await store.ping();
   });
+
+  it('commits concurrent units together, a failing one alone rolled back and answered with its own error', async () => {
+    const merchant = (id: string) => ({
+      id,
+      name: id,
+      language: 'en',
+      callback_url: null,
+      created_at: 1,
+      updated_at: 1,
+    });
+    const hooks: string[] = [];
+    const commitsBefore = store.commitStats.commits;
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 40 }, (_, i) =>
+        store.transact(async (tx) => {
+          await tx
+            .insertInto('merchants')
+            .values(merchant(`mch_group_${i}`))
+            .execute();
+          store.afterCommit(tx, () => hooks.push(`mch_group_${i}`));
+          // Every seventh unit fails after its write, and a duplicate key fails inside the database.
+          if (i % 7 === 3) throw new Error(`unit ${i} refuses`);
+          if (i % 7 === 5) await tx.insertInto('merchants').values(merchant('mch_group_0')).execute();
+          return i;
+        }),
+      ),
+    );
+    const stored = await store.read
+      .selectFrom('merchants')
+      .select('id')
+      .where('id', 'like', 'mch_group_%')
+      .orderBy('id')
+      .execute();
+    const expected = Array.from({ length: 40 }, (_, i) => i).filter((i) => i % 7 !== 3 && i % 7 !== 5);
+    assert.deepEqual(stored.map((row) => row.id).sort(), expected.map((i) => `mch_group_${i}`).sort());
+    outcomes.forEach((outcome, i) => {
+      if (i % 7 === 3) {
+        assert.equal(outcome.status, 'rejected');
+        assert.match(String(outcome.reason), new RegExp(`unit ${i} refuses`));
+      } else if (i % 7 === 5) {
+        assert.equal(outcome.status, 'rejected');
+        assert.equal(isUniqueViolation(outcome.reason), true, `unit ${i}: its own error`);
+      } else assert.deepEqual(outcome, { status: 'fulfilled', value: i });
+    });
+    assert.deepEqual(hooks.sort(), expected.map((i) => `mch_group_${i}`).sort(), 'hooks run for committed units only');
+    if (store.dialect === 'sqlite') {
+      const commits = store.commitStats.commits - commitsBefore;
+      assert.ok(commits < 10, `40 concurrent units shared ${commits} commits`);
+    }
+  });
 });

@@ -34,15 +34,22 @@ class CashgateSqliteDialect extends SqliteDialect {
 
 const SQLITE_FILE_NAME = 'cashgate.sqlite';
 
-/** The embedded database: WAL for concurrent readers, synchronous=FULL so an acknowledged commit survives a power cut. */
-export function sqliteDialect(dataDir: string): Dialect {
+/**
+ * The embedded database: WAL for concurrent readers, synchronous=FULL so an acknowledged commit
+ * survives a power cut. Two connections: the writer, which runs the group commits, and a read-only
+ * reader, which sees committed data only and does not wait while a commit is being prepared.
+ */
+export function sqliteDialects(dataDir: string): { writer: Dialect; reader: Dialect } {
   mkdirSync(dataDir, { recursive: true });
-  const database = new SqliteDatabase(join(dataDir, SQLITE_FILE_NAME));
+  const file = join(dataDir, SQLITE_FILE_NAME);
+  const database = new SqliteDatabase(file);
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = FULL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  return new CashgateSqliteDialect({ database });
+  const readOnly = new SqliteDatabase(file, { readonly: true });
+  readOnly.pragma('busy_timeout = 5000');
+  return { writer: new CashgateSqliteDialect({ database }), reader: new SqliteDialect({ database: readOnly }) };
 }
 
 const INT8_OID = 20;

@@ -1,7 +1,7 @@
 import { Kysely, Migrator, sql, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
 import { migrationProvider } from './migrations/index.js';
-import { postgresDialect, sqliteDialect, type DialectName } from './dialects.js';
+import { postgresDialect, sqliteDialects, type DialectName } from './dialects.js';
 
 export type Tx = Transaction<Database>;
 
@@ -23,17 +23,48 @@ export type ReadDb = Omit<
   | 'destroy'
 >;
 
+/** A unit of work waiting for, or running in, a group commit. */
+interface Unit {
+  work(tx: Tx): Promise<unknown>;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+  /** What `afterCommit` asked to run once this unit is durable. */
+  hooks: (() => void)[];
+}
+
+/** A group commit takes at most this many units. */
+const MAX_UNITS_PER_COMMIT = 256;
+
 /**
  * The storage of Cashgate. Reads may use `read`; every write goes through `transact`, one unit of
- * work per call, so commits can later be coalesced (group commit) without touching callers.
+ * work per call.
+ *
+ * On SQLite, units are **group-committed**: the units that arrive together (in one turn of the
+ * event loop, or while the previous commit ran) share one database transaction and one fsync
+ * (synchronous=FULL stays). Each runs alone in its own savepoint, so a unit that fails is rolled
+ * back by itself and its caller gets its own error, while the others go on. Every caller is
+ * answered only once the commit that holds its unit is durable; if that commit fails, every unit in
+ * it fails. Reads use a second, read-only connection, which sees committed data only and never waits
+ * for a commit in progress.
+ *
+ * On PostgreSQL each unit is its own transaction on a pooled connection (the server coalesces the
+ * fsyncs of concurrent commits itself).
  */
 export class Store {
-  /** Work to run once a unit of work has committed (e.g. waking the callback dispatcher). */
+  /** PostgreSQL: work to run once a unit of work has committed (e.g. waking the callback dispatcher). */
   readonly #afterCommit = new WeakMap<Tx, (() => void)[]>();
+  /** SQLite: units waiting for the next group commit. */
+  #queue: Unit[] = [];
+  #committing = false;
+  /** SQLite: the unit whose work is running (units of a group commit run one after the other). */
+  #running: Unit | undefined;
+  /** Database commits made, and units of work committed or rolled back in them, since the store opened. */
+  readonly commitStats = { commits: 0, units: 0 };
 
   private constructor(
     readonly dialect: DialectName,
     private readonly db: Kysely<Database>,
+    private readonly reader: Kysely<Database>,
   ) {}
 
   static open(options: {
@@ -43,33 +74,115 @@ export class Store {
   }): Store {
     if (options.databaseUrl !== undefined) {
       const { dialect } = postgresDialect(options.databaseUrl, options.onConnectionError ?? (() => undefined));
-      return new Store('postgres', new Kysely<Database>({ dialect }));
+      const db = new Kysely<Database>({ dialect });
+      return new Store('postgres', db, db);
     }
-    return new Store('sqlite', new Kysely<Database>({ dialect: sqliteDialect(options.dataDir) }));
+    const { writer, reader } = sqliteDialects(options.dataDir);
+    return new Store('sqlite', new Kysely<Database>({ dialect: writer }), new Kysely<Database>({ dialect: reader }));
   }
 
-  /** Query builder for reads outside a unit of work; writes go through `transact`. */
+  /** Query builder for reads outside a unit of work (committed data only); writes go through `transact`. */
   get read(): ReadDb {
-    return this.db;
+    return this.reader;
   }
 
-  /** Runs `work` in one database transaction: all of it commits, or none of it does. */
+  /**
+   * Runs `work` as one unit of work: all of it commits, or none of it does, and the promise settles
+   * only once that is durable. `work` must not call `transact` or `read` itself: it has `tx`.
+   */
   async transact<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    if (this.dialect === 'postgres') return this.#transactAlone(work);
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ work, resolve, reject, hooks: [] });
+      if (!this.#committing) {
+        this.#committing = true;
+        setImmediate(() => void this.#commitQueued());
+      }
+    });
+  }
+
+  /** Runs `hook` after `tx`'s unit of work commits; never when it rolls back. */
+  afterCommit(tx: Tx, hook: () => void): void {
+    if (this.dialect === 'sqlite') {
+      if (this.#running === undefined) throw new Error('afterCommit called outside a running unit of work');
+      this.#running.hooks.push(hook);
+      return;
+    }
+    const hooks = this.#afterCommit.get(tx);
+    if (hooks === undefined) this.#afterCommit.set(tx, [hook]);
+    else hooks.push(hook);
+  }
+
+  async #transactAlone<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     let unit: Tx | undefined;
     const result = await this.db.transaction().execute((tx) => {
       unit = tx;
       return work(tx);
     });
+    this.commitStats.commits += 1;
+    this.commitStats.units += 1;
     const hooks = unit === undefined ? undefined : this.#afterCommit.get(unit);
     for (const hook of hooks ?? []) hook();
     return result;
   }
 
-  /** Runs `hook` after `tx` commits; never when it rolls back. */
-  afterCommit(tx: Tx, hook: () => void): void {
-    const hooks = this.#afterCommit.get(tx);
-    if (hooks === undefined) this.#afterCommit.set(tx, [hook]);
-    else hooks.push(hook);
+  /** Commits the queued units, in group commits, until none is left. */
+  async #commitQueued(): Promise<void> {
+    try {
+      while (this.#queue.length > 0) await this.#groupCommit();
+    } finally {
+      this.#committing = false;
+    }
+  }
+
+  /**
+   * One group commit: the units queued so far (at most MAX_UNITS_PER_COMMIT) in one transaction,
+   * each in its own savepoint (released when it succeeds, rolled back to when it fails), then one
+   * COMMIT; then each caller is answered with its own result or error. Units that arrive meanwhile
+   * wait for the next group: a group never waits for more units, so it holds the write lock no
+   * longer than its units' own work takes.
+   */
+  async #groupCommit(): Promise<void> {
+    const units = this.#queue.splice(0, MAX_UNITS_PER_COMMIT);
+    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+    try {
+      await this.db.transaction().execute(async (tx) => {
+        for (const [n, unit] of units.entries()) {
+          await sql.raw(`savepoint unit_${n}`).execute(tx);
+          this.#running = unit;
+          try {
+            const value = await unit.work(tx);
+            await sql.raw(`release unit_${n}`).execute(tx);
+            outcomes.push({ ok: true, value });
+          } catch (error) {
+            await sql.raw(`rollback to unit_${n}`).execute(tx);
+            await sql.raw(`release unit_${n}`).execute(tx);
+            outcomes.push({ ok: false, error });
+          } finally {
+            this.#running = undefined;
+          }
+        }
+      });
+    } catch (error) {
+      // The transaction could not begin or commit: nothing of this group is durable.
+      for (const unit of units) unit.reject(error);
+      return;
+    }
+    this.commitStats.commits += 1;
+    this.commitStats.units += units.length;
+    let hookError: Error | undefined;
+    units.forEach((unit, n) => {
+      const outcome = outcomes[n];
+      if (outcome?.ok !== true) return unit.reject(outcome?.error);
+      try {
+        for (const hook of unit.hooks) hook();
+      } catch (error) {
+        hookError ??= error instanceof Error ? error : new Error(String(error));
+      }
+      return unit.resolve(outcome.value);
+    });
+    // A hook that throws is a programming error: every caller has its answer, then it surfaces.
+    if (hookError !== undefined) throw hookError;
   }
 
   /** Applies every pending migration; safe when several processes start at once. */
@@ -90,6 +203,7 @@ export class Store {
 
   async close(): Promise<void> {
     await this.db.destroy();
+    if (this.reader !== this.db) await this.reader.destroy();
   }
 }
 
