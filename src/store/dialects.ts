@@ -10,7 +10,9 @@ import {
   type DatabaseConnection,
   type Dialect,
   type Driver,
+  type SqliteDatabase as KyselySqliteDatabase,
   type SqliteDialectConfig,
+  type SqliteStatement,
 } from 'kysely';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -34,6 +36,30 @@ class CashgateSqliteDialect extends SqliteDialect {
 
 const SQLITE_FILE_NAME = 'cashgate.sqlite';
 
+/** How many distinct statements a connection keeps prepared (the queries of the whole service fit). */
+const PREPARED_STATEMENTS = 1_000;
+
+/**
+ * The connection as Kysely sees it, keeping each statement prepared after its first use: the same
+ * SQL text (Kysely compiles a query to the same text every time; values are parameters) is not
+ * parsed and planned again per request. Least recently used statements are let go beyond the limit;
+ * SQLite re-prepares a kept statement by itself when the schema changes.
+ */
+function keepingStatementsPrepared(database: SqliteDatabase.Database): KyselySqliteDatabase {
+  const prepared = new Map<string, SqliteStatement>();
+  return {
+    close: () => database.close(),
+    prepare(sql: string): SqliteStatement {
+      let statement = prepared.get(sql);
+      if (statement === undefined) statement = database.prepare(sql);
+      else prepared.delete(sql);
+      prepared.set(sql, statement);
+      if (prepared.size > PREPARED_STATEMENTS) prepared.delete(prepared.keys().next().value as string);
+      return statement;
+    },
+  };
+}
+
 /**
  * The embedded database: WAL for concurrent readers, synchronous=FULL so an acknowledged commit
  * survives a power cut. Two connections: the writer, which runs the group commits, and a read-only
@@ -49,7 +75,10 @@ export function sqliteDialects(dataDir: string): { writer: Dialect; reader: Dial
   database.pragma('busy_timeout = 5000');
   const readOnly = new SqliteDatabase(file, { readonly: true });
   readOnly.pragma('busy_timeout = 5000');
-  return { writer: new CashgateSqliteDialect({ database }), reader: new SqliteDialect({ database: readOnly }) };
+  return {
+    writer: new CashgateSqliteDialect({ database: keepingStatementsPrepared(database) }),
+    reader: new SqliteDialect({ database: keepingStatementsPrepared(readOnly) }),
+  };
 }
 
 const INT8_OID = 20;
