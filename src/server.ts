@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { registerAdminAuth, sendAdminError } from './admin/plugin.js';
+import { adminErrorBody, registerAdminAuth, sendAdminError } from './admin/plugin.js';
 import { registerMerchantAuth } from './auth/plugin.js';
 import { KeyRateLimiter } from './auth/rate-limit.js';
 import { bankListRoute } from './banks/routes.js';
@@ -101,8 +101,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
             'not_found',
             `no admin route ${request.method} ${request.url.split('?')[0] ?? '/'}`,
           ),
-        refuse: (_request, reply, error) =>
-          sendAdminError(reply, 400, 'invalid_request', describeFailure(error.failure, 'en').text),
+        refusal: (error) =>
+          JSON.stringify(adminErrorBody('invalid_request', describeFailure(error.failure, 'en').text)),
       },
       {
         matches: (path) => path === '/console' || path.startsWith('/console/'),

@@ -11,7 +11,16 @@ export function sendAdminError(
   message: string,
   extra: Record<string, unknown> = {},
 ): FastifyReply {
-  return reply.code(status).send({ error: { code, message, ...extra } });
+  return reply.code(status).send(adminErrorBody(code, message, extra));
+}
+
+/** The admin API's error format: `{ "error": { "code", "message", … } }`. */
+export function adminErrorBody(
+  code: string,
+  message: string,
+  extra: Record<string, unknown> = {},
+): { error: Record<string, unknown> } {
+  return { error: { code, message, ...extra } };
 }
 
 function digest(value: string): Buffer {

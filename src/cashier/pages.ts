@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OperatorError } from '../admin/failures.js';
 import type { Clock } from '../clock.js';
-import { holdsNul } from '../http/body-check.js';
+import { formFields } from '../http/body-check.js';
 import { ApiError } from '../http/failures.js';
 import { fromDb } from '../money.js';
 import type { MerchantService } from '../merchants/service.js';
@@ -77,11 +77,8 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
     'application/x-www-form-urlencoded',
     { parseAs: 'string', bodyLimit: 2048 },
     (_request, body, done) => {
-      const form = new URLSearchParams(String(body));
-      if (holdsNul([...form.keys(), ...form.values()])) {
-        return done(new ApiError({ kind: 'malformed_request', problem: 'nul_character' }), undefined);
-      }
-      return done(null, Object.fromEntries(form));
+      const form = formFields(String(body));
+      return form instanceof ApiError ? done(form, undefined) : done(null, Object.fromEntries(form));
     },
   );
   /** The form's fields as text (a field sent twice keeps its last value). */

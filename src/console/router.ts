@@ -6,7 +6,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
-import { holdsNul } from '../http/body-check.js';
+import { formFields } from '../http/body-check.js';
 import { ApiError } from '../http/failures.js';
 import { html, type Html } from '../http/html.js';
 import type { Language } from '../http/language.js';
@@ -263,11 +263,8 @@ export function useFormParser(scope: FastifyInstance): void {
     'application/x-www-form-urlencoded',
     { parseAs: 'string', bodyLimit: FORM_LIMIT_BYTES },
     (_request, body, done) => {
-      const form = new URLSearchParams(String(body));
-      if (holdsNul([...form.keys(), ...form.values()])) {
-        return done(new ApiError({ kind: 'malformed_request', problem: 'nul_character' }), undefined);
-      }
-      return done(null, form);
+      const form = formFields(String(body));
+      return form instanceof ApiError ? done(form, undefined) : done(null, form);
     },
   );
 }

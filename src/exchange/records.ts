@@ -1,6 +1,6 @@
 import { Type, type Static, type TProperties, type TSchema } from '@sinclair/typebox';
 import { ExactNumber, ExactNumberSchema } from '../http/exact-json.js';
-import { formatMoney, fromDb } from '../money.js';
+import { CURRENCIES, formatMoney, fromDb } from '../money.js';
 import { detailsOf } from '../orders/details.js';
 import type { OrderRow } from '../orders/queries.js';
 import { EXCHANGE_STATUS } from '../orders/state-machine.js';
@@ -187,8 +187,29 @@ export const TokenToFiatResult = Type.Object({
   }),
 });
 
-/** tokenAmount of a create result: a JSON number with every digit of the quote. */
-export function tokenAmountNumber(order: OrderRow): ExactNumber {
+/** The members both create results share, in the spec's order, up to currencyAmount (whole units of `minor`). */
+function createResultBase(order: OrderRow, direction: keyof typeof SYMBOL_TYPE, minor: number | string) {
   const d = exchangeDetails(order);
-  return new ExactNumber(formatUnits(BigInt(d.tokenUnits), d.tokenDecimals));
+  return {
+    orderId: order.id,
+    symbolType: SYMBOL_TYPE[direction],
+    externalOrderId: order.external_order_id,
+    currencyType: order.currency,
+    tokenType: d.tokenType,
+    chainType: d.chainType,
+    currencyAmount: Number(fromDb(minor) / 10n ** BigInt(CURRENCIES[order.currency])),
+    // A JSON number with every digit of the quote.
+    tokenAmount: new ExactNumber(formatUnits(BigInt(d.tokenUnits), d.tokenDecimals)),
+  };
+}
+
+/** Endpoint 2's data: the fiat taken, fee included, in whole units. */
+export function fiatToTokenResult(order: OrderRow): Static<typeof FiatToTokenResult> {
+  return createResultBase(order, 'fiat_to_token', order.amount);
+}
+
+/** Endpoint 4's data: int64 in the spec, whole units of the quoted credit (the query's currencyAmount has the cents). */
+export function tokenToFiatResult(order: OrderRow): Static<typeof TokenToFiatResult> {
+  const d = exchangeDetails(order);
+  return { ...createResultBase(order, 'token_to_fiat', d.quotedNet ?? '0'), addressTo: d.addressTo };
 }

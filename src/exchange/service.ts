@@ -36,9 +36,9 @@ import {
   exchangeDetails,
   exchangeRecord,
   FiatToTokenResult,
-  SYMBOL_TYPE,
   TokenToFiatResult,
-  tokenAmountNumber,
+  fiatToTokenResult,
+  tokenToFiatResult,
   type ExchangeDetails,
 } from './records.js';
 import { orderRate, type ExchangeCurrency, type RateSource } from './rates.js';
@@ -158,19 +158,7 @@ export class ExchangeService {
     fiatToToken: {
       area: 'exchange',
       kind: 'fiat_to_token',
-      createResult: (order) => {
-        const d = exchangeDetails(order);
-        return {
-          orderId: order.id,
-          symbolType: SYMBOL_TYPE.fiat_to_token,
-          externalOrderId: order.external_order_id,
-          currencyType: order.currency,
-          tokenType: d.tokenType,
-          chainType: d.chainType,
-          currencyAmount: Number(fromDb(order.amount) / 10n ** BigInt(CURRENCIES[order.currency])),
-          tokenAmount: tokenAmountNumber(order),
-        };
-      },
+      createResult: fiatToTokenResult,
       callbackPayload: exchangeRecord,
       rail: (o) => this.#rail(o),
       write: (step) => this.#writeFiatToToken(step),
@@ -179,21 +167,7 @@ export class ExchangeService {
     tokenToFiat: {
       area: 'exchange',
       kind: 'token_to_fiat',
-      createResult: (order) => {
-        const d = exchangeDetails(order);
-        return {
-          orderId: order.id,
-          symbolType: SYMBOL_TYPE.token_to_fiat,
-          externalOrderId: order.external_order_id,
-          currencyType: order.currency,
-          tokenType: d.tokenType,
-          chainType: d.chainType,
-          // int64 in the spec: whole units of the quoted credit; the query's currencyAmount has the cents.
-          currencyAmount: Number(fromDb(d.quotedNet ?? '0') / 10n ** BigInt(CURRENCIES[order.currency])),
-          tokenAmount: tokenAmountNumber(order),
-          addressTo: d.addressTo,
-        };
-      },
+      createResult: tokenToFiatResult,
       callbackPayload: exchangeRecord,
       rail: (o) => this.#rail(o),
       write: (step) => this.#writeTokenToFiat(step),

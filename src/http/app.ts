@@ -12,9 +12,9 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { RequestLogTable } from '../store/schema.js';
 import type { DebugKey } from './caller.js';
-import { JSON_UTF8, sendFailure } from './envelope.js';
+import { failureEnvelope, JSON_UTF8, sendFailure } from './envelope.js';
 import { bodyProblem, hasControlCharacter, holdsNul } from './body-check.js';
-import { ApiError, describeFailure, type ApiFailure, type RequestProblem } from './failures.js';
+import { ApiError, type ApiFailure, type RequestProblem } from './failures.js';
 import { languageFromAcceptLanguage, type Language } from './language.js';
 
 /** Failures found while reading the body, before the access key is looked up. */
@@ -94,10 +94,11 @@ export interface PathScope {
   /** A path none of the scope's routes serves. */
   notFound(request: FastifyRequest, reply: FastifyReply): unknown;
   /**
-   * A request refused before a route saw it (a malformed path, an over-long path segment, no Host);
-   * a scope without it (the console's HTML pages) answers those in the envelope.
+   * The body (JSON text, HTTP 400) answering a request refused before a route saw it: a malformed
+   * path, an over-long path segment, no Host, an unknown Expect, a body that is not JSON. A scope
+   * without it (the console's HTML pages) answers those in the envelope.
    */
-  refuse?(request: FastifyRequest, reply: FastifyReply, error: ApiError): unknown;
+  refusal?: (error: ApiError) => string;
 }
 
 /** What Node's HTTP parser found wrong in a request it could not read (the clientError event). */
@@ -152,13 +153,6 @@ function drainBody(raw: IncomingMessage, declaredLength: number): Promise<void> 
   });
 }
 
-/** The envelope of a failure, as bytes for an answer written straight to the connection (no request to reply to). */
-function rawEnvelope(error: ApiError, language: Language): string {
-  const english = describeFailure(error.failure, 'en');
-  const localized = language === 'en' ? english : describeFailure(error.failure, language);
-  return JSON.stringify({ code: english.code, success: false, msg: localized.text, msgEn: english.text, data: null });
-}
-
 /** Maps Fastify's own request errors (parsing, size, media type) to the merchant API's failures. */
 function failureOfFastifyError(error: FastifyError, request: FastifyRequest): ApiFailure | undefined {
   switch (error.code) {
@@ -195,9 +189,9 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   const { clock } = options;
   const logger: FastifyBaseLogger = options.logger;
   const hsts = options.hstsMaxAgeSeconds > 0 ? `max-age=${options.hstsMaxAgeSeconds}` : undefined;
-  const scopeOf = (request: FastifyRequest) => {
+  const scopeOf = (url: string) => {
     // //admin/v1/… is still an admin path to whoever typed it, though no route serves it.
-    const path = (request.url.split('?')[0] ?? '/').replace(/\/{2,}/g, '/');
+    const path = (url.split('?')[0] ?? '/').replace(/\/{2,}/g, '/');
     return options.scopes.find((candidate) => candidate.matches(path));
   };
   const envelopeContext = (request: FastifyRequest) => ({
@@ -207,9 +201,9 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   });
   /** A request refused before any route saw it, in its path's format. */
   const refuse = (request: FastifyRequest, reply: FastifyReply, error: ApiError) => {
-    const scope = scopeOf(request);
-    if (scope?.refuse !== undefined) return scope.refuse(request, reply, error);
-    return sendFailure(reply, error, envelopeContext(request));
+    const refusal = scopeOf(request.url)?.refusal;
+    if (refusal === undefined) return sendFailure(reply, error, envelopeContext(request));
+    return reply.code(400).type(JSON_UTF8).send(refusal(error));
   };
   const app = Fastify({
     loggerInstance: logger,
@@ -234,7 +228,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
       if (error.code === 'ECONNRESET' || socket.destroyed) return;
       const problem = problemOfClientError(error.code);
       logger.info({ code: error.code, problem }, 'unreadable request refused');
-      const body = rawEnvelope(new ApiError({ kind: 'malformed_request', problem }), 'en');
+      const body = JSON.stringify(failureEnvelope(new ApiError({ kind: 'malformed_request', problem }), 'en').body);
       if (socket.writable) {
         socket.end(
           `HTTP/1.1 400 Bad Request\r\nContent-Type: ${JSON_UTF8}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
@@ -286,12 +280,10 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   });
   // Expect: anything but 100-continue is refused in the path's format (Node would answer a bare 417).
   app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
-    const path = (request.url ?? '/').split('?')[0] ?? '/';
     const error = new ApiError({ kind: 'malformed_request', problem: 'expectation' });
-    const admin = path.startsWith('/admin/');
-    const body = admin
-      ? JSON.stringify({ error: { code: 'invalid_request', message: describeFailure(error.failure, 'en').text } })
-      : rawEnvelope(error, languageFromAcceptLanguage(request.headers['accept-language']));
+    const refusal = scopeOf(request.url ?? '/')?.refusal;
+    const language = languageFromAcceptLanguage(request.headers['accept-language']);
+    const body = refusal === undefined ? JSON.stringify(failureEnvelope(error, language).body) : refusal(error);
     response.writeHead(400, {
       'content-type': JSON_UTF8,
       'content-length': Buffer.byteLength(body),
@@ -364,8 +356,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
       await drainBody(request.raw, Number(request.headers['content-length'] ?? 0));
     }
     // A path no route serves still answers in its scope's format (an admin path's body not JSON).
-    const scope = scopeOf(request);
-    if (apiError !== undefined && scope?.refuse !== undefined) return scope.refuse(request, reply, apiError);
+    if (apiError !== undefined && scopeOf(request.url)?.refusal !== undefined) return refuse(request, reply, apiError);
     if (apiError !== undefined) return sendFailure(reply, apiError, context);
     if (isClientAbort(error)) {
       // The client broke off its own request: worth a line, not an error with a stack.
@@ -377,7 +368,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const scope = scopeOf(request);
+    const scope = scopeOf(request.url);
     if (scope !== undefined) return scope.notFound(request, reply);
     const path = request.url.split('?')[0] ?? '/';
     return sendFailure(

@@ -1,4 +1,4 @@
-import type { ApiFailure } from './failures.js';
+import { ApiError, type ApiFailure } from './failures.js';
 
 /**
  * How deep a request body's values may nest. No member of the merchant API or the admin API nests
@@ -45,6 +45,13 @@ const NUL = '\u0000';
 export function holdsNul(texts: Iterable<string>): boolean {
   for (const text of texts) if (text.includes(NUL)) return true;
   return false;
+}
+
+/** A url-encoded form body's fields, or the 300 refusing one that holds a NUL. */
+export function formFields(body: string): URLSearchParams | ApiError {
+  const form = new URLSearchParams(body);
+  const nul = holdsNul(form.keys()) || holdsNul(form.values());
+  return nul ? new ApiError({ kind: 'malformed_request', problem: 'nul_character' }) : form;
 }
 
 /** A path parameter as the router decoded it may not hold a control character (%00–%1F, %7F–%9F). */

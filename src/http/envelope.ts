@@ -67,25 +67,35 @@ export interface FailureContext {
   logViewUrl?: string | undefined;
 }
 
-export function sendFailure(reply: FastifyReply, error: ApiError, context: FailureContext): FastifyReply {
+/** The envelope of a failure in `language` (English beside it), with `suffix` after both texts, and its HTTP status. */
+export function failureEnvelope(
+  error: ApiError,
+  language: Language,
+  suffix = '',
+): { status: number; body: { code: string; success: false; msg: string; msgEn: string; data: null } } {
   const english = describeFailure(error.failure, 'en');
-  const localized = context.language === 'en' ? english : describeFailure(error.failure, context.language);
+  const localized = language === 'en' ? english : describeFailure(error.failure, language);
+  return {
+    status: english.status,
+    body: {
+      code: english.code,
+      success: false,
+      msg: localized.text + suffix,
+      msgEn: english.text + suffix,
+      data: null,
+    },
+  };
+}
+
+export function sendFailure(reply: FastifyReply, error: ApiError, context: FailureContext): FastifyReply {
   const debugSuffix = context.debug
     ? ` [debug: request ${context.requestId}${context.logViewUrl === undefined ? '' : `; log: ${context.logViewUrl}`}${error.debugDetail === undefined ? '' : `; ${error.debugDetail}`}]`
     : '';
   if (error.failure.kind === 'rate_limited') {
     void reply.header('retry-after', String(error.failure.retryAfterSeconds));
   }
-  reply.request.apiCode = english.code;
-  reply.request.apiMessage = english.text + debugSuffix;
-  return reply
-    .code(english.status)
-    .type(JSON_UTF8)
-    .send({
-      code: english.code,
-      success: false,
-      msg: localized.text + debugSuffix,
-      msgEn: english.text + debugSuffix,
-      data: null,
-    });
+  const { status, body } = failureEnvelope(error, context.language, debugSuffix);
+  reply.request.apiCode = body.code;
+  reply.request.apiMessage = body.msgEn;
+  return reply.code(status).type(JSON_UTF8).send(body);
 }

@@ -26,11 +26,8 @@ export interface OrderDetailsByArea {}
 /** The areas that registered their details. */
 export type DetailedArea = keyof OrderDetailsByArea & OrderArea;
 
-/** The details of an order of area `A` (any of its kinds unless `K` names one). */
-export type DetailsOf<
-  A extends DetailedArea,
-  K extends keyof OrderDetailsByArea[A] = keyof OrderDetailsByArea[A],
-> = OrderDetailsByArea[A][K] & SharedDetails;
+/** The details of an order of area `A`, whichever of its kinds. */
+export type DetailsOf<A extends DetailedArea> = OrderDetailsByArea[A][keyof OrderDetailsByArea[A]] & SharedDetails;
 
 /**
  * The details of an order that must be of one of `areas`, parsed from the JSON text the
