@@ -42,7 +42,7 @@ async function serve(config: Config): Promise<void> {
 async function work(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
   const services = await openServices(config, logger);
-  const workers = startBackgroundWork(services, logger);
+  const workers = startBackgroundWork(services, config, logger);
   const app = await buildWorkerApp({ ...services, logger });
   const url = await app.listen({ host: config.host, port: config.port });
   logger.info({ url, database: services.store.dialect }, 'Cashgate worker is running');

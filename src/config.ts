@@ -35,6 +35,15 @@ export interface Config {
   callbackConcurrencyPerHost: number;
   /** How often the dispatcher looks for due callbacks that no local commit announced. */
   callbackPollIntervalMs: number;
+  /**
+   * How long a node may take to hand an order to its rail before any node's worker may take the
+   * hand-over over (asking the rail first what became of the earlier attempt).
+   */
+  railLeaseMs: number;
+  /** How often the hand-over worker looks for hand-overs that are due (retries, leases that ran out). */
+  railPollIntervalMs: number;
+  /** PostgreSQL: connections in this process's pool. */
+  databasePoolSize: number;
   /** Run the background workers (callback dispatcher, nonce pruner) in the server process. */
   workers: boolean;
   /** Sandbox controls (admin events, cashier buttons): on while every rail is a simulator. */
@@ -248,6 +257,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     callbackConcurrency: read.integer('CALLBACK_CONCURRENCY', 16, 1, 1_000),
     callbackConcurrencyPerHost: read.integer('CALLBACK_CONCURRENCY_PER_HOST', 4, 1, 1_000),
     callbackPollIntervalMs: read.integer('CALLBACK_POLL_INTERVAL_MS', 1_000, 10, 60_000),
+    railLeaseMs: read.integer('RAIL_LEASE_MS', 60_000, 100, 3_600_000),
+    railPollIntervalMs: read.integer('RAIL_POLL_INTERVAL_MS', 1_000, 10, 60_000),
+    databasePoolSize: read.integer('DATABASE_POOL_SIZE', 16, 1, 1_000),
     workers: read.boolean('CASHGATE_WORKERS', true),
     sandbox,
     pix: {

@@ -29,6 +29,7 @@ import { loadMasterKey, SecretBox } from './store/secret-box.js';
 import { Store } from './store/store.js';
 import { noncePruner } from './workers/nonce-pruner.js';
 import { expiryWorker } from './workers/expiry.js';
+import { railHandOverWorker } from './workers/rail-hand-over.js';
 import { settlementWorker } from './workers/settlement.js';
 import { startWorkers } from './workers/worker.js';
 
@@ -100,7 +101,10 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
   registerStoreMetrics(metrics, store);
   const callbacks = openCallbacks({ config, store, clock, logger, merchants, registry: metrics });
   const ledger = new LedgerService(store, clock);
-  const orders = new OrderService(store, clock, ledger, callbacks.outbox, logger.child({ component: 'orders' }));
+  const orders = new OrderService(store, clock, ledger, callbacks.outbox, logger.child({ component: 'orders' }), {
+    railLeaseMs: config.railLeaseMs,
+    registry: metrics,
+  });
   const rates = new OperatorRates(store, clock);
   const addresses = new DepositAddresses({
     tron: new DepositAddressDeriver('tron', config.exchange.xpubs.tron),
@@ -197,12 +201,17 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
 }
 
 /** Starts the background workers of this process: the callback dispatcher and periodic jobs. */
-export function startBackgroundWork(services: Services, logger: Logger): { stop(): Promise<void> } {
+export function startBackgroundWork(
+  services: Services,
+  config: Pick<Config, 'railPollIntervalMs'>,
+  logger: Logger,
+): { stop(): Promise<void> } {
   const periodic = startWorkers(
     [
       noncePruner({ store: services.store, clock: services.clock, logger }),
       settlementWorker({ ledger: services.ledger, logger }),
       expiryWorker({ orders: services.orders, logger }),
+      railHandOverWorker({ handOver: services.orders.handOver, logger }, config.railPollIntervalMs),
       consolePruner({ accounts: services.consoleAccounts, requestLog: services.requestLog, logger }),
     ],
     logger,
@@ -227,7 +236,7 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
     logger,
     ...(options.extraSignedRoutes !== undefined && { extraSignedRoutes: options.extraSignedRoutes }),
   });
-  const workers = (options.workers ?? config.workers) ? startBackgroundWork(services, logger) : undefined;
+  const workers = (options.workers ?? config.workers) ? startBackgroundWork(services, config, logger) : undefined;
   let url: string;
   try {
     url = await app.listen({ host: config.host, port: config.port });

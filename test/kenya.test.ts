@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { verifyCallback } from '@cashgate/sdk';
 import { databaseLabel } from './support/database.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
+import type { RailOrder } from '../src/rails/rails.js';
 import { eventually, startReceiver, type CallbackReceiver } from './support/receiver.js';
 
 const COLLECT = '/api/v3/ken/createCollectingOrder';
@@ -192,37 +193,51 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
     assert.equal(await orderCount(), count + 1);
   });
 
-  it('keeps an order its rail did not take, and hands it over again on an identical repeat', async () => {
+  it('keeps an order its rail did not take, and hands it over again from its durable hand-over, without a repeat', async () => {
     const rail = gw.gateway.rails.mpesaStk;
     const start = rail.start;
-    rail.start = () => Promise.reject(new Error('Daraja unreachable'));
+    const seen: RailOrder[] = [];
+    rail.start = (order) => {
+      seen.push(order);
+      return Promise.reject(new Error('Daraja unreachable'));
+    };
     const body = collection();
     let orderId: string;
+    const query = async () =>
+      (await call('/api/v3/ken/query/collectingOrder', { externalOrderId: body.externalOrderId, orderId })).body
+        .data[0];
     try {
       const created = await call(COLLECT, body);
       assert.equal(created.body.code, '200', 'the order exists: the merchant is not told to create it again');
       orderId = created.body.data.currencyOrderVo.orderId as string;
-      const [pending] = (
-        await call('/api/v3/ken/query/collectingOrder', { externalOrderId: body.externalOrderId, orderId })
-      ).body.data;
-      assert.equal(pending.channelOrderId, '', 'no rail reference yet');
+      assert.equal((await query()).channelOrderId, '', 'no rail reference yet');
+      assert.equal((await call(COLLECT, body)).body.code, '200');
+      assert.equal(seen.length, 1, 'a repeat does not hand the order over: its durable hand-over does');
+    } finally {
+      rail.start = (order) => {
+        seen.push(order);
+        return start(order);
+      };
+    }
+    try {
+      gw.clock.advance(1_001); // the first retry is due a second after the failure
+      const taken = await eventually(async () => {
+        const record = await query();
+        return record.channelOrderId === '' ? undefined : record;
+      });
+      assert.match(taken.channelOrderId, /^ws_CO_/, 'the worker handed it to the rail');
+      assert.equal(seen.length, 2);
+      assert.deepEqual(
+        seen.map((o) => [o.idempotencyKey, o.earlierAttempts]),
+        [
+          [`${orderId}.start`, 0],
+          [`${orderId}.start`, 1],
+        ],
+        'both attempts carry the key derived from the order; the second knows an earlier one may have reached the rail',
+      );
     } finally {
       rail.start = start;
     }
-    assert.equal((await call(COLLECT, body)).body.code, '200');
-    const [soon] = (await call('/api/v3/ken/query/collectingOrder', { externalOrderId: body.externalOrderId, orderId }))
-      .body.data;
-    assert.equal(
-      soon.channelOrderId,
-      '',
-      'a repeat within a minute does not hand it over again: the first may still be under way',
-    );
-    gw.clock.advance(60_001);
-    assert.equal((await call(COLLECT, body)).body.code, '200');
-    const [taken] = (
-      await call('/api/v3/ken/query/collectingOrder', { externalOrderId: body.externalOrderId, orderId })
-    ).body.data;
-    assert.match(taken.channelOrderId, /^ws_CO_/, 'a later repeat handed it to the rail');
   });
 
   it('never starts a payout twice when a repeat arrives while the rail is still answering', async () => {

@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js';
 import { ApiError, type ApiFailure } from '../http/failures.js';
 import type { Store } from '../store/store.js';
 import type { AuthKey, AuthKeys } from './keys.js';
-import { recordNonce } from './nonces.js';
+import { requestNonce } from './nonces.js';
 import { grants, type Permission } from './permissions.js';
 import type { KeyRateLimiter } from './rate-limit.js';
 
@@ -100,23 +100,37 @@ export function registerMerchantAuth(scope: FastifyInstance, deps: AuthDeps): vo
         signed,
       );
     }
-    const fresh = await deps.store.transact((tx) =>
-      recordNonce(tx, key.accessKey, headers.nonce, timestamp + deps.signatureWindowMs),
+    // The nonce is recorded with the request's own unit of work (one commit per request); a request
+    // refused from here on records it alone first, so a replay is refused as one (307) whatever it asks.
+    let tokenTaken = false;
+    const nonce = requestNonce(
+      deps.store,
+      { accessKey: key.accessKey, nonce: headers.nonce, expiresAt: timestamp + deps.signatureWindowMs },
+      () => {
+        // A replay takes no token from the key's rate limit.
+        if (tokenTaken) deps.rateLimiter.giveBack(key.accessKey);
+        tokenTaken = false;
+        return withSignedString({ kind: 'nonce_reused' }, key, signed);
+      },
     );
-    if (!fresh) throw withSignedString({ kind: 'nonce_reused' }, key, signed);
+    const refuse = async (failure: ApiFailure): Promise<never> => {
+      await nonce.settle();
+      throw new ApiError(failure);
+    };
 
-    if (key.status === 'deleted') throw new ApiError({ kind: 'key_deleted' });
-    if (key.status === 'disabled') throw new ApiError({ kind: 'key_disabled' });
-    if (now < key.activeAt) throw new ApiError({ kind: 'key_not_active', activeAt: key.activeAt });
-    if (!key.whitelist.allows(request.ip)) throw new ApiError({ kind: 'ip_not_whitelisted', ip: request.ip });
+    if (key.status === 'deleted') return refuse({ kind: 'key_deleted' });
+    if (key.status === 'disabled') return refuse({ kind: 'key_disabled' });
+    if (now < key.activeAt) return refuse({ kind: 'key_not_active', activeAt: key.activeAt });
+    if (!key.whitelist.allows(request.ip)) return refuse({ kind: 'ip_not_whitelisted', ip: request.ip });
     const permission = request.routeOptions.config.permission;
     if (permission === undefined)
       throw new Error(`signed route ${request.routeOptions.url ?? ''} declares no permission`);
-    if (!grants(key.permissions, permission)) throw new ApiError({ kind: 'permission_denied', permission });
+    if (!grants(key.permissions, permission)) return refuse({ kind: 'permission_denied', permission });
 
     const waitMs = deps.rateLimiter.take(key.accessKey, now);
+    tokenTaken = waitMs === 0;
     if (waitMs > 0) {
-      throw new ApiError({
+      return refuse({
         kind: 'rate_limited',
         limitPerMinute: deps.rateLimiter.perMinute,
         retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)),
@@ -127,6 +141,7 @@ export function registerMerchantAuth(scope: FastifyInstance, deps: AuthDeps): vo
       accessKey: key.accessKey,
       language: key.merchantLanguage,
       debug: key.debug,
+      nonce,
     };
   });
 }

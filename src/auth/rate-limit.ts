@@ -34,6 +34,12 @@ export class KeyRateLimiter {
     return Math.ceil((UNITS_PER_TOKEN - bucket.units) / this.perMinute);
   }
 
+  /** Gives back a token taken for a request that turned out not to count (a replay). */
+  giveBack(accessKey: string): void {
+    const bucket = this.#buckets.get(accessKey);
+    if (bucket !== undefined) bucket.units = Math.min(this.#capacity, bucket.units + UNITS_PER_TOKEN);
+  }
+
   /** Forgets buckets that have refilled completely; they are equal to a fresh one. */
   prune(now: number): void {
     for (const [key, bucket] of this.#buckets) {

@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { MerchantCaller } from './plugin.js';
 import type { Permission } from './permissions.js';
 import { Envelope, EnvelopeWithDesc, sendSuccess } from '../http/envelope.js';
@@ -61,27 +61,38 @@ export function registerSignedRoute(scope: FastifyInstance, catalog: RouteCatalo
     handler: async (request, reply) => {
       const caller = request.merchantCaller;
       if (caller === null) throw new Error('signed route reached without an authenticated caller');
-      // GET routes take their parameters from the query; a route without a schema takes none.
-      const query = request.method === 'GET' ? (request.query ?? {}) : undefined;
-      if (def.query !== undefined || query !== undefined) {
-        const error = validateInput(def.query ?? EMPTY_OBJECT, query ?? {});
-        if (error !== undefined) throw error;
+      try {
+        return await answer(request, reply, caller);
+      } catch (error) {
+        // A refused request's nonce is spent too: its replay is refused as a replay (307).
+        await caller.nonce.settle();
+        throw error;
       }
-      // Amounts are read as written: 1e3 or 10.0 sent as a number is checked as that text.
-      const body = withNumbersAsSent(request.body, request.rawBody, amounts);
-      if (def.body !== undefined) {
-        const error = validateInput(def.body, body);
-        if (error !== undefined) throw error;
-      }
-      const data = await def.handle({
-        body,
-        query: request.query,
-        caller,
-        request,
-      });
-      return sendSuccess(reply, data, { desc: def.desc === true, exact: def.exactNumbers === true });
     },
   });
+  async function answer(request: FastifyRequest, reply: FastifyReply, caller: MerchantCaller) {
+    // GET routes take their parameters from the query; a route without a schema takes none.
+    const query = request.method === 'GET' ? (request.query ?? {}) : undefined;
+    if (def.query !== undefined || query !== undefined) {
+      const error = validateInput(def.query ?? EMPTY_OBJECT, query ?? {});
+      if (error !== undefined) throw error;
+    }
+    // Amounts are read as written: 1e3 or 10.0 sent as a number is checked as that text.
+    const body = withNumbersAsSent(request.body, request.rawBody, amounts);
+    if (def.body !== undefined) {
+      const error = validateInput(def.body, body);
+      if (error !== undefined) throw error;
+    }
+    const data = await def.handle({
+      body,
+      query: request.query,
+      caller,
+      request,
+    });
+    // Nobody is answered before the request's nonce is durable (a read-only request records it now).
+    await caller.nonce.settle();
+    return sendSuccess(reply, data, { desc: def.desc === true, exact: def.exactNumbers === true });
+  }
 }
 
 const EMPTY_OBJECT = Type.Object({});

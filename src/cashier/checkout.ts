@@ -42,7 +42,7 @@ import {
 import type { SandboxInput } from '../orders/sandbox.js';
 import { randomTradeHash } from '../rails/chain/addresses.js';
 import type { ChainRail } from '../rails/chain/rail.js';
-import type { Rails } from '../rails/rails.js';
+import type { RailOrder, Rails } from '../rails/rails.js';
 import { newId } from '../store/ids.js';
 import type { Store } from '../store/store.js';
 import * as cq from './queries.js';
@@ -196,9 +196,14 @@ export class CheckoutService {
           const chain = this.deps.chain;
           return {
             name: chain.name,
-            start: async () => ({
+            start: async ({ idempotencyKey }: RailOrder) => ({
               channelOrderId: (
-                await chain.watchDeposits({ orderId: order.id, address: d.addressTo ?? '', token: 'USDT' })
+                await chain.watchDeposits({
+                  orderId: order.id,
+                  idempotencyKey,
+                  address: d.addressTo ?? '',
+                  token: 'USDT',
+                })
               ).watchId,
             }),
           };
@@ -294,7 +299,11 @@ export class CheckoutService {
       externalOrderId: body.externalOrderId,
       hash,
       find: (externalOrderId) => cq.findCheckoutByExternalId(this.deps.store.read, caller.merchantId, externalOrderId),
-      insert: () => this.deps.store.transact((tx) => cq.insertCheckout(tx, row)),
+      insert: () =>
+        this.deps.store.transact(async (tx) => {
+          await caller.nonce.record(tx);
+          await cq.insertCheckout(tx, row);
+        }),
     });
     return this.address('created' in outcome ? row.id : outcome.repeat.id);
   }

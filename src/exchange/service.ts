@@ -1,5 +1,6 @@
 import type { Static } from '@sinclair/typebox';
 import type { Clock } from '../clock.js';
+import type { MerchantCaller } from '../http/caller.js';
 import { ApiError } from '../http/failures.js';
 import type { Language } from '../http/language.js';
 import { feeFor } from '../ledger/fees.js';
@@ -64,10 +65,7 @@ export interface TokenToFiatRequest {
   remark?: string;
 }
 
-export interface Caller {
-  merchantId: string;
-  accessKey: string;
-}
+export type Caller = Pick<MerchantCaller, 'merchantId' | 'accessKey' | 'nonce'>;
 
 type Texts = Record<Language, string>;
 
@@ -231,17 +229,23 @@ export class ExchangeService {
     const chain = this.deps.rails[d.chainType];
     return {
       name: chain.name,
-      start: async () =>
+      start: async ({ idempotencyKey }) =>
         order.kind === 'token_to_fiat'
           ? {
               channelOrderId: (
-                await chain.watchDeposits({ orderId: order.id, address: d.addressTo, token: d.tokenType })
+                await chain.watchDeposits({
+                  orderId: order.id,
+                  idempotencyKey,
+                  address: d.addressTo,
+                  token: d.tokenType,
+                })
               ).watchId,
             }
           : {
               channelOrderId: (
                 await chain.send({
                   orderId: order.id,
+                  idempotencyKey,
                   to: d.addressTo,
                   token: d.tokenType,
                   units: BigInt(d.tokenUnits),
@@ -284,6 +288,7 @@ export class ExchangeService {
       id: newOrderId(this.kinds.fiatToToken),
       merchantId: caller.merchantId,
       accessKey: caller.accessKey,
+      nonce: caller.nonce,
       externalOrderId: body.externalOrderId,
       requestBody: body,
       currency,
@@ -327,6 +332,7 @@ export class ExchangeService {
       id: newOrderId(this.kinds.tokenToFiat),
       merchantId: caller.merchantId,
       accessKey: caller.accessKey,
+      nonce: caller.nonce,
       externalOrderId: body.externalOrderId ?? null,
       requestBody: body,
       currency,

@@ -1,3 +1,4 @@
+import type { Tx } from '../store/store.js';
 import type { Language } from './language.js';
 
 declare module 'fastify' {
@@ -13,6 +14,20 @@ export interface MerchantCaller {
   accessKey: string;
   language: Language;
   debug: boolean;
+  /** The request's nonce: recorded in the first unit of work the request commits, or alone before it is answered. */
+  nonce: RequestNonce;
+}
+
+/**
+ * The nonce of a signed request, not yet durable when the request is authenticated: the request's
+ * own unit of work records it (one commit per request), and a request that commits none records it
+ * in a unit of its own before it is answered. Either way a replay is refused.
+ */
+export interface RequestNonce {
+  /** Records the nonce in `tx`, unless a committed unit already holds it; throws the 307 `nonce_reused` on a replay. */
+  record(tx: Tx): Promise<void>;
+  /** Records the nonce in a unit of its own unless a committed unit already holds it; throws on a replay. */
+  settle(): Promise<void>;
 }
 
 /** The access key of a debug-mode caller: its requests are recorded in the request log. */

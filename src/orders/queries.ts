@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { DialectName } from '../store/dialects.js';
 import type { ReadDb } from '../store/store.js';
-import type { Database, OrderArea, OrderEventTable, OrderKind, OrderTable } from '../store/schema.js';
+import type { Database, OrderArea, OrderEventTable, OrderKind, OrderTable, RailTaskTable } from '../store/schema.js';
 
 type Db = Kysely<Database>;
 
@@ -14,6 +14,11 @@ export async function insertOrder(db: Db, row: OrderRow): Promise<void> {
 
 export function findOrder(db: ReadDb, orderId: string): Promise<OrderRow | undefined> {
   return db.selectFrom('orders').selectAll().where('id', '=', orderId).executeTakeFirst();
+}
+
+export function findOrders(db: ReadDb, orderIds: readonly string[]): Promise<OrderRow[]> {
+  if (orderIds.length === 0) return Promise.resolve([]);
+  return db.selectFrom('orders').selectAll().where('id', 'in', orderIds).execute();
 }
 
 /** The order, locked until the transaction ends (PostgreSQL; SQLite's writer lock already holds). */
@@ -79,19 +84,87 @@ export function findByRailRef(db: ReadDb, railRef: string): Promise<OrderRow | u
   return db.selectFrom('orders').selectAll().where('rail_ref', '=', railRef).executeTakeFirst();
 }
 
+export type RailTaskRow = Selectable<RailTaskTable>;
+
+export async function insertRailTask(db: Db, task: RailTaskRow): Promise<void> {
+  await db.insertInto('rail_tasks').values(task).execute();
+}
+
 /**
- * Takes over the hand-over of an order that has no rail reference yet, if nobody took it since
- * `seen` (compare-and-set on rail_claimed_at); true when this caller has it now.
+ * Hand-overs a worker may take: pending ones that are due and working ones whose lease ran out
+ * (the node working them died or stalled). On PostgreSQL other workers skip the rows this one is
+ * claiming instead of waiting for them.
  */
-export async function claimRailHandOver(db: Db, orderId: string, seen: number | null, now: number): Promise<boolean> {
+export function selectDueRailTasks(
+  db: ReadDb,
+  dialect: DialectName,
+  now: number,
+  limit: number,
+): Promise<RailTaskRow[]> {
+  const query = db
+    .selectFrom('rail_tasks')
+    .selectAll()
+    .where('next_attempt_at', 'is not', null)
+    .where('next_attempt_at', '<=', now)
+    .orderBy('next_attempt_at')
+    .limit(limit);
+  return (dialect === 'postgres' ? query.forUpdate().skipLocked() : query).execute();
+}
+
+/** Leases the tasks to a worker until `until`, each one more attempt begun. */
+export async function leaseRailTasks(
+  db: Db,
+  taskIds: readonly string[],
+  lease: { token: string; until: number; now: number },
+): Promise<void> {
+  if (taskIds.length === 0) return;
+  await db
+    .updateTable('rail_tasks')
+    .set((eb) => ({
+      state: 'working',
+      attempts: eb('attempts', '+', 1),
+      lease_token: lease.token,
+      next_attempt_at: lease.until,
+      updated_at: lease.now,
+    }))
+    .where('id', 'in', taskIds)
+    .execute();
+}
+
+/**
+ * Settles a task, or sets its next attempt, only while the lease is still `leaseToken`'s: a worker
+ * whose lease ran out records nothing. True when recorded.
+ */
+export async function finishRailTask(
+  db: Db,
+  taskId: string,
+  leaseToken: string,
+  change: Pick<RailTaskRow, 'state' | 'next_attempt_at' | 'last_error' | 'updated_at'>,
+): Promise<boolean> {
   const result = await db
-    .updateTable('orders')
-    .set({ rail_claimed_at: now })
-    .where('id', '=', orderId)
-    .where('channel_order_id', 'is', null)
-    .where((eb) => (seen === null ? eb('rail_claimed_at', 'is', null) : eb('rail_claimed_at', '=', seen)))
+    .updateTable('rail_tasks')
+    .set({ ...change, lease_token: null })
+    .where('id', '=', taskId)
+    .where('lease_token', '=', leaseToken)
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
+}
+
+export function railTasksOfOrder(db: ReadDb, orderId: string): Promise<RailTaskRow[]> {
+  return db.selectFrom('rail_tasks').selectAll().where('order_id', '=', orderId).orderBy('created_at').execute();
+}
+
+/** Unsettled hand-overs, for the metrics: how many wait, and the oldest one's creation time. */
+export async function unsettledRailTasks(db: ReadDb): Promise<{ count: number; oldest: number | null }> {
+  const row = await db
+    .selectFrom('rail_tasks')
+    .select((eb) => [
+      eb.fn.countAll<number | string>().as('count'),
+      eb.fn.min<number | string | null>('created_at').as('oldest'),
+    ])
+    .where('next_attempt_at', 'is not', null)
+    .executeTakeFirstOrThrow();
+  return { count: Number(row.count), oldest: row.oldest === null ? null : Number(row.oldest) };
 }
 
 /** Keeps the rail's reference of an order; `firstOnly` leaves one already kept as it is. */

@@ -34,6 +34,7 @@ export function fromCreateRequest(
   return {
     merchantId: caller.merchantId,
     accessKey: caller.accessKey,
+    nonce: caller.nonce,
     externalOrderId: body.externalOrderId,
     requestBody: body,
     notifyUrl: body.notifyUrl ?? null,

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import type { CallbackOutbox } from '../callbacks/service.js';
 import type { CallbackOrderSource, OrderCallback } from '../callbacks/sources.js';
 import type { Clock } from '../clock.js';
+import type { RequestNonce } from '../http/caller.js';
 import { reviveExact } from '../http/exact-json.js';
 import { ApiError } from '../http/failures.js';
 import { isLanguage, type Language } from '../http/language.js';
@@ -10,12 +12,13 @@ import { feeFor, type FeeChannel, type FeeRule } from '../ledger/fees.js';
 import { InsufficientBalanceError } from '../ledger/ledger.js';
 import { formatMoney, toDbMinor, type Currency, type Minor } from '../money.js';
 import type { LedgerService } from '../ledger/service.js';
-import type { Rail, RailOrder } from '../rails/rails.js';
 import { newId } from '../store/ids.js';
 import type { OrderArea, OrderKind } from '../store/schema.js';
 import type { ReadDb, Store, Tx } from '../store/store.js';
 import { sharedDetails, storeFeeRule, withDetails } from './details.js';
 import type { TransitionEffects, TransitionStep } from './effects.js';
+import { RailHandOver, type LeasedTask } from './hand-over.js';
+import type { Rail } from '../rails/rails.js';
 import { createOnce, requestHash } from './idempotency.js';
 import * as q from './queries.js';
 import { allowedEventsAt, INITIAL_STATUS, isFinal, isTimeUp, nextStatus } from './state-machine.js';
@@ -79,6 +82,8 @@ export interface NewOrder {
   externalOrderId: string | null;
   /** The create request's body, exactly as validated: an identical repeat returns the first result. */
   requestBody: unknown;
+  /** The create request's nonce, recorded in the order's unit of work (one commit per request). */
+  nonce?: RequestNonce;
   currency: Currency;
   channelType: string;
   payType: number;
@@ -142,9 +147,6 @@ export function orderKindOf(order: Pick<q.OrderRow, 'area' | 'kind'>): string {
   return `${order.area}.${order.kind}`;
 }
 
-/** A hand-over to a rail that has not answered in this time is taken to have failed, and may be retried. */
-export const RAIL_RETRY_AFTER_MS = 60_000;
-
 const ID_PREFIX: Partial<Record<`${OrderArea}.${OrderKind}`, string>> = {
   'ken.collection': 'KC',
   'ken.transfer': 'KT',
@@ -162,11 +164,6 @@ export function newOrderId(kind: Pick<OrderKindSpec, 'area' | 'kind'>): string {
   return `${prefix}${randomBytes(12).toString('hex').toUpperCase()}`;
 }
 
-/** What a rail is told of the order. */
-function railOrder(order: q.OrderRow): RailOrder {
-  return { orderId: order.id, railRef: order.rail_ref, createdAt: order.created_at };
-}
-
 /**
  * Orders of every area and kind: idempotent creation, state transitions that carry their ledger
  * entries and callback in one transaction, and the lookups queries need.
@@ -174,14 +171,28 @@ function railOrder(order: q.OrderRow): RailOrder {
 export class OrderService implements CallbackOrderSource {
   readonly kind = 'orders';
   readonly #specs = new Map<string, OrderKindSpec>();
+  /** The durable hand-over of orders to their rails; its worker runs `handOver.runDue`. */
+  readonly handOver: RailHandOver;
 
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly ledger: LedgerService,
     private readonly outbox: CallbackOutbox,
-    private readonly logger: Logger,
-  ) {}
+    logger: Logger,
+    options: { railLeaseMs: number; registry?: Registry },
+  ) {
+    this.handOver = new RailHandOver(
+      {
+        store,
+        clock,
+        logger,
+        railOf: (order) => this.#spec(order).rail(order),
+        ...(options.registry !== undefined && { registry: options.registry }),
+      },
+      { leaseMs: options.railLeaseMs },
+    );
+  }
 
   register(spec: OrderKindSpec): void {
     this.#specs.set(orderKindOf(spec), spec);
@@ -197,6 +208,11 @@ export class OrderService implements CallbackOrderSource {
    * Creates the order of the kind, or returns the first result of an identical earlier request with
    * the same externalOrderId; a different request with that externalOrderId is refused. Transfers
    * freeze amount + fee in the same transaction, or are refused when the balance is short.
+   *
+   * One unit of work holds the request's nonce, the order, its event, its ledger entries and its
+   * hand-over to the rail; once it is durable the order is handed to its rail (the answer waits for
+   * that first attempt, and does not depend on it). A hand-over that fails, or that a crash cut
+   * short, is retried by the hand-over worker on any node: a merchant's repeat does not do it.
    */
   async create<R>(spec: OrderKindSpec<R>, input: NewOrder): Promise<{ order: q.OrderRow; data: R; created: boolean }> {
     if (this.#specs.get(orderKindOf(spec)) !== spec)
@@ -212,24 +228,28 @@ export class OrderService implements CallbackOrderSource {
           kind: spec.kind,
           externalOrderId,
         }),
-      insert: () => this.store.transact((tx) => this.#write(tx, spec, input, hash)),
+      insert: () =>
+        this.store.transact(async (tx) => {
+          await input.nonce?.record(tx);
+          const written = await this.#write(tx, spec, input, hash);
+          return { ...written, leased: await this.handOver.plan(tx, written.order, 'start') };
+        }),
     });
     if ('created' in outcome) {
-      await this.#startOnRail(outcome.created.order);
-      return { ...outcome.created, created: true };
+      const { order, data, leased } = outcome.created;
+      await this.#handOver(leased, order);
+      return { order, data, created: true };
     }
     const order = outcome.repeat;
-    // A repeat is the merchant's retry: an order its rail never took is handed to the rail again,
-    // once no other hand-over can still be under way (so a rail never starts one order twice).
-    if (
-      !outcome.raced &&
-      order.channel_order_id === null &&
-      order.status === INITIAL_STATUS[order.kind] &&
-      (await this.#reclaimRail(order))
-    ) {
-      await this.#startOnRail(order);
-    }
     return { order, data: reviveExact(JSON.parse(order.create_result)) as R, created: false };
+  }
+
+  /** Works a hand-over this node holds; the order carries the rail's reference when the rail took it. */
+  async #handOver(leased: LeasedTask, order: q.OrderRow): Promise<boolean> {
+    const outcome = await this.handOver.work(leased, order);
+    if (outcome.ok && (leased.task.action !== 'start' || order.channel_order_id === null))
+      order.channel_order_id = outcome.channelOrderId;
+    return outcome.ok;
   }
 
   /** The create transaction: the draft, the kind's own work around its insert, the create result kept. */
@@ -272,7 +292,6 @@ export class OrderService implements CallbackOrderSource {
             : now + input.cashierExpiry.lifetimeMs,
       channel_order_id: null,
       rail_ref: input.railRef ?? null,
-      rail_claimed_at: now,
       error_msg: null,
       error_msg_en: null,
       created_at: now,
@@ -306,32 +325,6 @@ export class OrderService implements CallbackOrderSource {
     await (spec.write === undefined ? insert() : spec.write({ tx, order, feeRule, insert }));
     if (!('data' in written)) throw new Error(`order kind ${orderKindOf(spec)} did not insert order ${order.id}`);
     return { order, data: written.data as R };
-  }
-
-  /** Takes over an unfinished hand-over to the rail, if the last one is older than RAIL_RETRY_AFTER_MS (compare-and-set). */
-  async #reclaimRail(order: q.OrderRow): Promise<boolean> {
-    const now = this.clock.now();
-    if (order.rail_claimed_at !== null && now - order.rail_claimed_at < RAIL_RETRY_AFTER_MS) return false;
-    return this.store.transact((tx) => q.claimRailHandOver(tx, order.id, order.rail_claimed_at, now));
-  }
-
-  /**
-   * Hands a committed order to its rail, outside any transaction, and keeps the rail's reference.
-   * A rail that cannot be reached leaves the order pending without a reference (logged); the
-   * merchant's identical repeat hands it over again.
-   */
-  async #startOnRail(order: q.OrderRow): Promise<void> {
-    const rail = this.#spec(order).rail(order);
-    try {
-      const { channelOrderId } = await rail.start(railOrder(order));
-      order.channel_order_id = channelOrderId;
-      await this.store.transact((tx) => q.setChannelOrderId(tx, order.id, channelOrderId, true));
-    } catch (error) {
-      this.logger.error(
-        { err: error, orderId: order.id, rail: rail.name },
-        'the rail did not take the order; a repeat of the create request retries',
-      );
-    }
   }
 
   /**
@@ -479,7 +472,7 @@ export class OrderService implements CallbackOrderSource {
    * first state and at most `limit` times; each time is an order event. False when it may not.
    */
   async restartOnRail(orderId: string, limit: number, source: string): Promise<boolean> {
-    const order = await this.store.transact(async (tx) => {
+    const planned = await this.store.transact(async (tx) => {
       const locked = await q.lockOrder(tx, this.store.dialect, orderId);
       if (locked === undefined || locked.status !== INITIAL_STATUS[locked.kind]) return undefined;
       const restarts = sharedDetails(locked).railRestarts ?? 0;
@@ -496,27 +489,10 @@ export class OrderService implements CallbackOrderSource {
         source,
         at: now,
       });
-      return { ...locked, ...changes };
+      const order = { ...locked, ...changes };
+      return { order, leased: await this.handOver.plan(tx, order, 'restart', restarts + 1) };
     });
-    if (order === undefined) return false;
-    const rail = this.#spec(order).rail(order);
-    try {
-      const { channelOrderId } = await rail.start(railOrder(order));
-      await this.store.transact((tx) => q.setChannelOrderId(tx, orderId, channelOrderId, false));
-    } catch (error) {
-      this.logger.error({ err: error, orderId, rail: rail.name }, 'the rail did not take the order again');
-      // The attempt did not reach the payer: it does not count against the limit.
-      await this.store.transact(async (tx) => {
-        const current = await q.lockOrder(tx, this.store.dialect, orderId);
-        if (current === undefined) return;
-        const restarts = sharedDetails(current).railRestarts ?? 1;
-        await q.updateOrder(tx, orderId, {
-          details: withDetails(current.details, { railRestarts: Math.max(0, restarts - 1) }),
-        });
-      });
-      return false;
-    }
-    return true;
+    return planned !== undefined && this.#handOver(planned.leased, planned.order);
   }
 
   /** Expires collections whose cashier time ran out unpaid, and exchange quotes that lapsed; returns how many. */

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 
 /** What a rail is told of an order: its own narrow view, not the order record. */
 export interface RailOrder {
@@ -6,6 +6,14 @@ export interface RailOrder {
   /** What the rail knows the order by, fixed at creation (a Pix txid, a boleto barcode), if anything. */
   railRef: string | null;
   createdAt: number;
+  /**
+   * Derived from the order (`<orderId>.start`, `<orderId>.restart.<n>`), the same on every attempt
+   * of one hand-over: a rail that takes an idempotency key is given this one, so that a repeated
+   * attempt never starts the order twice.
+   */
+  idempotencyKey: string;
+  /** Earlier attempts of this hand-over: when above zero, one may have reached the rail with no answer. */
+  earlierAttempts: number;
 }
 
 /**
@@ -15,7 +23,12 @@ export interface RailOrder {
  */
 export interface Rail {
   readonly name: string;
-  /** Starts the order on the rail (an STK prompt, a Pix charge, a boleto, a payout); returns the rail's reference. */
+  /**
+   * Starts the order on the rail (an STK prompt, a Pix charge, a boleto, a payout); returns the
+   * rail's reference. Called after the order committed, from its durable hand-over; when an earlier
+   * attempt's outcome is unknown (`earlierAttempts` > 0), the rail asks its provider what became of
+   * it before starting anything again.
+   */
   start: (order: RailOrder) => Promise<{ channelOrderId: string }>;
 }
 
@@ -29,6 +42,10 @@ export interface Rails {
   bankPayout: Rail;
 }
 
+/** `length` hex digits derived from the hand-over's idempotency key: a repeated attempt gets the same reference. */
+export const derivedHex = (key: string, length: number) =>
+  createHash('sha256').update(key).digest('hex').slice(0, length);
+
 const stamp = (now: number) =>
   new Date(now)
     .toISOString()
@@ -38,16 +55,18 @@ const stamp = (now: number) =>
 /**
  * The simulators: each gives the reference its real rail would (Daraja's CheckoutRequestID, a Pix
  * txid, a boleto's nosso número, a payout id) and waits for sandbox events to say what happened.
+ * Like an idempotent provider, each gives the same reference to every attempt of one hand-over.
  */
 export function sandboxRails(): Rails {
   return {
     mpesaStk: {
       name: 'mpesa-stk (sandbox)',
-      start: (o) => Promise.resolve({ channelOrderId: `ws_CO_${stamp(o.createdAt)}${randomBytes(6).toString('hex')}` }),
+      start: (o) =>
+        Promise.resolve({ channelOrderId: `ws_CO_${stamp(o.createdAt)}${derivedHex(o.idempotencyKey, 12)}` }),
     },
     mpesaB2c: {
       name: 'mpesa-b2c (sandbox)',
-      start: () => Promise.resolve({ channelOrderId: `AG_${randomBytes(10).toString('hex').toUpperCase()}` }),
+      start: (o) => Promise.resolve({ channelOrderId: `AG_${derivedHex(o.idempotencyKey, 20).toUpperCase()}` }),
     },
     pix: {
       name: 'pix (sandbox)',
@@ -59,11 +78,11 @@ export function sandboxRails(): Rails {
     },
     pixPayout: {
       name: 'pix-payout (sandbox)',
-      start: () => Promise.resolve({ channelOrderId: `PXO${randomBytes(12).toString('hex').toUpperCase()}` }),
+      start: (o) => Promise.resolve({ channelOrderId: `PXO${derivedHex(o.idempotencyKey, 24).toUpperCase()}` }),
     },
     bankPayout: {
       name: 'ted (sandbox)',
-      start: () => Promise.resolve({ channelOrderId: `TED${randomBytes(12).toString('hex').toUpperCase()}` }),
+      start: (o) => Promise.resolve({ channelOrderId: `TED${derivedHex(o.idempotencyKey, 24).toUpperCase()}` }),
     },
   };
 }

@@ -195,8 +195,6 @@ export interface OrderTable {
   channel_order_id: string | null;
   /** What the rail knows the order by (Pix txid, dynamic location id, boleto barcode), to find it from a rail's report. */
   rail_ref: string | null;
-  /** When a node last took the job of handing the order to its rail (one hand-over at a time). */
-  rail_claimed_at: number | null;
   error_msg: string | null;
   error_msg_en: string | null;
   created_at: number;
@@ -334,6 +332,27 @@ export interface RequestLogTable {
   created_at: number;
 }
 
+export type RailTaskAction = 'start' | 'restart';
+export type RailTaskState = 'working' | 'pending' | 'done' | 'failed';
+
+/** The durable hand-over of an order to its rail (see orders/hand-over.ts). */
+export interface RailTaskTable {
+  /** `<orderId>.start` or `<orderId>.restart.<n>`: the idempotency key the rail is given. */
+  id: string;
+  order_id: string;
+  action: RailTaskAction;
+  state: RailTaskState;
+  /** Attempts begun, the one in progress included. */
+  attempts: number;
+  /** When a worker may take the task: the lease's end while working, the retry time while pending; null once settled. */
+  next_attempt_at: number | null;
+  /** The lease of the node working the task, so that only it records the outcome. */
+  lease_token: string | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   merchants: MerchantTable;
   checkouts: CheckoutTable;
@@ -349,6 +368,7 @@ export interface Database {
   ledger_settlements: LedgerSettlementTable;
   fee_schedules: FeeScheduleTable;
   orders: OrderTable;
+  rail_tasks: RailTaskTable;
   order_events: OrderEventTable;
   vouchers: VoucherTable;
   exchange_rates: ExchangeRateTable;

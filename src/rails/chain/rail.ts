@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { derivedHex } from '../rails.js';
 import type { Chain, Token } from './addresses.js';
 
 /**
@@ -12,10 +12,24 @@ export interface ChainRail {
   readonly chain: Chain;
   /** Confirmations after which the rail reports a transfer as received; never reported earlier. */
   readonly confirmations: number;
-  /** Starts watching a deposit address; returns the rail's reference for the watch. */
-  watchDeposits(request: { orderId: string; address: string; token: Token }): Promise<{ watchId: string }>;
-  /** Queues a send of `units` (the token's base units) to `to`; returns the rail's reference. */
-  send(request: { orderId: string; to: string; token: Token; units: bigint }): Promise<{ sendId: string }>;
+  /**
+   * Starts watching a deposit address; returns the rail's reference for the watch. `idempotencyKey`
+   * is the order's hand-over (see RailOrder): every attempt of one hand-over gives it the same.
+   */
+  watchDeposits(request: {
+    orderId: string;
+    idempotencyKey: string;
+    address: string;
+    token: Token;
+  }): Promise<{ watchId: string }>;
+  /** Queues a send of `units` (the token's base units) to `to`, at most once per `idempotencyKey`; returns the rail's reference. */
+  send(request: {
+    orderId: string;
+    idempotencyKey: string;
+    to: string;
+    token: Token;
+    units: bigint;
+  }): Promise<{ sendId: string }>;
 }
 
 /** Confirmations real connectors wait for before reporting a transfer as received. */
@@ -27,7 +41,7 @@ export function sandboxChainRail(chain: Chain): ChainRail {
     name: `${chain.toLowerCase()} (sandbox)`,
     chain,
     confirmations: CONFIRMATIONS[chain],
-    watchDeposits: () => Promise.resolve({ watchId: `WATCH${randomBytes(10).toString('hex').toUpperCase()}` }),
-    send: () => Promise.resolve({ sendId: `SEND${randomBytes(10).toString('hex').toUpperCase()}` }),
+    watchDeposits: (r) => Promise.resolve({ watchId: `WATCH${derivedHex(r.idempotencyKey, 20).toUpperCase()}` }),
+    send: (r) => Promise.resolve({ sendId: `SEND${derivedHex(r.idempotencyKey, 20).toUpperCase()}` }),
   };
 }

@@ -7,6 +7,7 @@ import * as vouchers from './0005_vouchers.js';
 import * as exchange from './0006_exchange.js';
 import * as cashier from './0007_cashier.js';
 import * as console from './0008_console.js';
+import * as railTasks from './0009_rail_tasks.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   '0006_exchange': exchange,
   '0007_cashier': cashier,
   '0008_console': console,
+  '0009_rail_tasks': railTasks,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,233 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Clock } from '../clock.js';
+import type { Rail, RailOrder } from '../rails/rails.js';
+import type { RailTaskAction } from '../store/schema.js';
+import type { Store, Tx } from '../store/store.js';
+import { sharedDetails, withDetails } from './details.js';
+import * as q from './queries.js';
+import { INITIAL_STATUS } from './state-machine.js';
+
+/** A hand-over this node holds the lease of. */
+export interface LeasedTask {
+  task: q.RailTaskRow;
+  leaseToken: string;
+}
+
+export type HandOverOutcome = { ok: true; channelOrderId: string } | { ok: false; error: unknown };
+
+export interface RailHandOverOptions {
+  /** How long a node holds a hand-over before another node's worker may take it over. */
+  leaseMs: number;
+  /** Hand-overs one worker run takes, and works at once (default 16). */
+  batch?: number;
+}
+
+/** The wait before the next attempt of a hand-over that failed: 1 s, doubling, at most 5 minutes. */
+export function retryDelayMs(attempts: number): number {
+  return Math.min(300_000, 1_000 * 2 ** Math.max(0, Math.min(attempts - 1, 20)));
+}
+
+function errorText(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return (text.split('\n', 1)[0] ?? text).slice(0, 500);
+}
+
+/**
+ * The durable hand-over of orders to their rails. A hand-over is a row written in the order's own
+ * unit of work (`plan`), leased at birth to the node that wrote it: so a crash between the commit
+ * and the rail's answer loses nothing. That node works it right after the commit (`work`); a
+ * worker on any node takes the hand-overs that are due (`runDue`): retries after a failure, and
+ * leases that ran out because their node died. The rail is always given the hand-over's id as its
+ * idempotency key, and told how many attempts came before, so a rail whose earlier answer was lost
+ * asks its provider first instead of starting the order twice. Only the holder of the current
+ * lease records an outcome.
+ */
+export class RailHandOver {
+  readonly #attempts: Counter<'rail' | 'outcome'> | undefined;
+  /** Hand-overs one `runDue` takes at most. */
+  readonly batch: number;
+
+  constructor(
+    private readonly deps: {
+      store: Store;
+      clock: Clock;
+      logger: Logger;
+      /** The rail that carries an order. */
+      railOf(order: q.OrderRow): Rail;
+      registry?: Registry;
+    },
+    private readonly options: RailHandOverOptions,
+  ) {
+    this.batch = options.batch ?? 16;
+    const { registry, store, clock } = deps;
+    if (registry === undefined) return;
+    this.#attempts = new Counter({
+      name: 'cashgate_rail_handover_attempts_total',
+      help: 'Attempts to hand an order to its rail, by rail and outcome (taken, failed)',
+      labelNames: ['rail', 'outcome'],
+      registers: [registry],
+    });
+    let stats: Promise<{ count: number; oldest: number | null }> | undefined;
+    const read = () =>
+      (stats ??= q.unsettledRailTasks(store.read).finally(() => setImmediate(() => (stats = undefined))));
+    new Gauge({
+      name: 'cashgate_rail_handovers_unsettled',
+      help: 'Hand-overs of orders to their rails not yet taken by the rail (being worked or waiting to retry)',
+      registers: [registry],
+      async collect() {
+        this.set((await read()).count);
+      },
+    });
+    new Gauge({
+      name: 'cashgate_rail_handover_oldest_age_seconds',
+      help: 'Age of the oldest hand-over not yet taken by its rail (0 when none waits)',
+      registers: [registry],
+      async collect() {
+        const { oldest } = await read();
+        this.set(oldest === null ? 0 : Math.max(0, (clock.now() - oldest) / 1000));
+      },
+    });
+  }
+
+  /**
+   * Writes the hand-over of `order` in the unit of work `tx`, leased to this node: the caller works
+   * it with `work` once the unit has committed. `restart` is the how-many-th restart it is.
+   */
+  async plan(tx: Tx, order: Pick<q.OrderRow, 'id'>, action: RailTaskAction, restart?: number): Promise<LeasedTask> {
+    const now = this.deps.clock.now();
+    const leaseToken = randomUUID();
+    const task: q.RailTaskRow = {
+      id: action === 'start' ? `${order.id}.start` : `${order.id}.restart.${restart ?? 1}`,
+      order_id: order.id,
+      action,
+      state: 'working',
+      attempts: 1,
+      next_attempt_at: now + this.options.leaseMs,
+      lease_token: leaseToken,
+      last_error: null,
+      created_at: now,
+      updated_at: now,
+    };
+    await q.insertRailTask(tx, task);
+    return { task, leaseToken };
+  }
+
+  /**
+   * One attempt of a leased hand-over: the rail is asked (outside any transaction), then what it
+   * answered is recorded in one unit of work: the rail's reference on the order and the hand-over
+   * settled, or the next attempt's time. A start that fails is retried later by a worker; a
+   * restart that fails is not (the payer may ask again), and is not counted against the restart limit.
+   */
+  async work(leased: LeasedTask, order: q.OrderRow): Promise<HandOverOutcome> {
+    const { task, leaseToken } = leased;
+    const rail = this.deps.railOf(order);
+    const railOrder: RailOrder = {
+      orderId: order.id,
+      railRef: order.rail_ref,
+      createdAt: order.created_at,
+      idempotencyKey: task.id,
+      earlierAttempts: task.attempts - 1,
+    };
+    let outcome: HandOverOutcome;
+    try {
+      outcome = { ok: true, channelOrderId: (await rail.start(railOrder)).channelOrderId };
+    } catch (error) {
+      outcome = { ok: false, error };
+    }
+    this.#attempts?.inc({ rail: rail.name, outcome: outcome.ok ? 'taken' : 'failed' });
+    const now = this.deps.clock.now();
+    const recorded = await this.deps.store.transact(async (tx) => {
+      if (outcome.ok) {
+        const kept = await q.finishRailTask(tx, task.id, leaseToken, {
+          state: 'done',
+          next_attempt_at: null,
+          last_error: null,
+          updated_at: now,
+        });
+        // A start keeps the first reference; a restart's new prompt has its own.
+        if (kept) await q.setChannelOrderId(tx, order.id, outcome.channelOrderId, task.action === 'start');
+        return kept;
+      }
+      const retry = task.action === 'start';
+      const kept = await q.finishRailTask(tx, task.id, leaseToken, {
+        state: retry ? 'pending' : 'failed',
+        next_attempt_at: retry ? now + retryDelayMs(task.attempts) : null,
+        last_error: errorText(outcome.error),
+        updated_at: now,
+      });
+      if (kept && !retry) await this.#uncountRestart(tx, order.id);
+      return kept;
+    });
+    if (!outcome.ok) {
+      this.deps.logger.error(
+        { err: outcome.error, orderId: order.id, rail: rail.name, handOver: task.id, attempt: task.attempts },
+        task.action === 'start'
+          ? 'the rail did not take the order; the hand-over is retried'
+          : 'the rail did not take the order again',
+      );
+    }
+    if (!recorded) {
+      this.deps.logger.warn(
+        { orderId: order.id, handOver: task.id },
+        'the lease of the hand-over ran out before the rail answered; the node holding it now records the outcome',
+      );
+    }
+    return outcome;
+  }
+
+  /** A restart that did not reach the payer does not count against the limit. */
+  async #uncountRestart(tx: Tx, orderId: string): Promise<void> {
+    const current = await q.lockOrder(tx, this.deps.store.dialect, orderId);
+    if (current === undefined) return;
+    const restarts = sharedDetails(current).railRestarts ?? 1;
+    await q.updateOrder(tx, orderId, {
+      details: withDetails(current.details, { railRestarts: Math.max(0, restarts - 1) }),
+    });
+  }
+
+  /**
+   * Takes the hand-overs that are due (retries, and leases that ran out) and works them; returns
+   * how many it took. A hand-over whose order no longer waits in its first status (expired or
+   * failed meanwhile) is settled without asking the rail.
+   */
+  async runDue(): Promise<number> {
+    const limit = this.batch;
+    const now = this.deps.clock.now();
+    const leaseToken = randomUUID();
+    const claimed = await this.deps.store.transact(async (tx) => {
+      const due = await q.selectDueRailTasks(tx, this.deps.store.dialect, now, limit);
+      await q.leaseRailTasks(
+        tx,
+        due.map((t) => t.id),
+        { token: leaseToken, until: now + this.options.leaseMs, now },
+      );
+      const orders = await q.findOrders(
+        tx,
+        due.map((t) => t.order_id),
+      );
+      return due.map((task) => ({
+        leased: { task: { ...task, attempts: task.attempts + 1, lease_token: leaseToken }, leaseToken },
+        order: orders.find((o) => o.id === task.order_id),
+      }));
+    });
+    await Promise.all(
+      claimed.map(async ({ leased, order }) => {
+        if (order === undefined || order.status !== INITIAL_STATUS[order.kind]) {
+          await this.deps.store.transact((tx) =>
+            q.finishRailTask(tx, leased.task.id, leaseToken, {
+              state: 'done',
+              next_attempt_at: null,
+              last_error: 'the order no longer waits for its rail',
+              updated_at: this.deps.clock.now(),
+            }),
+          );
+          return;
+        }
+        await this.work(leased, order);
+      }),
+    );
+    return claimed.length;
+  }
+}
