@@ -110,8 +110,27 @@ function toKeyView(row: q.ApiKeyRow): ApiKeyView {
   };
 }
 
+/** Opened keys kept for authentication (least recently opened let go first). */
+const AUTH_KEYS_KEPT = 10_000;
+
+/** Everything an AuthKey is made of: when any of it changes, the key is opened again. */
+function authKeyVersion(row: q.AuthKeyRow): string {
+  return JSON.stringify([
+    row.merchant_id,
+    row.merchant_language,
+    row.secret_sealed,
+    row.permissions,
+    row.ip_whitelist,
+    row.debug,
+    row.status,
+    row.active_at,
+  ]);
+}
+
 /** Merchants, their API keys and their unified callback address. */
 export class MerchantService implements AuthKeys {
+  /** Keys as authentication last opened them, with the version of the row they were opened from. */
+  readonly #authKeys = new Map<string, { version: string; key: AuthKey }>();
   constructor(
     private readonly store: Store,
     private readonly secrets: SecretBox,
@@ -278,10 +297,16 @@ export class MerchantService implements AuthKeys {
 
   /** The key, its merchant's language and its opened secret, or undefined when unknown. */
   async findKeyForAuth(accessKey: string): Promise<AuthKey | undefined> {
+    // The row is read every time, so an edit, a disabling or a deletion on any node holds at once;
+    // what is derived from it (the opened secret, the parsed permissions and whitelist) is kept
+    // while the row stays the same.
     const row = await q.findKeyForAuth(this.store.read, accessKey);
     if (row === undefined) return undefined;
+    const version = authKeyVersion(row);
+    const cached = this.#authKeys.get(accessKey);
+    if (cached?.version === version) return cached.key;
     const view = toKeyView(row);
-    return {
+    const key: AuthKey = {
       accessKey: row.access_key,
       merchantId: row.merchant_id,
       merchantLanguage: isLanguage(row.merchant_language) ? row.merchant_language : 'en',
@@ -292,5 +317,9 @@ export class MerchantService implements AuthKeys {
       status: row.status,
       activeAt: row.active_at,
     };
+    this.#authKeys.delete(accessKey);
+    this.#authKeys.set(accessKey, { version, key });
+    if (this.#authKeys.size > AUTH_KEYS_KEPT) this.#authKeys.delete(this.#authKeys.keys().next().value as string);
+    return key;
   }
 }
