@@ -70,6 +70,12 @@ const tokenToFiat = () => ({
   tokenType: 'USDT',
   externalOrderId: `bench-t2f-${process.pid}-${Date.now()}-${++orderSeq}`,
 });
+const kenyaTransfer = () => ({
+  channelType: 'BANK',
+  currencyAmount: '100',
+  phone: '254712345678',
+  externalOrderId: `bench-kt-${process.pid}-${Date.now()}-${++orderSeq}`,
+});
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 
 async function createKey(env: Record<string, string>, merchantId: string, permissions: string): Promise<Credentials> {
@@ -148,6 +154,13 @@ async function benchDatabase(label: string, databaseUrl: string | undefined): Pr
         body: JSON.stringify({ buy: '5.40', sell: '5.50' }),
       });
       if (rate.status !== 200) throw new Error(`setting the rate failed: ${await rate.text()}`);
+      // Enough shillings for every transfer the bench can make (each freezes its amount and fee).
+      const funded = await fetch(new URL(`/admin/v1/merchants/${merchantId}/balance-adjustments`, server.url), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ currency: 'KES', amount: '1000000000', reason: 'bench' }),
+      });
+      if (funded.status !== 200) throw new Error(`funding the merchant failed: ${await funded.text()}`);
       // One collection whose payer's pages are then read over and over (a phone polls every 3 s).
       const body = pixCollection();
       const created = await fetch(new URL('/api/v3/bra/createCollectingOrder', server.url), {
@@ -183,6 +196,11 @@ async function benchDatabase(label: string, databaseUrl: string | undefined): Pr
           'signed token → fiat create (quote, derived address)',
           server.url,
           signedPost('/api/v3/exchange/wallet/to/fiat', full, tokenToFiat),
+        ),
+        await measure(
+          'signed Kenya transfer create (balance frozen)',
+          server.url,
+          signedPost('/api/v3/ken/createTransferOrder', full, kenyaTransfer),
         ),
       ];
       // The console, signed in, over the thousands of orders the create cases just made.

@@ -195,6 +195,8 @@ export class RailHandOver {
   async runDue(): Promise<number> {
     const limit = this.batch;
     const now = this.deps.clock.now();
+    // A look on the read side first: an idle node's worker writes nothing.
+    if (!(await q.anyRailTaskDue(this.deps.store.read, now))) return 0;
     const leaseToken = randomUUID();
     const claimed = await this.deps.store.transact(async (tx) => {
       const due = await q.selectDueRailTasks(tx, this.deps.store.dialect, now, limit);

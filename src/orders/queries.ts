@@ -111,6 +111,17 @@ export function selectDueRailTasks(
   return (dialect === 'postgres' ? query.forUpdate().skipLocked() : query).execute();
 }
 
+export async function anyRailTaskDue(db: ReadDb, now: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('rail_tasks')
+    .select('id')
+    .where('next_attempt_at', 'is not', null)
+    .where('next_attempt_at', '<=', now)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** Leases the tasks to a worker until `until`, each one more attempt begun. */
 export async function leaseRailTasks(
   db: Db,
