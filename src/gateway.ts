@@ -84,6 +84,7 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
   const store = Store.open({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
+    poolSize: config.databasePoolSize,
     onConnectionError: (error) =>
       logger.warn({ err: error }, 'an idle database connection failed; it will be replaced'),
   });

@@ -97,7 +97,7 @@ function parseInt8(text: string): number {
 export function postgresDialect(
   databaseUrl: string,
   onIdleError: (error: Error) => void,
-  maxConnections = 10,
+  maxConnections = 16,
 ): { dialect: Dialect; pool: pg.Pool } {
   const types = new pg.TypeOverrides();
   types.setTypeParser(INT8_OID, parseInt8);

@@ -71,9 +71,15 @@ export class Store {
     databaseUrl: string | undefined;
     dataDir: string;
     onConnectionError?: (error: Error) => void;
+    /** PostgreSQL: connections in the pool (default 16). */
+    poolSize?: number;
   }): Store {
     if (options.databaseUrl !== undefined) {
-      const { dialect } = postgresDialect(options.databaseUrl, options.onConnectionError ?? (() => undefined));
+      const { dialect } = postgresDialect(
+        options.databaseUrl,
+        options.onConnectionError ?? (() => undefined),
+        options.poolSize,
+      );
       const db = new Kysely<Database>({ dialect });
       return new Store('postgres', db, db);
     }
