@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { pruneExpiredNonces, recordNonce } from '../src/auth/nonces.js';
 import { CallbackOutbox } from '../src/callbacks/service.js';
 import { systemClock } from '../src/clock.js';
+import { prepared } from '../src/store/prepared.js';
 import { isUniqueViolation, Store } from '../src/store/store.js';
 import { createTestDatabase, databaseLabel, TEST_DATABASE_URL } from './support/database.js';
 
@@ -188,5 +189,45 @@ describe(`store (${databaseLabel})`, () => {
       const commits = store.commitStats.commits - commitsBefore;
       assert.ok(commits < 10, `40 concurrent units shared ${commits} commits`);
     }
+  });
+
+  it('builds a prepared query once and binds each call its own values, constants kept', async () => {
+    let builds = 0;
+    const insert = prepared((db, p: { accessKey: string; nonce: string; expiresAt: number }) => {
+      builds += 1;
+      return db
+        .insertInto('request_nonces')
+        .values({ access_key: p.accessKey, nonce: p.nonce, expires_at: p.expiresAt });
+    });
+    const expireAll = prepared((db, p: { accessKey: string }) =>
+      db.updateTable('request_nonces').set({ expires_at: 0 }).where('access_key', '=', p.accessKey),
+    );
+    await store.transact(async (tx) => {
+      await insert(tx, { accessKey: 'AKprepared', nonce: 'n-1', expiresAt: 111 });
+      await insert(tx, { nonce: 'n-2', expiresAt: 222, accessKey: 'AKprepared' });
+    });
+    const rows = await store.read
+      .selectFrom('request_nonces')
+      .select(['nonce', 'expires_at'])
+      .where('access_key', '=', 'AKprepared')
+      .orderBy('nonce')
+      .execute();
+    assert.deepEqual(rows, [
+      { nonce: 'n-1', expires_at: 111 },
+      { nonce: 'n-2', expires_at: 222 },
+    ]);
+    assert.equal(builds, 1, 'the second call bound its values to the text the first one built');
+    const updated = await store.transact((tx) => expireAll(tx, { accessKey: 'AKprepared' }));
+    assert.equal(updated.numAffectedRows, 2n);
+    const expired = await store.read
+      .selectFrom('request_nonces')
+      .select('expires_at')
+      .where('access_key', '=', 'AKprepared')
+      .execute();
+    assert.deepEqual(
+      expired.map((r) => r.expires_at),
+      [0, 0],
+      'the constant the query wrote itself',
+    );
   });
 });

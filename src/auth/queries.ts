@@ -1,17 +1,21 @@
 /** The SQL of merchant request authentication: the nonces that stop replays. */
 import type { Kysely } from 'kysely';
+import { prepared } from '../store/prepared.js';
 import type { Database } from '../store/schema.js';
 
 type Db = Kysely<Database>;
 
+const insertNonceIfNew = prepared((db, row: { access_key: string; nonce: string; expires_at: number }) =>
+  db
+    .insertInto('request_nonces')
+    .values(row)
+    .onConflict((oc) => oc.columns(['access_key', 'nonce']).doNothing()),
+);
+
 /** Inserts a key's nonce as given; false when the key already has it (the row was not inserted). */
 export async function insertNonce(db: Db, accessKey: string, nonce: string, expiresAt: number): Promise<boolean> {
-  const result = await db
-    .insertInto('request_nonces')
-    .values({ access_key: accessKey, nonce, expires_at: expiresAt })
-    .onConflict((oc) => oc.columns(['access_key', 'nonce']).doNothing())
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+  const result = await insertNonceIfNew(db, { access_key: accessKey, nonce, expires_at: expiresAt });
+  return result.numAffectedRows === 1n;
 }
 
 /** Deletes up to `limit` nonces that expired before `now`; returns how many. */

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { newId } from '../store/ids.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, {
   LogController,
@@ -211,7 +211,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     bodyLimit: BODY_LIMIT_BYTES,
     // Fastify accepts a hop count at run time; its typings omit it.
     trustProxy: options.trustProxy as boolean | string | string[],
-    genReqId: () => `req_${randomBytes(8).toString('hex')}`,
+    genReqId: () => newId('req', 8),
     requestTimeout: 30_000,
     connectionTimeout: 30_000,
     keepAliveTimeout: 65_000,

@@ -1,3 +1,4 @@
+import { prepared } from '../store/prepared.js';
 import type { ReadDb } from '../store/store.js';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type {
@@ -75,13 +76,16 @@ export async function markSettled(db: Db, id: string, now: number): Promise<void
   await db.updateTable('ledger_settlements').set({ settled_at: now }).where('id', '=', id).execute();
 }
 
-export function feeSchedule(db: ReadDb, merchantId: string, channel: string): Promise<FeeScheduleRow | undefined> {
-  return db
-    .selectFrom('fee_schedules')
-    .selectAll()
-    .where('merchant_id', '=', merchantId)
-    .where('channel', '=', channel)
-    .executeTakeFirst();
+const feeScheduleOf = prepared((db, p: { merchantId: string; channel: string }) =>
+  db.selectFrom('fee_schedules').selectAll().where('merchant_id', '=', p.merchantId).where('channel', '=', p.channel),
+);
+
+export async function feeSchedule(
+  db: ReadDb,
+  merchantId: string,
+  channel: string,
+): Promise<FeeScheduleRow | undefined> {
+  return (await feeScheduleOf(db, { merchantId, channel })).rows[0];
 }
 
 export function feeSchedules(db: ReadDb, merchantId: string): Promise<FeeScheduleRow[]> {

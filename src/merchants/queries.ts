@@ -1,3 +1,4 @@
+import { prepared } from '../store/prepared.js';
 import type { ReadDb } from '../store/store.js';
 import type { Kysely, Selectable } from 'kysely';
 import type { ApiKeyTable, Database, MerchantTable } from '../store/schema.js';
@@ -8,8 +9,12 @@ export type MerchantRow = Selectable<MerchantTable>;
 export type ApiKeyRow = Selectable<ApiKeyTable>;
 export type AuthKeyRow = ApiKeyRow & { merchant_language: string };
 
-export function findMerchant(db: ReadDb, merchantId: string): Promise<MerchantRow | undefined> {
-  return db.selectFrom('merchants').selectAll().where('id', '=', merchantId).executeTakeFirst();
+const merchantById = prepared((db, p: { merchantId: string }) =>
+  db.selectFrom('merchants').selectAll().where('id', '=', p.merchantId),
+);
+
+export async function findMerchant(db: ReadDb, merchantId: string): Promise<MerchantRow | undefined> {
+  return (await merchantById(db, { merchantId })).rows[0];
 }
 
 export function listMerchants(db: ReadDb): Promise<MerchantRow[]> {
@@ -63,12 +68,15 @@ export async function updateApiKey(
 }
 
 /** The key with its merchant's language, for request authentication. */
-export function findKeyForAuth(db: ReadDb, accessKey: string): Promise<AuthKeyRow | undefined> {
-  return db
+const keyForAuth = prepared((db, p: { accessKey: string }) =>
+  db
     .selectFrom('api_keys')
     .innerJoin('merchants', 'merchants.id', 'api_keys.merchant_id')
     .selectAll('api_keys')
     .select('merchants.language as merchant_language')
-    .where('api_keys.access_key', '=', accessKey)
-    .executeTakeFirst();
+    .where('api_keys.access_key', '=', p.accessKey),
+);
+
+export async function findKeyForAuth(db: ReadDb, accessKey: string): Promise<AuthKeyRow | undefined> {
+  return (await keyForAuth(db, { accessKey })).rows[0];
 }

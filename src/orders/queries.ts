@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { DialectName } from '../store/dialects.js';
+import { prepared } from '../store/prepared.js';
 import type { ReadDb } from '../store/store.js';
 import type { Database, OrderArea, OrderEventTable, OrderKind, OrderTable, RailTaskTable } from '../store/schema.js';
 
@@ -8,8 +9,10 @@ type Db = Kysely<Database>;
 export type OrderRow = Selectable<OrderTable>;
 export type OrderEventRow = Selectable<OrderEventTable>;
 
+const insertOrderRow = prepared((db, row: OrderRow) => db.insertInto('orders').values(row));
+
 export async function insertOrder(db: Db, row: OrderRow): Promise<void> {
-  await db.insertInto('orders').values(row).execute();
+  await insertOrderRow(db, row);
 }
 
 export function findOrder(db: ReadDb, orderId: string): Promise<OrderRow | undefined> {
@@ -27,18 +30,22 @@ export function lockOrder(db: ReadDb, dialect: DialectName, orderId: string): Pr
   return (dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
 }
 
-export function findByExternalId(
+const orderByExternalId = prepared(
+  (db, key: { merchantId: string; area: OrderArea; kind: OrderKind; externalOrderId: string }) =>
+    db
+      .selectFrom('orders')
+      .selectAll()
+      .where('merchant_id', '=', key.merchantId)
+      .where('area', '=', key.area)
+      .where('kind', '=', key.kind)
+      .where('external_order_id', '=', key.externalOrderId),
+);
+
+export async function findByExternalId(
   db: ReadDb,
   key: { merchantId: string; area: OrderArea; kind: OrderKind; externalOrderId: string },
 ): Promise<OrderRow | undefined> {
-  return db
-    .selectFrom('orders')
-    .selectAll()
-    .where('merchant_id', '=', key.merchantId)
-    .where('area', '=', key.area)
-    .where('kind', '=', key.kind)
-    .where('external_order_id', '=', key.externalOrderId)
-    .executeTakeFirst();
+  return (await orderByExternalId(db, key)).rows[0];
 }
 
 export function findByCashier(db: ReadDb, cashierId: string): Promise<OrderRow | undefined> {
@@ -49,8 +56,10 @@ export async function updateOrder(db: Db, orderId: string, changes: Partial<Orde
   await db.updateTable('orders').set(changes).where('id', '=', orderId).execute();
 }
 
+const insertOrderEventRow = prepared((db, row: OrderEventRow) => db.insertInto('order_events').values(row));
+
 export async function insertOrderEvent(db: Db, row: OrderEventRow): Promise<void> {
-  await db.insertInto('order_events').values(row).execute();
+  await insertOrderEventRow(db, row);
 }
 
 export function eventsOfOrder(db: ReadDb, orderId: string): Promise<OrderEventRow[]> {
@@ -86,8 +95,10 @@ export function findByRailRef(db: ReadDb, railRef: string): Promise<OrderRow | u
 
 export type RailTaskRow = Selectable<RailTaskTable>;
 
+const insertRailTaskRow = prepared((db, task: RailTaskRow) => db.insertInto('rail_tasks').values(task));
+
 export async function insertRailTask(db: Db, task: RailTaskRow): Promise<void> {
-  await db.insertInto('rail_tasks').values(task).execute();
+  await insertRailTaskRow(db, task);
 }
 
 /**
@@ -146,19 +157,35 @@ export async function leaseRailTasks(
  * Settles a task, or sets its next attempt, only while the lease is still `leaseToken`'s: a worker
  * whose lease ran out records nothing. True when recorded.
  */
+const finishRailTaskRow = prepared(
+  (
+    db,
+    p: Pick<RailTaskRow, 'state' | 'next_attempt_at' | 'last_error' | 'updated_at'> & {
+      id: string;
+      leaseToken: string;
+    },
+  ) =>
+    db
+      .updateTable('rail_tasks')
+      .set({
+        state: p.state,
+        next_attempt_at: p.next_attempt_at,
+        last_error: p.last_error,
+        updated_at: p.updated_at,
+        lease_token: null,
+      })
+      .where('id', '=', p.id)
+      .where('lease_token', '=', p.leaseToken),
+);
+
 export async function finishRailTask(
   db: Db,
   taskId: string,
   leaseToken: string,
   change: Pick<RailTaskRow, 'state' | 'next_attempt_at' | 'last_error' | 'updated_at'>,
 ): Promise<boolean> {
-  const result = await db
-    .updateTable('rail_tasks')
-    .set({ ...change, lease_token: null })
-    .where('id', '=', taskId)
-    .where('lease_token', '=', leaseToken)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  const result = await finishRailTaskRow(db, { ...change, id: taskId, leaseToken });
+  return (result.numAffectedRows ?? 0n) > 0n;
 }
 
 export function railTasksOfOrder(db: ReadDb, orderId: string): Promise<RailTaskRow[]> {
@@ -178,6 +205,17 @@ export async function unsettledRailTasks(db: ReadDb): Promise<{ count: number; o
   return { count: Number(row.count), oldest: row.oldest === null ? null : Number(row.oldest) };
 }
 
+const setChannelOrderIdAlways = prepared((db, p: { orderId: string; channelOrderId: string }) =>
+  db.updateTable('orders').set({ channel_order_id: p.channelOrderId }).where('id', '=', p.orderId),
+);
+const setChannelOrderIdFirst = prepared((db, p: { orderId: string; channelOrderId: string }) =>
+  db
+    .updateTable('orders')
+    .set({ channel_order_id: p.channelOrderId })
+    .where('id', '=', p.orderId)
+    .where('channel_order_id', 'is', null),
+);
+
 /** Keeps the rail's reference of an order; `firstOnly` leaves one already kept as it is. */
 export async function setChannelOrderId(
   db: Db,
@@ -185,8 +223,7 @@ export async function setChannelOrderId(
   channelOrderId: string,
   firstOnly: boolean,
 ): Promise<void> {
-  const query = db.updateTable('orders').set({ channel_order_id: channelOrderId }).where('id', '=', orderId);
-  await (firstOnly ? query.where('channel_order_id', 'is', null) : query).execute();
+  await (firstOnly ? setChannelOrderIdFirst : setChannelOrderIdAlways)(db, { orderId, channelOrderId });
 }
 
 /** What the order's merchant settles and reads in: its settlement delay and language. */

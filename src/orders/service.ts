@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { CallbackOutbox } from '../callbacks/service.js';
@@ -12,7 +11,7 @@ import { feeFor, type FeeChannel, type FeeRule } from '../ledger/fees.js';
 import { InsufficientBalanceError } from '../ledger/ledger.js';
 import { formatMoney, toDbMinor, type Currency, type Minor } from '../money.js';
 import type { LedgerService } from '../ledger/service.js';
-import { newId } from '../store/ids.js';
+import { newId, randomHex } from '../store/ids.js';
 import type { OrderArea, OrderKind } from '../store/schema.js';
 import type { ReadDb, Store, Tx } from '../store/store.js';
 import { sharedDetails, storeFeeRule, withDetails } from './details.js';
@@ -161,7 +160,7 @@ const ID_PREFIX: Partial<Record<`${OrderArea}.${OrderKind}`, string>> = {
 export function newOrderId(kind: Pick<OrderKindSpec, 'area' | 'kind'>): string {
   const prefix = ID_PREFIX[`${kind.area}.${kind.kind}`];
   if (prefix === undefined) throw new Error(`no order kind ${kind.area}.${kind.kind}`);
-  return `${prefix}${randomBytes(12).toString('hex').toUpperCase()}`;
+  return `${prefix}${randomHex(12).toUpperCase()}`;
 }
 
 /**
