@@ -4,7 +4,8 @@
 // (bench/floor-server.ts, in a child process).
 //   npm run bench                      (SQLite in a temporary directory)
 //   BENCH_DATABASE_URL=postgres://… npm run bench   (also PostgreSQL; the database must be empty or disposable)
-// Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32).
+// Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32). On PostgreSQL it also
+// drives PIX creates at two server processes on the one database at once (half the connections each).
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -33,6 +34,21 @@ async function measure(name: string, url: string, request: autocannon.Request): 
     p50: result.latency.p50,
     p99: result.latency.p99,
     non2xx: result.non2xx,
+  };
+}
+
+/** The same case driven against two server processes at once (half the connections each): summed req/s, the worse p99. */
+async function measureTwo(name: string, urls: [string, string], request: autocannon.Request): Promise<Figures> {
+  const half = Math.max(1, Math.floor(connections / 2));
+  const results = await Promise.all(
+    urls.map((url) => autocannon({ url, connections: half, duration: seconds, requests: [request] })),
+  );
+  return {
+    name,
+    rps: results.reduce((sum, r) => sum + r.requests.average, 0),
+    p50: Math.max(...results.map((r) => r.latency.p50)),
+    p99: Math.max(...results.map((r) => r.latency.p99)),
+    non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
   };
 }
 
@@ -203,6 +219,21 @@ async function benchDatabase(label: string, databaseUrl: string | undefined): Pr
           signedPost('/api/v3/ken/createTransferOrder', full, kenyaTransfer),
         ),
       ];
+      // PostgreSQL: the same create on two server processes sharing the database.
+      if (databaseUrl !== undefined) {
+        const second = await startServerProcess(env);
+        try {
+          rows.push(
+            await measureTwo(
+              'signed PIX collection create, two server processes',
+              [server.url, second.url],
+              signedPost('/api/v3/bra/createCollectingOrder', full, pixCollection),
+            ),
+          );
+        } finally {
+          await second.stop();
+        }
+      }
       // The console, signed in, over the thousands of orders the create cases just made.
       const cookie = await consoleCookie(server.url, merchantId);
       rows.push(
