@@ -262,6 +262,7 @@ export class CallbackDispatcher {
     return {
       id: newId('cba'),
       event_id: event.id,
+      merchant_id: event.merchant_id,
       attempt_no: event.attempts + 1,
       url: event.target_url ?? '',
       started_at: startedAt,

@@ -80,6 +80,8 @@ export type CallbackAttemptOutcome = 'delivered' | 'failed' | 'refused' | 'inter
 export interface CallbackAttemptTable {
   id: string;
   event_id: string;
+  /** The event's merchant, kept on the attempt for the merchant's callback log. */
+  merchant_id: string;
   attempt_no: number;
   url: string;
   started_at: number;

@@ -8,6 +8,7 @@ import * as exchange from './0006_exchange.js';
 import * as cashier from './0007_cashier.js';
 import * as console from './0008_console.js';
 import * as railTasks from './0009_rail_tasks.js';
+import * as scaleIndexes from './0010_scale_indexes.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '0007_cashier': cashier,
   '0008_console': console,
   '0009_rail_tasks': railTasks,
+  '0010_scale_indexes': scaleIndexes,
 };
 
 export const migrationProvider: MigrationProvider = {
