@@ -893,6 +893,7 @@ class Seeder {
         batch.callbackAttempts.push({
           id: rid('cba'),
           event_id: id,
+          merchant_id: order.merchant_id,
           attempt_no: n,
           url: target,
           started_at: startedAt,

@@ -18,6 +18,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .columns(['merchant_id', 'status', 'created_at', 'id'])
     .execute();
 
+  // The expiry worker looks for waiting orders of some kinds whose deadline passed: with the kind in
+  // the index it no longer steps over every order of another kind in the same status (the cancelled
+  // collections beside the token -> fiat orders waiting in status 4), a scan that grew with the history.
+  await db.schema.dropIndex('orders_expiry_idx').execute();
+  await db.schema.createIndex('orders_expiry').on('orders').columns(['status', 'kind', 'cashier_expire_at']).execute();
+
   // The callback log lists a merchant's attempts newest first: each attempt carries its merchant.
   await db.schema
     .alterTable('callback_attempts')
@@ -51,6 +57,8 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropIndex('callback_events_merchant_state_time').execute();
   await db.schema.dropIndex('callback_attempts_merchant_time').execute();
   await db.schema.alterTable('callback_attempts').dropColumn('merchant_id').execute();
+  await db.schema.dropIndex('orders_expiry').execute();
+  await db.schema.createIndex('orders_expiry_idx').on('orders').columns(['status', 'cashier_expire_at']).execute();
   await db.schema.dropIndex('orders_merchant_status_time').execute();
   await db.schema.dropIndex('orders_merchant_time').execute();
   await db.schema.createIndex('orders_merchant_idx').on('orders').columns(['merchant_id', 'created_at']).execute();
