@@ -27,6 +27,7 @@ import SqliteDatabase from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql, type Selectable } from 'kysely';
 import pg from 'pg';
 import { signedHeaders, type Credentials } from '@cashgate/sdk';
+import { consoleCookie } from './console-session.js';
 import { CLI, runCli } from '../test/support/process.js';
 import { Store, type Tx } from '../src/store/store.js';
 import type {
@@ -205,24 +206,6 @@ function signedRequest(
       if (status !== 200 || !body.includes('"code":"200"')) onBadAnswer();
     },
   };
-}
-
-/** A console session of a new user of the merchant, signed in through the real form: its cookie. */
-async function consoleCookie(baseUrl: string, merchantId: string): Promise<string> {
-  const user = { email: `bench-${process.pid}-${Date.now()}@example.com`, password: 'bench console password' };
-  await admin(baseUrl, 'POST', `/admin/v1/merchants/${merchantId}/users`, user);
-  const form = await fetch(new URL('/console/sign-in', baseUrl));
-  const formCookie = (form.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
-  const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? '';
-  const signedIn = await fetch(new URL('/console/sign-in', baseUrl), {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: formCookie },
-    body: new URLSearchParams({ _csrf: csrf, ...user }).toString(),
-  });
-  const session = signedIn.headers.getSetCookie().find((c) => c.startsWith('cashgate_session='));
-  if (session === undefined) throw new Error(`console sign-in failed: ${signedIn.status}`);
-  return session.split(';')[0] ?? '';
 }
 
 interface Server {
@@ -1249,7 +1232,7 @@ async function runSize(backend: Backend, size: number, explain: boolean): Promis
     const server = await startServer(env);
     let figures: Map<CaseKey, Figures>;
     try {
-      const cookie = await consoleCookie(server.url, setup.merchantId);
+      const cookie = await consoleCookie(server.url, setup.merchantId, ADMIN_TOKEN);
       await preflight(server.url, setup, cookie, seeded);
       figures = await measureAll(server.url, setup, cookie, seeded);
     } finally {

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { signedHeaders, type Credentials } from '@cashgate/sdk';
+import { consoleCookie } from './console-session.js';
 import { runCli, startServerProcess } from '../test/support/process.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -98,29 +99,6 @@ async function createKey(env: Record<string, string>, merchantId: string, permis
   const key = await runCli(['key', 'create', '--merchant', merchantId, '--permissions', permissions], env);
   if (key.code !== 0) throw new Error(key.stderr);
   return JSON.parse(key.stdout) as Credentials;
-}
-
-/** A console session of a new user of the merchant, signed in through the real form: its cookie. */
-async function consoleCookie(baseUrl: string, merchantId: string): Promise<string> {
-  const user = { email: `bench-${process.pid}-${Date.now()}@example.com`, password: 'bench console password' };
-  const created = await fetch(new URL(`/admin/v1/merchants/${merchantId}/users`, baseUrl), {
-    method: 'POST',
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify(user),
-  });
-  if (created.status !== 200) throw new Error(`creating the console user failed: ${await created.text()}`);
-  const form = await fetch(new URL('/console/sign-in', baseUrl));
-  const formCookie = (form.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
-  const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? '';
-  const signedIn = await fetch(new URL('/console/sign-in', baseUrl), {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: formCookie },
-    body: new URLSearchParams({ _csrf: csrf, ...user }).toString(),
-  });
-  const session = signedIn.headers.getSetCookie().find((c) => c.startsWith('cashgate_session='));
-  if (session === undefined) throw new Error(`console sign-in failed: ${signedIn.status}`);
-  return session.split(';')[0] ?? '';
 }
 
 const FLOOR_KEY: Credentials = { accessKey: 'AKfloor0123456789', secretKey: 'floor-secret-0123456789abcdef' };
@@ -235,7 +213,7 @@ async function benchDatabase(label: string, databaseUrl: string | undefined): Pr
         }
       }
       // The console, signed in, over the thousands of orders the create cases just made.
-      const cookie = await consoleCookie(server.url, merchantId);
+      const cookie = await consoleCookie(server.url, merchantId, ADMIN_TOKEN);
       rows.push(
         await measure('GET /console/orders (session, 50 newest of all)', server.url, {
           method: 'GET',
