@@ -28,7 +28,7 @@ import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql, type Select
 import pg from 'pg';
 import { signedHeaders, type Credentials } from '@cashgate/sdk';
 import { consoleCookie } from './console-session.js';
-import { CLI, runCli } from '../test/support/process.js';
+import { adminCall, CLI, runCli } from '../test/support/process.js';
 import { Store, type Tx } from '../src/store/store.js';
 import type {
   CallbackAttemptTable,
@@ -141,18 +141,12 @@ async function measure(url: string, request: autocannon.Request): Promise<Figure
   };
 }
 
+/** An admin API call that must answer 200: its body. */
 async function admin<T>(baseUrl: string, method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(new URL(path, baseUrl), {
-    method,
-    headers: {
-      authorization: `Bearer ${ADMIN_TOKEN}`,
-      ...(body !== undefined && { 'content-type': 'application/json' }),
-    },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  if (response.status !== 200) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
-  return JSON.parse(text) as T;
+  const answer = await adminCall({ url: baseUrl }, ADMIN_TOKEN, method, path, body);
+  if (answer.status !== 200)
+    throw new Error(`${method} ${path} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+  return answer.body as T;
 }
 
 interface Envelope<T> {

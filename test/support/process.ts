@@ -35,7 +35,7 @@ export interface ServerProcess {
 
 /** Calls a server process's admin API with a bearer token. */
 export async function adminCall(
-  server: ServerProcess,
+  server: Pick<ServerProcess, 'url'>,
   token: string,
   method: string,
   path: string,
