@@ -1,5 +1,7 @@
 import { createPrivateKey } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
+import { certificateKey, type DarajaConfig } from './rails/daraja/client.js';
 import { whitelistEntryProblem } from './auth/ip-whitelist.js';
 import { PIX_KEY_TYPES, pixKeyProblem } from './brazil/pix-keys.js';
 import { ACCOUNT_PATHS, parseAccountXpub, SANDBOX_XPUBS, type AddressFamily } from './rails/chain/derivation.js';
@@ -64,6 +66,8 @@ export interface Config {
     /** How long a token → fiat quote waits for its deposit. */
     quoteTtlMs: number;
   };
+  /** The Kenya rail: the sandbox simulator, or Safaricom's Daraja. */
+  kenya: KenyaRailConfig;
   trustProxy: TrustProxy;
   publicBaseUrl: string;
   /** Strict-Transport-Security max-age (seconds) sent on answers reached over HTTPS; 0 sends none. */
@@ -73,6 +77,19 @@ export interface Config {
   logLevel: LogLevel;
   demo: boolean;
 }
+
+export type KenyaRailConfig =
+  | { rail: 'sandbox' }
+  | {
+      rail: 'daraja';
+      daraja: DarajaConfig;
+      /** When an STK prompt with no callback yet is first asked after (STK Push Query). */
+      stkQueryAfterMs: number;
+      /** How long a B2C payout waits for its result before Daraja is asked (Transaction Status). */
+      resultTimeoutMs: number;
+      /** How often the reconciliation worker looks for requests due a query. */
+      reconcileIntervalMs: number;
+    };
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -223,6 +240,81 @@ class EnvReader {
   }
 }
 
+/** The variables KENYA_RAIL=daraja needs, each named when missing. */
+const DARAJA_REQUIRED = [
+  'DARAJA_CONSUMER_KEY',
+  'DARAJA_CONSUMER_SECRET',
+  'DARAJA_STK_SHORTCODE',
+  'DARAJA_STK_PASSKEY',
+  'DARAJA_B2C_SHORTCODE',
+  'DARAJA_INITIATOR_NAME',
+  'DARAJA_INITIATOR_PASSWORD',
+  'DARAJA_CERTIFICATE',
+] as const;
+
+function darajaCertificate(read: EnvReader, cwd: string): string {
+  const path = read.optionalString('DARAJA_CERTIFICATE') ?? '';
+  try {
+    const pem = readFileSync(resolve(cwd, path), 'utf8');
+    certificateKey(pem);
+    return pem;
+  } catch (error) {
+    read.problems.push(
+      `DARAJA_CERTIFICATE=${JSON.stringify(path)}: must be the path of a readable PEM certificate with an RSA public key (${error instanceof Error ? error.message : String(error)})`,
+    );
+    return '';
+  }
+}
+
+function kenyaConfig(read: EnvReader, cwd: string): KenyaRailConfig {
+  const rail = read.oneOf('KENYA_RAIL', 'sandbox', ['sandbox', 'daraja'] as const);
+  if (rail === 'sandbox') return { rail };
+  const missing = DARAJA_REQUIRED.filter((name) => read.optionalString(name) === undefined);
+  for (const name of missing) read.problems.push(`${name}: required when KENYA_RAIL=daraja`);
+  const shortcode = (name: string) => read.matching(name, '', /^\d{5,7}$/, 'a shortcode of 5 to 7 digits');
+  const stkShortcode = shortcode('DARAJA_STK_SHORTCODE');
+  return {
+    rail,
+    daraja: {
+      baseUrl: (read.url('DARAJA_BASE_URL', 'https://api.safaricom.co.ke', ['https:', 'http:']) ?? '').replace(
+        /\/+$/,
+        '',
+      ),
+      consumerKey: read.string('DARAJA_CONSUMER_KEY', ''),
+      consumerSecret: read.string('DARAJA_CONSUMER_SECRET', ''),
+      stk: {
+        shortcode: stkShortcode,
+        passkey: read.string('DARAJA_STK_PASSKEY', ''),
+        transactionType: read.oneOf('DARAJA_STK_TRANSACTION_TYPE', 'CustomerPayBillOnline', [
+          'CustomerPayBillOnline',
+          'CustomerBuyGoodsOnline',
+        ] as const),
+        partyB: read.matching(
+          'DARAJA_STK_PARTY_B',
+          stkShortcode,
+          /^\d{5,9}$/,
+          'a shortcode or till number of 5 to 9 digits',
+        ),
+      },
+      b2c: {
+        shortcode: shortcode('DARAJA_B2C_SHORTCODE'),
+        initiatorName: read.string('DARAJA_INITIATOR_NAME', ''),
+        initiatorPassword: read.string('DARAJA_INITIATOR_PASSWORD', ''),
+        certificatePem: missing.includes('DARAJA_CERTIFICATE') ? '' : darajaCertificate(read, cwd),
+        commandId: read.oneOf('DARAJA_B2C_COMMAND_ID', 'BusinessPayment', [
+          'BusinessPayment',
+          'SalaryPayment',
+          'PromotionPayment',
+        ] as const),
+      },
+      timeoutMs: read.integer('DARAJA_TIMEOUT_MS', 30_000, 100, 120_000),
+    },
+    stkQueryAfterMs: read.integer('DARAJA_STK_QUERY_AFTER_MS', 90_000, 100, 3_600_000),
+    resultTimeoutMs: read.integer('DARAJA_RESULT_TIMEOUT_MS', 600_000, 100, 86_400_000),
+    reconcileIntervalMs: read.integer('DARAJA_RECONCILE_INTERVAL_MS', 10_000, 10, 3_600_000),
+  };
+}
+
 function exchangeConfig(read: EnvReader, sandbox: boolean): Config['exchange'] {
   const tron = read.accountXpub('EXCHANGE_TRON_XPUB', 'tron', sandbox, true);
   const evm = read.accountXpub('EXCHANGE_EVM_XPUB', 'evm', sandbox, false);
@@ -275,6 +367,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     },
     boletoBankCode: read.matching('BOLETO_BANK_CODE', '341', /^\d{3}$/, 'a three-digit COMPE bank code'),
     exchange: exchangeConfig(read, sandbox),
+    kenya: kenyaConfig(read, cwd),
     trustProxy: read.trustProxy('TRUST_PROXY'),
     publicBaseUrl: '',
     hstsMaxAgeSeconds: read.integer('HSTS_MAX_AGE_SECONDS', 31_536_000, 0),

@@ -11,7 +11,9 @@ import type { SignedRouteDef } from './auth/signed-route.js';
 import { LedgerService } from './ledger/service.js';
 import { brazilKinds } from './brazil/kinds.js';
 import { PixLocationSigner } from './brazil/pix-location.js';
+import { DarajaKenya } from './kenya/daraja.js';
 import { kenyaKinds } from './kenya/kinds.js';
+import { DarajaClient } from './rails/daraja/client.js';
 import { MerchantService } from './merchants/service.js';
 import { DepositAddresses } from './exchange/deposit-addresses.js';
 import { OperatorRates } from './exchange/rates.js';
@@ -29,6 +31,7 @@ import { loadMasterKey, SecretBox } from './store/secret-box.js';
 import { Store } from './store/store.js';
 import { noncePruner } from './workers/nonce-pruner.js';
 import { expiryWorker } from './workers/expiry.js';
+import { darajaReconcileWorker } from './workers/daraja-reconcile.js';
 import { railHandOverWorker } from './workers/rail-hand-over.js';
 import { settlementWorker } from './workers/settlement.js';
 import { startWorkers } from './workers/worker.js';
@@ -117,8 +120,29 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
     Chain,
     ChainRail
   >;
-  const rails = sandboxRails();
   const publicBaseUrl = config.publicBaseUrl;
+  const kenya = config.kenya;
+  // The token in Daraja's callback paths: derived from the master key, so every node has the same one.
+  const darajaToken = secrets.derive('cashgate daraja callback path');
+  const daraja =
+    kenya.rail === 'daraja'
+      ? new DarajaKenya(
+          {
+            client: new DarajaClient(kenya.daraja, () => clock.now(), metrics),
+            store,
+            orders,
+            clock,
+            logger: logger.child({ component: 'daraja' }),
+            registry: metrics,
+          },
+          {
+            callbackBase: `${publicBaseUrl}/rails/daraja/${darajaToken}`,
+            stkQueryAfterMs: kenya.stkQueryAfterMs,
+            resultTimeoutMs: kenya.resultTimeoutMs,
+          },
+        )
+      : undefined;
+  const rails: Rails = { ...sandboxRails(), ...daraja?.rails() };
   const kinds: OrderKinds = {
     kenya: kenyaKinds({ rails, ledger: ledger.ledger, publicBaseUrl }),
     brazil: brazilKinds({
@@ -163,7 +187,12 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
   ])
     orders.register(kind);
   callbacks.outbox.register(orders);
-  const sandbox = new OrderSandbox(orders, config.sandbox, clock);
+  const sandbox = new OrderSandbox(
+    orders,
+    config.sandbox,
+    clock,
+    new Set(daraja === undefined ? [] : (['ken'] as const)),
+  );
   sandbox.registerDriver(
     ['fiat_to_token', 'token_to_fiat'],
     (order, event, input) => exchange.sandboxEvent(order, event, input),
@@ -180,6 +209,14 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
     orders,
     kinds,
     rails,
+    daraja:
+      daraja === undefined
+        ? undefined
+        : {
+            connector: daraja,
+            token: darajaToken,
+            reconcileIntervalMs: kenya.rail === 'daraja' ? kenya.reconcileIntervalMs : 0,
+          },
     sandbox,
     exchange,
     checkouts,
@@ -196,6 +233,7 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
     clock,
     async close() {
       await callbacks.close();
+      await daraja?.close();
       await store.close();
     },
   };
@@ -214,6 +252,9 @@ export function startBackgroundWork(
       expiryWorker({ orders: services.orders, logger }),
       railHandOverWorker({ handOver: services.orders.handOver, logger }, config.railPollIntervalMs),
       consolePruner({ accounts: services.consoleAccounts, requestLog: services.requestLog, logger }),
+      ...(services.daraja === undefined
+        ? []
+        : [darajaReconcileWorker({ daraja: services.daraja.connector, logger }, services.daraja.reconcileIntervalMs)]),
     ],
     logger,
   );
@@ -248,7 +289,13 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
     throw error;
   }
   logger.info(
-    { url, database: store.dialect, workers: workers !== undefined, sandbox: config.sandbox },
+    {
+      url,
+      database: store.dialect,
+      workers: workers !== undefined,
+      sandbox: config.sandbox,
+      kenyaRail: config.kenya.rail,
+    },
     'Cashgate is serving',
   );
   for (const family of config.exchange.sandboxXpubs) {

@@ -27,6 +27,7 @@ import { registerLedgerAdminRoutes } from './ledger/admin-routes.js';
 import { balanceRoutes } from './ledger/balance-routes.js';
 import { registerMerchantAdminRoutes } from './merchants/admin-routes.js';
 import { registerOrderAdminRoutes } from './orders/admin-routes.js';
+import { registerDarajaCallbacks, registerRailMessageAdminRoutes } from './kenya/daraja-routes.js';
 
 /** The services the server routes to (those the gateway opens), and what the server alone needs. */
 export interface AppDeps extends Omit<Services, 'close'> {
@@ -140,6 +141,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     publicBaseUrl: config.publicBaseUrl,
   });
   registerPixLocationRoutes(app, { orders: deps.orders, signer: deps.pixSigner, pixKey: config.pix.key, clock });
+  if (deps.daraja !== undefined)
+    await registerDarajaCallbacks(app, {
+      daraja: deps.daraja.connector,
+      token: deps.daraja.token,
+      logger: deps.logger,
+    });
   registerVoucherRoutes(app, {
     store: deps.store,
     orders: deps.orders,
@@ -176,6 +183,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     });
     registerLedgerAdminRoutes(admin, catalog, { ledger: deps.ledger, merchants: deps.merchants });
     registerOrderAdminRoutes(admin, catalog, deps.sandbox);
+    registerRailMessageAdminRoutes(admin, catalog, { orders: deps.orders, daraja: deps.daraja?.connector });
     registerExchangeAdminRoutes(admin, catalog, deps.rates);
   });
 

@@ -8,6 +8,7 @@ import type { RequestLog } from './console/request-log.js';
 import type { OperatorRates } from './exchange/rates.js';
 import type { ExchangeService } from './exchange/service.js';
 import type { PixLocationSigner } from './brazil/pix-location.js';
+import type { DarajaKenya } from './kenya/daraja.js';
 import type { KenyaKinds } from './kenya/kinds.js';
 import type { LedgerService } from './ledger/service.js';
 import type { MerchantService } from './merchants/service.js';
@@ -30,6 +31,8 @@ export interface Services {
   kinds: OrderKinds;
   /** The fiat rails (sandbox simulators until a connector is configured). */
   rails: Rails;
+  /** Kenya on Safaricom's Daraja (KENYA_RAIL=daraja): the connector, its callback path token, its reconciliation interval. */
+  daraja: { connector: DarajaKenya; token: string; reconcileIntervalMs: number } | undefined;
   sandbox: OrderSandbox;
   exchange: ExchangeService;
   checkouts: CheckoutService;

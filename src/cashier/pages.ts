@@ -20,6 +20,7 @@ import {
   checkoutExpiredView,
   checkoutView,
   finalView,
+  MPESA_RESEND_COOLDOWN_MS,
   MPESA_RESEND_LIMIT,
   notFoundView,
   payPageOf,
@@ -104,7 +105,7 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
       now: deps.clock.now(),
       merchantName: merchant.name,
       payeeName: deps.pix.merchantName,
-      sandbox: deps.sandbox.enabled,
+      sandbox: deps.sandbox.enabledFor(order),
       path: `/cashier/${encodeURIComponent(request.params.cashierId)}`,
       langQuery: langSuffix(request),
     };
@@ -206,7 +207,11 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
       const path = `/cashier/${encodeURIComponent(request.params.cashierId)}`;
       const lang = langSuffix(request);
       if (order === undefined || payPageOf(order) !== 'mpesa') return reply.redirect(`${path}${lang}`, 303);
-      const resent = await deps.orders.restartOnRail(order.id, MPESA_RESEND_LIMIT, 'cashier:payer');
+      const resent = await deps.orders.restartOnRail(
+        order.id,
+        { limit: MPESA_RESEND_LIMIT, cooldownMs: MPESA_RESEND_COOLDOWN_MS },
+        'cashier:payer',
+      );
       return reply.redirect(resent ? `${path}${lang === '' ? '?' : `${lang}&`}resent=1` : `${path}${lang}`, 303);
     },
   );
@@ -217,7 +222,8 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
       const order = await deps.orders.findByCashier(request.params.cashierId);
       const lang = langSuffix(request);
       const path = `/cashier/${encodeURIComponent(request.params.cashierId)}`;
-      if (order === undefined || !deps.sandbox.enabled) return reply.code(404).type('text/plain').send('not found');
+      if (order === undefined || !deps.sandbox.enabledFor(order))
+        return reply.code(404).type('text/plain').send('not found');
       // A post without a form (no content type) changes nothing.
       const body = formOf(request);
       const action = body.action;

@@ -1,12 +1,14 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { Ledger } from '../ledger/ledger.js';
-import { detailsOf } from '../orders/details.js';
+import { LANGUAGES } from '../http/language.js';
+import { detailsOf, withDetails } from '../orders/details.js';
 import { collectionTransitions, transferTransitions } from '../orders/effects.js';
 import type { OrderRow } from '../orders/queries.js';
 import { MARK_STATUS_NONE, money, paymentCallbackPayload, payTypeText } from '../orders/records.js';
 import { transferResult, type TransferResultData } from '../orders/schemas.js';
 import type { OrderKindSpec } from '../orders/service.js';
-import { statusText } from '../orders/state-machine.js';
+import { statusText, TRANSFER_STATUS } from '../orders/state-machine.js';
+import type { TransitionStep } from '../orders/effects.js';
 import type { Rails } from '../rails/rails.js';
 
 export const KENYA_CURRENCY = 'KES' as const;
@@ -16,6 +18,14 @@ export interface KenyaDetails {
   phone: string;
   checkingPhone?: string;
   bankName?: string;
+  /** Daraja: the M-Pesa receipt (transaction id) of a paid collection or a completed payout. */
+  mpesaReceipt?: string;
+  /** Daraja: the phone that paid a collection, as M-Pesa reported it. */
+  mpesaPhone?: string;
+  /** Daraja: the payout's receiver as M-Pesa names them. */
+  receiverName?: string;
+  /** Daraja: why the last STK prompt was not paid (the order stays payable). */
+  mpesaLastResult?: { code: string; desc: string };
 }
 
 declare module '../orders/details.js' {
@@ -41,7 +51,7 @@ function transferCallback(order: OrderRow): Record<string, unknown> {
   return {
     currencyType: order.currency,
     accountCode: details.bankName ?? '',
-    accountName: '',
+    accountName: details.receiverName ?? '',
     orderId: order.id,
     accountType: 'MOBILE',
     orderFee: money(order, order.fee),
@@ -64,12 +74,19 @@ export interface KenyaKinds {
   transfer: OrderKindSpec<TransferResultData>;
 }
 
+/** What the rail reported with the event (Daraja's receipt, payer, receiver), kept in the order's details. */
+function reported(step: TransitionStep, keys: readonly (keyof KenyaDetails)[]): Partial<KenyaDetails> {
+  const data = step.options.data ?? {};
+  return Object.fromEntries(keys.filter((key) => (data[key] ?? '') !== '').map((key) => [key, data[key]]));
+}
+
 /** The Kenya order kinds: M-Pesa collections by STK push, and payouts to M-Pesa phones (B2C). */
 export function kenyaKinds(deps: {
   rails: Pick<Rails, 'mpesaStk' | 'mpesaB2c'>;
   ledger: Ledger;
   publicBaseUrl: string;
 }): KenyaKinds {
+  const transfer = transferTransitions(deps.ledger);
   return {
     collection: {
       area: 'ken',
@@ -82,9 +99,15 @@ export function kenyaKinds(deps: {
         returnUrl: order.return_url ?? '',
         currencyOrderVo: { externalOrderId: order.external_order_id, tradeNote: order.remark ?? '', orderId: order.id },
       }),
-      callbackPayload: (order) => paymentCallbackPayload(order, ''),
+      // payParam carries the M-Pesa receipt once the rail reported one.
+      callbackPayload: (order) => paymentCallbackPayload(order, kenyaDetails(order).mpesaReceipt ?? ''),
       rail: () => deps.rails.mpesaStk,
-      transition: collectionTransitions(deps.ledger),
+      transition: collectionTransitions(deps.ledger, {
+        before: (step) => {
+          const paid = step.event === 'paid' ? reported(step, ['mpesaReceipt', 'mpesaPhone']) : {};
+          return Object.keys(paid).length === 0 ? {} : { details: withDetails(step.order.details, paid) };
+        },
+      }),
     },
     transfer: {
       area: 'ken',
@@ -92,7 +115,22 @@ export function kenyaKinds(deps: {
       createResult: transferResult,
       callbackPayload: transferCallback,
       rail: () => deps.rails.mpesaB2c,
-      transition: transferTransitions(deps.ledger),
+      transition: async (step) => {
+        const effects = await transfer(step);
+        if (step.to === TRANSFER_STATUS.succeeded) {
+          const done = reported(step, ['mpesaReceipt', 'receiverName']);
+          if (Object.keys(done).length > 0)
+            effects.changes.details = withDetails(effects.changes.details ?? step.order.details, done);
+        }
+        // A failure the rail described (Daraja's ResultDesc) is the order's errorMsg, in every language.
+        const reason = step.options.data?.reason;
+        if (step.to === TRANSFER_STATUS.failed && reason !== undefined && reason !== '')
+          effects.failure = Object.fromEntries(LANGUAGES.map((language) => [language, reason])) as Record<
+            (typeof LANGUAGES)[number],
+            string
+          >;
+        return effects;
+      },
     },
   };
 }

@@ -46,7 +46,17 @@ const TransferBody = Type.Object({
   notifyUrl: Url,
 });
 
-const account = (order: OrderRow) => ({ accountType: 'MOBILE', accountName: '', accountNo: kenyaDetails(order).phone });
+const account = (order: OrderRow) => ({
+  accountType: 'MOBILE',
+  accountName: kenyaDetails(order).receiverName ?? '',
+  accountNo: kenyaDetails(order).phone,
+});
+
+/** Once M-Pesa reported a receipt, it is the channel order's id (the transaction the payer's SMS names). */
+const receipt = (order: OrderRow) => {
+  const mpesaReceipt = kenyaDetails(order).mpesaReceipt;
+  return mpesaReceipt === undefined ? {} : { channelOrderId: mpesaReceipt };
+};
 
 /** Endpoints 6–9: Kenya collections and transfers, and their queries. */
 export function kenyaRoutes(deps: {
@@ -116,6 +126,7 @@ export function kenyaRoutes(deps: {
       summary: 'Query a Kenya collection',
       orders,
       account,
+      extra: receipt,
     }),
     orderQueryRoute({
       path: '/api/v3/ken/query/transferOrder',
@@ -126,7 +137,7 @@ export function kenyaRoutes(deps: {
       orders,
       account,
       orderFee: 'integer',
-      extra: (order) => ({ orderFee: order.fee }),
+      extra: (order) => ({ orderFee: order.fee, ...receipt(order) }),
     }),
   ];
 }

@@ -8,6 +8,8 @@ export interface SharedDetails {
   feeRule: { percentBps: number; fixed: string; minimum: string };
   /** How often the payer asked for the rail to start the order again (an STK prompt resent). */
   railRestarts?: number;
+  /** When the order was last started again on its rail (the payer's resend), for the cooldown. */
+  railRestartedAt?: number;
   /**
    * What was paid differs from what was asked in a way the amount columns cannot show (a token
    * collection paid with other units than quoted): the order is marked (markStatus 1).

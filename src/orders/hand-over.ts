@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
-import type { Rail, RailOrder } from '../rails/rails.js';
+import { RailOutcomeUnknown, RailRefusal, type Rail, type RailOrder, type RailStarted } from '../rails/rails.js';
+import { fromDb } from '../money.js';
 import type { RailTaskAction } from '../store/schema.js';
 import type { Store, Tx } from '../store/store.js';
 import { sharedDetails, withDetails } from './details.js';
@@ -16,6 +17,9 @@ export interface LeasedTask {
 }
 
 export type HandOverOutcome = { ok: true; channelOrderId: string } | { ok: false; error: unknown };
+
+/** Whether a failed attempt is tried again: not when the rail refused for good or may already have it. */
+const retryable = (error: unknown) => !(error instanceof RailRefusal || error instanceof RailOutcomeUnknown);
 
 export interface RailHandOverOptions {
   /** How long a node holds a hand-over before another node's worker may take it over. */
@@ -129,10 +133,17 @@ export class RailHandOver {
       createdAt: order.created_at,
       idempotencyKey: task.id,
       earlierAttempts: task.attempts - 1,
+      area: order.area,
+      amount: fromDb(order.amount),
+      externalOrderId: order.external_order_id,
+      remark: order.remark,
+      details: order.details,
     };
     let outcome: HandOverOutcome;
+    let started: RailStarted | undefined;
     try {
-      outcome = { ok: true, channelOrderId: (await rail.start(railOrder)).channelOrderId };
+      started = await rail.start(railOrder);
+      outcome = { ok: true, channelOrderId: started.channelOrderId };
     } catch (error) {
       outcome = { ok: false, error };
     }
@@ -148,24 +159,26 @@ export class RailHandOver {
         });
         // A start keeps the first reference; a restart's new prompt has its own.
         if (kept) await q.setChannelOrderId(tx, order.id, outcome.channelOrderId, task.action === 'start');
+        if (kept) await started?.record?.(tx);
         return kept;
       }
-      const retry = task.action === 'start';
+      const retry = task.action === 'start' && retryable(outcome.error);
       const kept = await q.finishRailTask(tx, task.id, leaseToken, {
         state: retry ? 'pending' : 'failed',
         next_attempt_at: retry ? now + retryDelayMs(task.attempts) : null,
         last_error: errorText(outcome.error),
         updated_at: now,
       });
-      if (kept && !retry) await this.#uncountRestart(tx, order.id);
+      if (kept && task.action === 'restart' && !(outcome.error instanceof RailOutcomeUnknown))
+        await this.#uncountRestart(tx, order.id);
       return kept;
     });
     if (!outcome.ok) {
       this.deps.logger.error(
         { err: outcome.error, orderId: order.id, rail: rail.name, handOver: task.id, attempt: task.attempts },
-        task.action === 'start'
+        retryable(outcome.error) && task.action === 'start'
           ? 'the rail did not take the order; the hand-over is retried'
-          : 'the rail did not take the order again',
+          : 'the rail did not take the order; the hand-over ends',
       );
     }
     if (!recorded) {

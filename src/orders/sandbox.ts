@@ -28,7 +28,14 @@ export class OrderSandbox {
     private readonly orders: OrderService,
     readonly enabled: boolean,
     private readonly clock: Clock,
+    /** Areas whose orders a live rail carries: only that rail moves them, never the sandbox. */
+    private readonly liveAreas: ReadonlySet<OrderArea> = new Set(),
   ) {}
+
+  /** Whether sandbox events may drive this order (the sandbox is on and its rail is a simulator). */
+  enabledFor(order: Pick<OrderRow, 'area'>): boolean {
+    return this.enabled && !this.liveAreas.has(order.area);
+  }
 
   /**
    * Hands the sandbox events of `kinds` (an order kind, or one area's kind as `area.kind`) to their
@@ -62,6 +69,7 @@ export class OrderSandbox {
     if (!this.enabled) throw new OperatorError({ kind: 'sandbox_disabled' });
     const order = await this.orders.find(orderId);
     if (order === undefined) throw new OperatorError({ kind: 'order_not_found', orderId });
+    if (!this.enabledFor(order)) throw new OperatorError({ kind: 'sandbox_disabled' });
     const own = this.#driverOf(order);
     if (!eventsOf(order.kind).includes(event) && !(own?.extraEvents.includes(event) ?? false)) {
       throw new OperatorError({

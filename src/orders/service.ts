@@ -69,6 +69,8 @@ export interface EventOptions {
   amount?: Minor;
   /** What a rail reported with the event (e.g. a chain's transaction hash and amount), as text. */
   data?: Readonly<Record<string, string>>;
+  /** The reporter's own rows about the event (a rail's request settled, its messages), written in the same unit of work. */
+  also?: (tx: Tx) => Promise<void>;
 }
 
 /** An order to create: plain data; its kind's spec says the rest. */
@@ -385,6 +387,7 @@ export class OrderService implements CallbackOrderSource {
           source: options.source,
           at: now,
         });
+        await options.also?.(tx);
         return { ...order, ...refused };
       }
       const effects = await spec.transition({ tx, order, event, to, now, options });
@@ -410,7 +413,35 @@ export class OrderService implements CallbackOrderSource {
       });
       const updated = { ...order, ...changes };
       if (isFinal(order.kind, to)) await this.outbox.enqueue(tx, this.#callback(updated));
+      await options.also?.(tx);
       return updated;
+    });
+  }
+
+  /**
+   * Records what a rail reported that leaves the order where it is (a payer who cancelled an STK
+   * prompt may still pay): `details` merged into the order's, and an order event, with the rail's
+   * own rows, in one unit of work.
+   */
+  async recordRailReport(
+    orderId: string,
+    report: { event: string; source: string; details: object; also?: (tx: Tx) => Promise<void> },
+  ): Promise<void> {
+    await this.store.transact(async (tx) => {
+      const order = await q.lockOrder(tx, this.store.dialect, orderId);
+      if (order === undefined) throw new Error(`order ${orderId} does not exist`);
+      const now = this.clock.now();
+      await q.updateOrder(tx, orderId, { details: withDetails(order.details, report.details), updated_at: now });
+      await q.insertOrderEvent(tx, {
+        id: newId('oev'),
+        order_id: orderId,
+        event: report.event,
+        from_status: order.status,
+        to_status: order.status,
+        source: report.source,
+        at: now,
+      });
+      await report.also?.(tx);
     });
   }
 
@@ -468,16 +499,23 @@ export class OrderService implements CallbackOrderSource {
 
   /**
    * Asks the order's rail to start it again (an STK prompt the payer never saw), while it waits in its
-   * first state and at most `limit` times; each time is an order event. False when it may not.
+   * first state, at most `limit` times and not within `cooldownMs` of the last start; each time is an
+   * order event. False when it may not.
    */
-  async restartOnRail(orderId: string, limit: number, source: string): Promise<boolean> {
+  async restartOnRail(orderId: string, rules: { limit: number; cooldownMs: number }, source: string): Promise<boolean> {
     const planned = await this.store.transact(async (tx) => {
       const locked = await q.lockOrder(tx, this.store.dialect, orderId);
       if (locked === undefined || locked.status !== INITIAL_STATUS[locked.kind]) return undefined;
-      const restarts = sharedDetails(locked).railRestarts ?? 0;
-      if (restarts >= limit || isTimeUp(locked, this.clock.now())) return undefined;
+      const { railRestarts: restarts = 0, railRestartedAt } = sharedDetails(locked);
       const now = this.clock.now();
-      const changes = { details: withDetails(locked.details, { railRestarts: restarts + 1 }), updated_at: now };
+      if (restarts >= rules.limit || isTimeUp(locked, now)) return undefined;
+      // The first prompt counts as a start too: a payer cannot fire several in one second.
+      const last = railRestartedAt ?? locked.created_at;
+      if (now - last < rules.cooldownMs) return undefined;
+      const changes = {
+        details: withDetails(locked.details, { railRestarts: restarts + 1, railRestartedAt: now }),
+        updated_at: now,
+      };
       await q.updateOrder(tx, orderId, changes);
       await q.insertOrderEvent(tx, {
         id: newId('oev'),

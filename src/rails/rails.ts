@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Tx } from '../store/store.js';
 
 /** What a rail is told of an order: its own narrow view, not the order record. */
 export interface RailOrder {
@@ -14,6 +15,38 @@ export interface RailOrder {
   idempotencyKey: string;
   /** Earlier attempts of this hand-over: when above zero, one may have reached the rail with no answer. */
   earlierAttempts: number;
+  /** The order's area, amount (minor units of its currency), the merchant's id for it, remark and details (JSON). */
+  area: string;
+  amount: bigint;
+  externalOrderId: string;
+  remark: string | null;
+  details: string;
+}
+
+/** What a rail answers when it took the order. */
+export interface RailStarted {
+  channelOrderId: string;
+  /** The rail's own rows about the attempt, written in the same unit of work that records the answer. */
+  record?: (tx: Tx) => Promise<void>;
+}
+
+/** The rail refused the order for good (a value it does not accept): another attempt would not help. */
+export class RailRefusal extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RailRefusal';
+  }
+}
+
+/**
+ * An earlier attempt may have reached the rail, and the rail offers no way to ask: starting the
+ * order again could start it twice, so the hand-over ends here (the rail's late report still counts).
+ */
+export class RailOutcomeUnknown extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RailOutcomeUnknown';
+  }
 }
 
 /**
@@ -29,7 +62,7 @@ export interface Rail {
    * attempt's outcome is unknown (`earlierAttempts` > 0), the rail asks its provider what became of
    * it before starting anything again.
    */
-  start: (order: RailOrder) => Promise<{ channelOrderId: string }>;
+  start: (order: RailOrder) => Promise<RailStarted>;
 }
 
 /** The fiat rails of the gateway, one per way money moves; the composition root builds them. */

@@ -355,7 +355,49 @@ export interface RailTaskTable {
   updated_at: number;
 }
 
+export type DarajaApi = 'stk' | 'b2c' | 'status';
+export type DarajaRequestState = 'sending' | 'accepted' | 'refused' | 'unknown' | 'settled' | 'lapsed';
+
+/** A request Cashgate made to Daraja for an order (see migration 0011). */
+export interface DarajaRequestTable {
+  id: string;
+  order_id: string;
+  api: DarajaApi;
+  hand_over_id: string | null;
+  state: DarajaRequestState;
+  ref: string | null;
+  conversation_id: string | null;
+  phone: string | null;
+  amount: number;
+  result_code: string | null;
+  result_desc: string | null;
+  reported: string | null;
+  checks: number;
+  deadline_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A redacted message to or from a rail. */
+export interface RailMessageTable {
+  id: string;
+  order_id: string | null;
+  rail: string;
+  direction: 'out' | 'in';
+  endpoint: string;
+  ref: string | null;
+  http_status: number | null;
+  code: string | null;
+  request: string | null;
+  response: string | null;
+  duration_ms: number | null;
+  disposition: 'matched' | 'unmatched' | 'refused' | null;
+  at: number;
+}
+
 export interface Database {
+  daraja_requests: DarajaRequestTable;
+  rail_messages: RailMessageTable;
   merchants: MerchantTable;
   checkouts: CheckoutTable;
   payer_documents: PayerDocumentTable;

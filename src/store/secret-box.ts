@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomBytes, createHmac } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -21,6 +21,11 @@ export class SecretBox {
     cipher.setAAD(Buffer.from(associatedData, 'utf8'));
     const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
     return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64');
+  }
+
+  /** A value derived from the master key for `label` (HMAC-SHA256, hex): the same on every node, unguessable without the key. */
+  derive(label: string, hexDigits = 32): string {
+    return createHmac('sha256', this.key).update(label).digest('hex').slice(0, hexDigits);
   }
 
   open(sealed: string, associatedData: string): string {

@@ -9,6 +9,7 @@ import * as cashier from './0007_cashier.js';
 import * as console from './0008_console.js';
 import * as railTasks from './0009_rail_tasks.js';
 import * as scaleIndexes from './0010_scale_indexes.js';
+import * as daraja from './0011_daraja.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '0008_console': console,
   '0009_rail_tasks': railTasks,
   '0010_scale_indexes': scaleIndexes,
+  '0011_daraja': daraja,
 };
 
 export const migrationProvider: MigrationProvider = {
