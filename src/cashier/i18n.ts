@@ -107,6 +107,33 @@ const TEXTS = {
     'Se envió una solicitud de pago a {phone}. Ingresa tu PIN de M-Pesa en tu teléfono para pagar.',
     'Ombi la malipo limetumwa kwa {phone}. Weka PIN yako ya M-Pesa kwenye simu yako ili kulipa.',
   ],
+  mpesaDeclined: [
+    'The last request was not paid: {reason}. You can send it again.',
+    'O último pedido não foi pago: {reason}. Você pode enviá-lo de novo.',
+    'La última solicitud no se pagó: {reason}. Puedes enviarla otra vez.',
+    'Ombi la mwisho halikulipwa: {reason}. Unaweza kulituma tena.',
+  ],
+  mpesaReason1032: ['you cancelled it', 'você cancelou', 'la cancelaste', 'uliliahirisha'],
+  mpesaReason1037: [
+    'your phone could not be reached',
+    'não foi possível alcançar seu celular',
+    'no se pudo contactar tu teléfono',
+    'simu yako haikupatikana',
+  ],
+  mpesaReason2001: ['the PIN was wrong', 'o PIN estava errado', 'el PIN era incorrecto', 'PIN ilikuwa si sahihi'],
+  mpesaReason1: [
+    'there was not enough money in M-Pesa',
+    'não havia saldo suficiente no M-Pesa',
+    'no había saldo suficiente en M-Pesa',
+    'hakukuwa na pesa za kutosha kwenye M-Pesa',
+  ],
+  mpesaReasonOther: ['M-Pesa declined it', 'o M-Pesa recusou', 'M-Pesa la rechazó', 'M-Pesa ilikataa'],
+  mpesaWait: [
+    'You can ask for a new request in {seconds} s.',
+    'Você pode pedir um novo pedido em {seconds} s.',
+    'Puedes pedir una nueva solicitud en {seconds} s.',
+    'Unaweza kuomba ombi jipya baada ya sekunde {seconds}.',
+  ],
   mpesaNoPrompt: [
     'No prompt on your phone?',
     'O pedido não apareceu no celular?',

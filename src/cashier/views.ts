@@ -116,14 +116,22 @@ export function pendingView(
   const note = refusedNote(ctx, order);
   switch (page) {
     case 'mpesa': {
-      const left = MPESA_RESEND_LIMIT - (sharedDetails(order).railRestarts ?? 0);
+      const shared = sharedDetails(order);
+      const left = MPESA_RESEND_LIMIT - (shared.railRestarts ?? 0);
+      const wait = Math.ceil(
+        ((shared.railRestartedAt ?? order.created_at) + MPESA_RESEND_COOLDOWN_MS - ctx.now) / 1000,
+      );
+      const declined = kenyaDetails(order).mpesaLastResult?.code;
+      const reasonKey = (
+        ['1032', '1037', '2001', '1'].includes(declined ?? '') ? `mpesaReason${declined}` : 'mpesaReasonOther'
+      ) as 'mpesaReasonOther';
       const title = ctx.t('mpesaTitle');
       return {
         title,
         body: html`${header(ctx, order, title)}<p>${ctx.t('mpesaSent', { phone: maskKenyanMobile(kenyaDetails(order).checkingPhone ?? '') })}</p>${waiting(ctx)}
-${extra.resent ? html`<p role="status">${ctx.t('mpesaResent')}</p>` : ''}${countdown(ctx, order)}
+${extra.resent ? html`<p role="status">${ctx.t('mpesaResent')}</p>` : ''}${declined === undefined ? '' : html`<p class="warning" role="alert">${ctx.t('mpesaDeclined', { reason: ctx.t(reasonKey) })}</p>`}${countdown(ctx, order)}
 <h2>${ctx.t('mpesaNoPrompt')}</h2><p>${ctx.t('mpesaChecks')}</p>
-${left > 0 ? html`<form method="post" action="${ctx.path}/resend${ctx.langQuery}"><button class="secondary">${ctx.t('mpesaResend', { left })}</button></form>` : html`<p>${ctx.t('mpesaNoMore')}</p>`}${sandbox}`,
+${left > 0 ? html`<form method="post" action="${ctx.path}/resend${ctx.langQuery}">${wait > 0 ? html`<p class="muted">${ctx.t('mpesaWait', { seconds: wait })}</p>` : ''}<button class="secondary">${ctx.t('mpesaResend', { left })}</button></form>` : html`<p>${ctx.t('mpesaNoMore')}</p>`}${sandbox}`,
       };
     }
     case 'boleto': {

@@ -328,12 +328,20 @@ export class DarajaKenya {
     }
     const reported = JSON.stringify(report);
     const message = this.#inbound('stk-callback', body, resultCode, request.order_id, ref ?? null);
+    if (request.state === 'settled') {
+      // A repeat of a callback whose outcome is already on the order.
+      await this.#write(async (tx) => {
+        await q.insertRailMessages(tx, [message]);
+        await q.refuseContradictedCallbacks(tx, ref ?? '', 'stk-callback', request.result_code ?? '');
+      });
+      return;
+    }
     await this.#write(async (tx) => {
       await q.updateDarajaRequest(tx, request.id, { reported, updated_at: this.deps.clock.now() });
       await q.insertRailMessages(tx, [message]);
     });
     this.#callbacks?.inc({ kind: 'stk', disposition: 'matched' });
-    await this.#confirmStk({ ...request, reported }, message.id);
+    await this.#confirmStk({ ...request, reported });
   }
 
   /**
@@ -359,7 +367,7 @@ export class DarajaKenya {
   }
 
   /** Asks STK Push Query what became of the prompt and moves the order as its answer says. */
-  async #confirmStk(request: q.DarajaRequestRow, callbackMessageId?: string): Promise<void> {
+  async #confirmStk(request: q.DarajaRequestRow): Promise<void> {
     const { client, clock, orders } = this.deps;
     const ref = request.ref ?? '';
     let exchange: DarajaExchange;
@@ -400,8 +408,7 @@ export class DarajaKenya {
       });
       await q.insertRailMessages(tx, [this.#message(exchange, request.order_id, ref)]);
       // A callback its query contradicts is marked so: it moved nothing.
-      if (callbackMessageId !== undefined && !confirmed)
-        await q.setMessageDisposition(tx, callbackMessageId, { disposition: 'refused', order_id: request.order_id });
+      await q.refuseContradictedCallbacks(tx, ref, 'stk-callback', code);
     };
     if (report !== undefined && !confirmed) {
       this.#callbacks?.inc({ kind: 'stk', disposition: 'refused' });

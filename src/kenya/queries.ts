@@ -103,12 +103,16 @@ export async function insertRailMessages(db: Db, rows: readonly RailMessageRow[]
     .execute();
 }
 
-export async function setMessageDisposition(
-  db: Db,
-  id: string,
-  change: Pick<RailMessageRow, 'disposition' | 'order_id'>,
-): Promise<void> {
-  await db.updateTable('rail_messages').set(change).where('id', '=', id).execute();
+/** Marks the callbacks about `ref` that reported another result than Daraja's query: they moved nothing. */
+export async function refuseContradictedCallbacks(db: Db, ref: string, endpoint: string, code: string): Promise<void> {
+  await db
+    .updateTable('rail_messages')
+    .set({ disposition: 'refused' })
+    .where('ref', '=', ref)
+    .where('endpoint', '=', endpoint)
+    .where('disposition', '=', 'matched')
+    .where('code', '<>', code)
+    .execute();
 }
 
 export function railMessagesOfOrder(db: ReadDb, orderId: string): Promise<RailMessageRow[]> {
