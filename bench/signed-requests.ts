@@ -6,72 +6,22 @@
 //   BENCH_DATABASE_URL=postgres://… npm run bench   (also PostgreSQL; the database must be empty or disposable)
 // Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32). On PostgreSQL it also
 // drives PIX creates at two server processes on the one database at once (half the connections each).
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
 import { signedHeaders, type Credentials } from '@cashgate/sdk';
+import {
+  connections,
+  measure,
+  measureFloor,
+  measureTwo,
+  printTable,
+  seconds,
+  signedPost,
+  type Figures,
+} from './harness.js';
 import { consoleCookie } from './console-session.js';
 import { runCli, startServerProcess } from '../test/support/process.js';
-
-const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
-
-interface Figures {
-  name: string;
-  rps: number;
-  p50: number;
-  p99: number;
-  non2xx: number;
-}
-
-async function measure(name: string, url: string, request: autocannon.Request): Promise<Figures> {
-  const result = await autocannon({ url, connections, duration: seconds, requests: [request] });
-  return {
-    name,
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx,
-  };
-}
-
-/** The same case driven against two server processes at once (half the connections each): summed req/s, the worse p99. */
-async function measureTwo(name: string, urls: [string, string], request: autocannon.Request): Promise<Figures> {
-  const half = Math.max(1, Math.floor(connections / 2));
-  const results = await Promise.all(
-    urls.map((url) => autocannon({ url, connections: half, duration: seconds, requests: [request] })),
-  );
-  return {
-    name,
-    rps: results.reduce((sum, r) => sum + r.requests.average, 0),
-    p50: Math.max(...results.map((r) => r.latency.p50)),
-    p99: Math.max(...results.map((r) => r.latency.p99)),
-    non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
-  };
-}
-
-/** A signed POST whose body is made afresh for every request (e.g. a new externalOrderId). */
-function signedPost(
-  path: string,
-  credentials: Credentials,
-  makeBody: () => Record<string, unknown>,
-): autocannon.Request {
-  return {
-    method: 'POST',
-    path,
-    setupRequest: (request) => {
-      const body = makeBody();
-      return {
-        ...request,
-        headers: { ...signedHeaders(credentials, body), 'content-type': 'application/json;charset=utf-8' },
-        body: JSON.stringify(body),
-      };
-    },
-  };
-}
 
 let orderSeq = 0;
 const pixCollection = () => ({
@@ -99,27 +49,6 @@ async function createKey(env: Record<string, string>, merchantId: string, permis
   const key = await runCli(['key', 'create', '--merchant', merchantId, '--permissions', permissions], env);
   if (key.code !== 0) throw new Error(key.stderr);
   return JSON.parse(key.stdout) as Credentials;
-}
-
-const FLOOR_KEY: Credentials = { accessKey: 'AKfloor0123456789', secretKey: 'floor-secret-0123456789abcdef' };
-
-/** The floor case: signed requests to a bare route that verifies the signature, and nothing else. */
-async function measureFloor(): Promise<Figures> {
-  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./floor-server.ts', import.meta.url).pathname], {
-    env: { ...process.env, FLOOR_ACCESS_KEY: FLOOR_KEY.accessKey, FLOOR_SECRET_KEY: FLOOR_KEY.secretKey },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  try {
-    const [first] = (await once(child.stdout, 'data')) as [Buffer];
-    const url = first.toString('utf8').trim().split('\n')[0] ?? '';
-    return await measure(
-      'floor: bare Fastify route verifying the signature',
-      url,
-      signedPost('/floor', FLOOR_KEY, pixCollection),
-    );
-  } finally {
-    child.kill();
-  }
 }
 
 let floor: Figures | undefined;
@@ -229,28 +158,7 @@ async function benchDatabase(label: string, databaseUrl: string | undefined): Pr
       floor ??= await measureFloor();
       const base = floor;
       rows.unshift(base);
-      console.log(`\n${label}: ${connections} connections, ${seconds} s each; ratios to the floor (first row)`);
-      console.log(
-        'case'.padEnd(54),
-        'req/s'.padStart(8),
-        'p50 ms'.padStart(8),
-        'p99 ms'.padStart(8),
-        'rps÷floor'.padStart(10),
-        'p99÷floor'.padStart(10),
-      );
-      for (const row of rows) {
-        console.log(
-          row.name.padEnd(54),
-          row.rps.toFixed(0).padStart(8),
-          row.p50.toFixed(1).padStart(8),
-          row.p99.toFixed(1).padStart(8),
-          (row.rps / base.rps).toFixed(3).padStart(10),
-          (row.p99 / Math.max(base.p99, 1)).toFixed(2).padStart(10),
-          row.name.startsWith('GET') || row.non2xx === 0 || row.name.includes('refused')
-            ? ''
-            : `  (${row.non2xx} non-2xx!)`,
-        );
-      }
+      printTable(`${label}: ${connections} connections, ${seconds} s each`, base, rows);
     } finally {
       await server.stop();
     }

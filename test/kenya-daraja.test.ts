@@ -12,7 +12,7 @@ import { adminCall, startServerProcess, type ServerProcess } from './support/pro
 import { sleep, startReceiver, type CallbackReceiver } from './support/receiver.js';
 
 /** Retries `check` until it stops throwing (or rethrows its last failure after `timeoutMs`). */
-async function until(check: () => Promise<unknown> | unknown, timeoutMs = 8_000): Promise<void> {
+async function until(check: () => unknown, timeoutMs = 8_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
@@ -399,13 +399,14 @@ describe(`Kenya on Daraja (${databaseLabel})`, () => {
     daraja.scriptB2c(phone, { resultCode: 0, delayMs: 50, receiverName: 'JANE WANJIKU' });
     const created = await transfer(phone);
     const payouts = daraja.payouts.filter((p) => p.body.PartyB === phone);
-    assert.equal(payouts.length, 1);
-    assert.equal(payouts[0]?.originatorConversationId, `${created.orderId}.b2c`);
-    assert.equal(payouts[0]?.body.CommandID, 'BusinessPayment');
-    assert.equal(payouts[0]?.body.Amount, 700);
+    const [payout] = payouts;
+    assert.ok(payout !== undefined && payouts.length === 1, 'one payout');
+    assert.equal(payout.originatorConversationId, `${created.orderId}.b2c`);
+    assert.equal(payout.body.CommandID, 'BusinessPayment');
+    assert.equal(payout.body.Amount, 700);
     await until(async () => assert.equal(await statusOf(created.orderId), 8), 10_000);
     const record = await queryTransfer(created);
-    assert.equal(record.channelOrderId, payouts[0]?.transactionId);
+    assert.equal(record.channelOrderId, payout.transactionId);
     assert.equal(record.accountName, 'JANE WANJIKU');
     const callback = await callbackOf(receiver, created.orderId);
     assert.equal(callback.orderStatus, 'SUCCESS');

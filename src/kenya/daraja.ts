@@ -685,7 +685,7 @@ export class DarajaKenya {
       await q.updateDarajaRequest(tx, payout.id, {
         state: 'settled',
         result_code: status === 'Completed' ? '0' : (str(result.ResultCode) ?? null),
-        result_desc: status ?? null,
+        result_desc: status,
         deadline_at: null,
         updated_at: clock.now(),
       });

@@ -27,7 +27,7 @@ export async function adoptDarajaRef(db: Db, id: string, ref: string, now: numbe
     .where('id', '=', id)
     .where('ref', 'is', null)
     .executeTakeFirst();
-  return (result.numUpdatedRows ?? 0n) > 0n;
+  return result.numUpdatedRows > 0n;
 }
 
 export function findDarajaRequest(db: ReadDb, id: string): Promise<DarajaRequestRow | undefined> {
@@ -92,7 +92,7 @@ export async function claimDarajaRequest(db: Db, id: string, deadline: number, u
     .where('id', '=', id)
     .where('deadline_at', '=', deadline)
     .executeTakeFirst();
-  return (result.numUpdatedRows ?? 0n) > 0n;
+  return result.numUpdatedRows > 0n;
 }
 
 export async function insertRailMessages(db: Db, rows: readonly RailMessageRow[]): Promise<void> {

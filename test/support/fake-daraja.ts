@@ -66,6 +66,8 @@ export interface Prompt {
   body: any;
   state: 'pending' | 'done';
   resultCode?: number;
+  /** Date.now() when its first callback was sent (benchmarks time the way from here to the merchant). */
+  callbackSentAt?: number;
 }
 
 export interface Payout {
@@ -926,6 +928,7 @@ class FakeDarajaServer implements FakeDaraja {
     prompt.callback = stkCallbackText(prompt, this.now());
     prompt.entry.state = 'done';
     prompt.entry.resultCode = prompt.script.resultCode;
+    prompt.entry.callbackSentAt = Date.now();
     for (let i = 0; i < (prompt.script.callbacks ?? 1); i++) await this.post(prompt.callbackUrl, prompt.callback);
   }
 

@@ -252,7 +252,7 @@ export class DarajaClient {
     const answer = (parsed !== null && typeof parsed === 'object' ? parsed : {}) as Record<string, unknown>;
     const errorCode = typeof answer.errorCode === 'string' ? answer.errorCode : undefined;
     if (status >= 200 && status < 300 && errorCode === undefined) {
-      const code = endpoint === 'oauth' ? 'ok' : String(answer.ResponseCode ?? 'ok');
+      const code = endpoint === 'oauth' ? 'ok' : (str(answer.ResponseCode) ?? 'ok');
       return done(status, parsed, code);
     }
     const code = errorCode ?? `http-${status}`;
@@ -270,11 +270,13 @@ export class DarajaClient {
   }
 }
 
+const str = (value: unknown): string | undefined =>
+  typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined;
+
 /** A failure before the request reached Daraja: nothing was sent, so nothing can have started. */
 function isConnectError(error: unknown): boolean {
   if (error instanceof undiciErrors.ConnectTimeoutError) return true;
-  const code =
-    (error as { code?: unknown; cause?: { code?: unknown } } | undefined)?.code ??
-    (error as { cause?: { code?: unknown } })?.cause?.code;
+  const failure = (error ?? {}) as { code?: unknown; cause?: { code?: unknown } };
+  const code = failure.code ?? failure.cause?.code;
   return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'UND_ERR_CONNECT_TIMEOUT';
 }

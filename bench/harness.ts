@@ -1,0 +1,116 @@
+// What every benchmark shares: autocannon runs reported as figures, signed POSTs made afresh per
+// request, and the floor case every ratio is taken to: a bare Fastify route that only verifies the
+// signature (bench/floor-server.ts, in a child process).
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import autocannon from 'autocannon';
+import { signedHeaders, type Credentials } from '@cashgate/sdk';
+
+export const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+export const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
+
+export interface Figures {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+}
+
+export async function measure(name: string, url: string, request: autocannon.Request): Promise<Figures> {
+  const result = await autocannon({ url, connections, duration: seconds, requests: [request] });
+  return {
+    name,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+  };
+}
+
+/** The same case driven against two server processes at once (half the connections each): summed req/s, the worse p99. */
+export async function measureTwo(name: string, urls: [string, string], request: autocannon.Request): Promise<Figures> {
+  const half = Math.max(1, Math.floor(connections / 2));
+  const results = await Promise.all(
+    urls.map((url) => autocannon({ url, connections: half, duration: seconds, requests: [request] })),
+  );
+  return {
+    name,
+    rps: results.reduce((sum, r) => sum + r.requests.average, 0),
+    p50: Math.max(...results.map((r) => r.latency.p50)),
+    p99: Math.max(...results.map((r) => r.latency.p99)),
+    non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
+  };
+}
+
+/** A signed POST whose body is made afresh for every request (e.g. a new externalOrderId). */
+export function signedPost(
+  path: string,
+  credentials: Credentials,
+  makeBody: () => Record<string, unknown>,
+): autocannon.Request {
+  return {
+    method: 'POST',
+    path,
+    setupRequest: (request) => {
+      const body = makeBody();
+      return {
+        ...request,
+        headers: { ...signedHeaders(credentials, body), 'content-type': 'application/json;charset=utf-8' },
+        body: JSON.stringify(body),
+      };
+    },
+  };
+}
+
+let floorSeq = 0;
+const FLOOR_KEY: Credentials = { accessKey: 'AKfloor0123456789', secretKey: 'floor-secret-0123456789abcdef' };
+
+/** The floor case: signed requests to a bare route that verifies the signature, and nothing else. */
+export async function measureFloor(): Promise<Figures> {
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./floor-server.ts', import.meta.url).pathname], {
+    env: { ...process.env, FLOOR_ACCESS_KEY: FLOOR_KEY.accessKey, FLOOR_SECRET_KEY: FLOOR_KEY.secretKey },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    const [first] = (await once(child.stdout, 'data')) as [Buffer];
+    const url = first.toString('utf8').trim().split('\n')[0] ?? '';
+    return await measure(
+      'floor: bare Fastify route verifying the signature',
+      url,
+      signedPost('/floor', FLOOR_KEY, () => ({
+        amount: '125.50',
+        channelType: 'PIX',
+        externalOrderId: `floor-${++floorSeq}`,
+      })),
+    );
+  } finally {
+    child.kill();
+  }
+}
+
+/** Prints the rows as a table with each one's ratios to the floor (first row). */
+export function printTable(title: string, base: Figures, rows: readonly Figures[]): void {
+  console.log(`\n${title}; ratios to the floor (first row)`);
+  console.log(
+    'case'.padEnd(54),
+    'req/s'.padStart(8),
+    'p50 ms'.padStart(8),
+    'p99 ms'.padStart(8),
+    'rps÷floor'.padStart(10),
+    'p99÷floor'.padStart(10),
+  );
+  for (const row of rows) {
+    console.log(
+      row.name.padEnd(54),
+      row.rps.toFixed(0).padStart(8),
+      row.p50.toFixed(1).padStart(8),
+      row.p99.toFixed(1).padStart(8),
+      (row.rps / base.rps).toFixed(3).padStart(10),
+      (row.p99 / Math.max(base.p99, 1)).toFixed(2).padStart(10),
+      row.name.startsWith('GET') || row.non2xx === 0 || row.name.includes('refused')
+        ? ''
+        : `  (${row.non2xx} non-2xx!)`,
+    );
+  }
+}
