@@ -126,7 +126,9 @@ try {
       const deadline = Date.now() + 30_000;
       while (receiver.received.length < ids.length && Date.now() < deadline)
         await new Promise((r) => setTimeout(r, 100));
-      const sent = new Map(daraja.prompts.map((p) => [p.body.AccountReference as string, p.callbackSentAt]));
+      const sent = new Map(
+        daraja.prompts.map((p) => [(p.body as { AccountReference: string }).AccountReference, p.callbackSentAt]),
+      );
       latencies = receiver.received
         .map((r) => {
           const { externalOrderId } = JSON.parse(r.body) as { externalOrderId: string };
