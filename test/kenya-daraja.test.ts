@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { consoleSignIn } from './support/console.js';
 import { createTestDatabase, databaseLabel, TEST_DATABASE_URL } from './support/database.js';
 import { DARAJA_TEST, startFakeDaraja, stkPassword, type FakeDaraja } from './support/fake-daraja.js';
 import { ADMIN_TOKEN, signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
@@ -233,6 +234,14 @@ describe(`Kenya on Daraja (${databaseLabel})`, () => {
     assert.match(text, /2547•••••\d{3}/);
     assert.doesNotMatch(text, new RegExp(DARAJA_TEST.stkPasskey));
     assert.doesNotMatch(text, /"Password":"[^[]/, 'the STK password is redacted');
+    // The merchant's console shows the receipt, the paying phone masked, and the rail messages redacted.
+    const merchantConsole = await consoleSignIn(gw, merchant.merchantId);
+    const page = await merchantConsole.get(`/console/orders/${created.orderId}`);
+    assert.equal(page.status, 200);
+    assert.match(page.text, /NLJ7RT61SV/);
+    assert.match(page.text, /Rail messages/);
+    assert.match(page.text, /stk-callback/);
+    assert.doesNotMatch(page.text, new RegExp(phone), 'no full phone number on the page');
     const metrics = await (await fetch(`${gw.url}/metrics`)).text();
     assert.match(metrics, /cashgate_daraja_requests_total\{endpoint="stk",code="0"\} \d+/);
     assert.match(metrics, /cashgate_daraja_request_duration_seconds_count\{endpoint="stk-query"\} \d+/);

@@ -10,6 +10,9 @@ import { html, type Html } from '../http/html.js';
 import type { Language } from '../http/language.js';
 import { eventsOfOrder, type OrderRow } from '../orders/queries.js';
 import { payTypeText } from '../orders/records.js';
+import { kenyaDetails } from '../kenya/kinds.js';
+import { maskKenyanMobile } from '../kenya/phone.js';
+import { railMessagesOfOrder } from '../kenya/queries.js';
 import { COLLECTION_STATUS, EXCHANGE_STATUS, isFinal, statusText, TRANSFER_STATUS } from '../orders/state-machine.js';
 import type { OrderArea, OrderKind } from '../store/schema.js';
 import { orderCallbacksPanel } from './callback-pages.js';
@@ -116,6 +119,19 @@ const TEXTS = consoleTexts('orders', {
   channelOrderId: ['Channel order ID', 'ID do pedido no canal', 'ID del pedido en el canal'],
   exchangeRate: ['Exchange rate', 'Taxa de câmbio', 'Tipo de cambio'],
   history: ['State history', 'Histórico de status', 'Historial de estados'],
+  rail: ['Rail messages', 'Mensagens do meio de pagamento', 'Mensajes del medio de pago'],
+  railHint: [
+    'What Cashgate sent to the rail and what came back; credentials removed, phone numbers masked.',
+    'O que o Cashgate enviou ao meio de pagamento e o que voltou; sem credenciais, telefones mascarados.',
+    'Lo que Cashgate envió al medio de pago y lo que volvió; sin credenciales, teléfonos enmascarados.',
+  ],
+  railDirection: ['Way', 'Sentido', 'Sentido'],
+  railEndpoint: ['Call', 'Chamada', 'Llamada'],
+  railCode: ['Code', 'Código', 'Código'],
+  railBody: ['Body', 'Conteúdo', 'Contenido'],
+  mpesaReceipt: ['M-Pesa receipt', 'Recibo M-Pesa', 'Recibo M-Pesa'],
+  mpesaPhone: ['Paid from', 'Pago pelo telefone', 'Pagado desde'],
+  receiverName: ['Receiver', 'Recebedor', 'Receptor'],
   time: ['Time', 'Hora', 'Hora'],
   event: ['Event', 'Evento', 'Evento'],
   change: ['From → to', 'De → para', 'De → a'],
@@ -344,10 +360,19 @@ async function detailPage(
   const order = orderId.length > 64 ? undefined : await merchantOrder(deps.store.read, ctx.merchantId, orderId);
   if (order === undefined) return ctx.notFound(reply);
   const lang = ctx.lang;
-  const [events, entries] = await Promise.all([
+  const [events, entries, railMessages] = await Promise.all([
     eventsOfOrder(deps.store.read, order.id),
     orderEntries(deps.store.read, ctx.merchantId, order.id),
+    railMessagesOfOrder(deps.store.read, order.id),
   ]);
+  const mpesa = order.area === 'ken' ? kenyaDetails(order) : undefined;
+  const rail =
+    railMessages.length === 0
+      ? ''
+      : html`<div class="panel"><h2>${t('rail')}</h2><p class="muted">${t('railHint')}</p><div class="table" tabindex="0"><table><thead><tr><th>${t('time')}</th><th>${t('railDirection')}</th><th>${t('railEndpoint')}</th><th>${t('railCode')}</th><th>${t('railBody')}</th></tr></thead><tbody>${railMessages.map(
+          (m) =>
+            html`<tr><td>${dateTime(lang, m.at)}</td><td>${m.direction === 'out' ? '→' : '←'}</td><td class="mono">${m.endpoint}${m.disposition === null ? '' : ` (${m.disposition})`}</td><td class="mono">${m.code ?? ''}</td><td><details><summary class="mono">${m.ref ?? ''}</summary><pre class="mono">${[m.request, m.response].filter((part) => part !== null).join('\n')}</pre></details></td></tr>`,
+        )}</tbody></table></div></div>`;
   const voucher = hasVoucher(order) ? await voucherLink(deps, order) : undefined;
   const final = isFinal(order.kind, order.status);
   const callbacks = await orderCallbacksPanel(ctx, deps, { orderId: order.id, final });
@@ -383,6 +408,9 @@ async function detailPage(
 ${detailRow(t('orderId'), html`<code>${order.id}</code>`)}
 ${detailRow(t('externalOrderId'), html`<code>${order.external_order_id}</code>`)}
 ${detailRow(t('channelOrderId'), order.channel_order_id)}
+${mpesa?.mpesaReceipt !== undefined ? detailRow(t('mpesaReceipt'), html`<code>${mpesa.mpesaReceipt}</code>`) : ''}
+${mpesa?.mpesaPhone !== undefined && /^254[17]\d{8}$/.test(mpesa.mpesaPhone) ? detailRow(t('mpesaPhone'), maskKenyanMobile(mpesa.mpesaPhone)) : ''}
+${mpesa?.receiverName !== undefined ? detailRow(t('receiverName'), mpesa.receiverName) : ''}
 ${detailRow(t('areaKind'), `${areaName(t, order.area)} / ${kindName(t, order.kind)}`)}
 ${detailRow(t('channel'), order.channel_type)}
 ${detailRow(t('payType'), `${payTypeText(order.pay_type)} (${order.pay_type})`)}
@@ -406,7 +434,7 @@ ${voucher !== undefined ? detailRow(t('voucher'), html`<a href="${voucher}">${t(
 </dl></div>
 <div class="panel"><h2>${t('history')}</h2>${history}</div>
 <div class="panel"><h2>${t('ledger')}</h2>${ledger}</div>
-${callbacks}`,
+${rail}${callbacks}`,
   });
 }
 
