@@ -6,25 +6,16 @@
 //   npm run bench:daraja      (SQLite in a temporary directory)
 // Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32).
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { signedHeaders, type Credentials } from '@cashgate/sdk';
-import { DARAJA_TEST, startFakeDaraja, type FakeDaraja } from '../test/support/fake-daraja.js';
+import { darajaGatewayEnv, freePort, startFakeDaraja } from '../test/support/fake-daraja.js';
 import { adminCall, runCli, startServerProcess } from '../test/support/process.js';
 import { startReceiver } from '../test/support/receiver.js';
 import { connections, measure, measureFloor, printTable, seconds, signedPost, type Figures } from './harness.js';
 
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 const callbackOrders = Number(process.env.BENCH_CALLBACK_ORDERS ?? 300);
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as { port: number };
-  await new Promise((done) => server.close(done));
-  return port;
-}
 
 let seq = 0;
 /** A collection of its own phone (Daraja locks a subscriber with a live prompt) and a short id (its AccountReference). */
@@ -39,23 +30,6 @@ const collection = () => {
     checkingPhone: phone,
   };
 };
-
-function darajaEnv(daraja: FakeDaraja, port: number): Record<string, string> {
-  return {
-    PORT: String(port),
-    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-    KENYA_RAIL: 'daraja',
-    DARAJA_BASE_URL: daraja.url,
-    DARAJA_CONSUMER_KEY: DARAJA_TEST.consumerKey,
-    DARAJA_CONSUMER_SECRET: DARAJA_TEST.consumerSecret,
-    DARAJA_STK_SHORTCODE: DARAJA_TEST.stkShortcode,
-    DARAJA_STK_PASSKEY: DARAJA_TEST.stkPasskey,
-    DARAJA_B2C_SHORTCODE: DARAJA_TEST.b2cShortcode,
-    DARAJA_INITIATOR_NAME: DARAJA_TEST.initiatorName,
-    DARAJA_INITIATOR_PASSWORD: DARAJA_TEST.initiatorPassword,
-    DARAJA_CERTIFICATE: DARAJA_TEST.certificatePath,
-  };
-}
 
 async function withServer<T>(
   env: Record<string, string>,
@@ -102,7 +76,7 @@ let latencies: number[] = [];
 try {
   const port = await freePort();
   rows.push(
-    await withServer(darajaEnv(daraja, port), async (url, credentials, merchantId) => {
+    await withServer(darajaGatewayEnv(daraja, port), async (url, credentials, merchantId) => {
       const figures = await create('Kenya STK collection create, Daraja (local fake)', url, credentials);
       await daraja.idle();
       // Daraja's callback → the merchant's callback, order by order, a few at a time.

@@ -1,13 +1,19 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { consoleSignIn } from './support/console.js';
 import { createTestDatabase, databaseLabel, TEST_DATABASE_URL } from './support/database.js';
-import { DARAJA_TEST, startFakeDaraja, stkPassword, type FakeDaraja } from './support/fake-daraja.js';
+import {
+  DARAJA_TEST,
+  darajaGatewayEnv,
+  freePort,
+  startFakeDaraja,
+  stkPassword,
+  type FakeDaraja,
+} from './support/fake-daraja.js';
 import { ADMIN_TOKEN, signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 import { adminCall, startServerProcess, type ServerProcess } from './support/process.js';
 import { sleep, startReceiver, type CallbackReceiver } from './support/receiver.js';
@@ -41,30 +47,10 @@ const TRANSFER = '/api/v3/ken/createTransferOrder';
 const QUERY_COLLECTION = '/api/v3/ken/query/collectingOrder';
 const QUERY_TRANSFER = '/api/v3/ken/query/transferOrder';
 
-/** A port nothing listens on now, so PUBLIC_BASE_URL can name it before the server starts. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as { port: number };
-  await new Promise((done) => server.close(done));
-  return port;
-}
-
 /** The environment of a gateway on Daraja (the local fake), its callbacks reaching it on `port`. */
 function darajaEnv(daraja: FakeDaraja, port: number): Record<string, string> {
   return {
-    PORT: String(port),
-    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-    KENYA_RAIL: 'daraja',
-    DARAJA_BASE_URL: daraja.url,
-    DARAJA_CONSUMER_KEY: DARAJA_TEST.consumerKey,
-    DARAJA_CONSUMER_SECRET: DARAJA_TEST.consumerSecret,
-    DARAJA_STK_SHORTCODE: DARAJA_TEST.stkShortcode,
-    DARAJA_STK_PASSKEY: DARAJA_TEST.stkPasskey,
-    DARAJA_B2C_SHORTCODE: DARAJA_TEST.b2cShortcode,
-    DARAJA_INITIATOR_NAME: DARAJA_TEST.initiatorName,
-    DARAJA_INITIATOR_PASSWORD: DARAJA_TEST.initiatorPassword,
-    DARAJA_CERTIFICATE: DARAJA_TEST.certificatePath,
+    ...darajaGatewayEnv(daraja, port),
     DARAJA_TIMEOUT_MS: '1000',
     DARAJA_STK_QUERY_AFTER_MS: '400',
     DARAJA_RESULT_TIMEOUT_MS: '400',

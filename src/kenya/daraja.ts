@@ -85,6 +85,26 @@ const promptText = (text: string, max: number) =>
     .trim()
     .slice(-max);
 
+/** A new request row: what is known when it is written, the rest empty. */
+function requestRow(
+  row: Pick<
+    q.DarajaRequestRow,
+    'id' | 'order_id' | 'api' | 'hand_over_id' | 'state' | 'ref' | 'conversation_id' | 'phone' | 'amount'
+  >,
+  now: number,
+): q.DarajaRequestRow {
+  return {
+    ...row,
+    result_code: null,
+    result_desc: null,
+    reported: null,
+    checks: 0,
+    deadline_at: null,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
 /**
  * Kenya on Safaricom's Daraja: STK Push collections and B2C payouts as rails, their callbacks
  * confirmed by Daraja's own queries before an order changes, and the reconciliation that asks
@@ -207,24 +227,23 @@ export class DarajaKenya {
     const now = clock.now();
     // Written before the call: a crash during it leaves a trace that forbids a blind second prompt.
     await this.#write((tx) =>
-      q.insertDarajaRequest(tx, {
-        id,
-        order_id: order.orderId,
-        api: 'stk',
-        hand_over_id: order.idempotencyKey,
-        state: 'sending',
-        ref: null,
-        conversation_id: null,
-        phone,
-        amount: shillings(order.amount),
-        result_code: null,
-        result_desc: null,
-        reported: null,
-        checks: 0,
-        deadline_at: null,
-        created_at: now,
-        updated_at: now,
-      }),
+      q.insertDarajaRequest(
+        tx,
+        requestRow(
+          {
+            id,
+            order_id: order.orderId,
+            api: 'stk',
+            hand_over_id: order.idempotencyKey,
+            state: 'sending',
+            ref: null,
+            conversation_id: null,
+            phone,
+            amount: shillings(order.amount),
+          },
+          now,
+        ),
+      ),
     );
     const { stk } = client.config;
     const body = {
@@ -471,24 +490,23 @@ export class DarajaKenya {
     const now = clock.now();
     if (existing === undefined) {
       await this.#write((tx) =>
-        q.insertDarajaRequest(tx, {
-          id: originator,
-          order_id: order.orderId,
-          api: 'b2c',
-          hand_over_id: order.idempotencyKey,
-          state: 'sending',
-          ref: originator,
-          conversation_id: null,
-          phone: details.phone,
-          amount: shillings(order.amount),
-          result_code: null,
-          result_desc: null,
-          reported: null,
-          checks: 0,
-          deadline_at: null,
-          created_at: now,
-          updated_at: now,
-        }),
+        q.insertDarajaRequest(
+          tx,
+          requestRow(
+            {
+              id: originator,
+              order_id: order.orderId,
+              api: 'b2c',
+              hand_over_id: order.idempotencyKey,
+              state: 'sending',
+              ref: originator,
+              conversation_id: null,
+              phone: details.phone,
+              amount: shillings(order.amount),
+            },
+            now,
+          ),
+        ),
       );
     }
     const { b2c } = client.config;
@@ -613,24 +631,23 @@ export class DarajaKenya {
       const conversation = str(obj(exchange.response).ConversationID) ?? id;
       await store.transact(async (tx) => {
         await q.updateDarajaRequest(tx, payout.id, { checks: payout.checks + 1, deadline_at: next, updated_at: now });
-        await q.insertDarajaRequest(tx, {
-          id,
-          order_id: payout.order_id,
-          api: 'status',
-          hand_over_id: null,
-          state: 'accepted',
-          ref: conversation,
-          conversation_id: conversation,
-          phone: null,
-          amount: payout.amount,
-          result_code: null,
-          result_desc: null,
-          reported: null,
-          checks: 0,
-          deadline_at: null,
-          created_at: now,
-          updated_at: now,
-        });
+        await q.insertDarajaRequest(
+          tx,
+          requestRow(
+            {
+              id,
+              order_id: payout.order_id,
+              api: 'status',
+              hand_over_id: null,
+              state: 'accepted',
+              ref: conversation,
+              conversation_id: conversation,
+              phone: null,
+              amount: payout.amount,
+            },
+            now,
+          ),
+        );
         await q.insertRailMessages(tx, [this.#message(exchange, payout.order_id, payout.id)]);
       });
     } catch (error) {

@@ -9,6 +9,7 @@ import { createPrivateKey, randomBytes, randomInt } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { createServer as createNetServer } from 'node:net';
 
 export const DARAJA_TEST = {
   consumerKey: 'cashgate-test-consumer-key',
@@ -1078,4 +1079,31 @@ class FakeDarajaServer implements FakeDaraja {
       return 0;
     }
   }
+}
+
+/** A port nothing listens on now, so PUBLIC_BASE_URL can name it before the server starts. */
+export async function freePort(): Promise<number> {
+  const server = createNetServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as { port: number };
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
+/** The environment of a gateway on this fake Daraja, listening on `port` where Daraja calls it back. */
+export function darajaGatewayEnv(daraja: Pick<FakeDaraja, 'url'>, port: number): Record<string, string> {
+  return {
+    PORT: String(port),
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+    KENYA_RAIL: 'daraja',
+    DARAJA_BASE_URL: daraja.url,
+    DARAJA_CONSUMER_KEY: DARAJA_TEST.consumerKey,
+    DARAJA_CONSUMER_SECRET: DARAJA_TEST.consumerSecret,
+    DARAJA_STK_SHORTCODE: DARAJA_TEST.stkShortcode,
+    DARAJA_STK_PASSKEY: DARAJA_TEST.stkPasskey,
+    DARAJA_B2C_SHORTCODE: DARAJA_TEST.b2cShortcode,
+    DARAJA_INITIATOR_NAME: DARAJA_TEST.initiatorName,
+    DARAJA_INITIATOR_PASSWORD: DARAJA_TEST.initiatorPassword,
+    DARAJA_CERTIFICATE: DARAJA_TEST.certificatePath,
+  };
 }
