@@ -11,6 +11,7 @@ import { databaseLabel } from './support/database.js';
 import { launchBrowser, seriousViolations, VIEWPORTS } from './support/browser.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 import { eventually, startReceiver, type CallbackReceiver } from './support/receiver.js';
+import { MPESA_RESEND_COOLDOWN_MS } from '../src/cashier/views.js';
 
 /** Every page a payer loads must fit in this many bytes on the wire (headers and bodies of all its responses). */
 const PAGE_BUDGET_BYTES = 60 * 1024;
@@ -238,6 +239,8 @@ describe(`cashier pages in Chromium (${databaseLabel})`, async () => {
           await checkPageQuality(page, loaded, `Kenya (${name})`);
           await screenshot(page, 'cashier-kenya', viewport);
           for (const left of [3, 2, 1]) {
+            // A prompt may be asked for again once the cooldown after the last one has passed.
+            gw.clock.advance(MPESA_RESEND_COOLDOWN_MS + 1);
             await page.getByRole('button', { name: `Send the request again (${left} left)` }).click();
             await page.getByText('A new request was sent. Check your phone.').waitFor();
           }
