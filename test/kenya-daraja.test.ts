@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { DarajaError } from '../src/rails/daraja/client.js';
 import { consoleSignIn } from './support/console.js';
 import { createTestDatabase, databaseLabel, TEST_DATABASE_URL } from './support/database.js';
 import {
@@ -112,6 +113,19 @@ describe('Daraja configuration', () => {
         return true;
       },
     );
+  });
+
+  it('keeps the request as sent out of a logged Daraja error', () => {
+    const error = new DarajaError('stk', 'busy', '500.003.02', 'Spike Arrest Violation', {
+      endpoint: 'stk',
+      request: { Password: 'c2VjcmV0', PhoneNumber: '254712345678' },
+      httpStatus: 500,
+      response: {},
+      code: '500.003.02',
+      durationMs: 1,
+    });
+    assert.doesNotMatch(JSON.stringify({ ...error }), /c2VjcmV0|254712345678/);
+    assert.equal(error.exchange.request.Password, 'c2VjcmV0');
   });
 
   it('builds the STK password of the published test vector', () => {

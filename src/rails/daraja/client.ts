@@ -61,6 +61,9 @@ export class DarajaError extends Error {
   ) {
     super(`Daraja ${endpoint}: ${code} ${message}`);
     this.name = 'DarajaError';
+    // The exchange holds the request as sent (the STK Password, the SecurityCredential, phones):
+    // kept off the error's enumerable members so that a logged error never carries it.
+    Object.defineProperty(this, 'exchange', { value: exchange, enumerable: false });
   }
 
   /** Whether Daraja may have acted on the request although no answer says so. */
