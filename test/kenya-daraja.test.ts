@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
+import { MPESA_RESEND_COOLDOWN_MS } from '../src/cashier/views.js';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { DarajaError } from '../src/rails/daraja/client.js';
 import { consoleSignIn } from './support/console.js';
@@ -269,7 +270,7 @@ describe(`Kenya on Daraja (${databaseLabel})`, () => {
       const resend = () => fetch(`${gw.url}${cashierPath}/resend`, { method: 'POST', redirect: 'manual' });
       await resend();
       assert.equal(promptsTo(phone).length, 1, 'no second prompt within the cooldown');
-      gw.clock.advance(31_000);
+      gw.clock.advance(MPESA_RESEND_COOLDOWN_MS + 1);
       daraja.scriptStk(phone, { resultCode: 0, delayMs: 50 });
       const again = await resend();
       assert.match(again.headers.get('location') ?? '', /resent=1/);
@@ -460,6 +461,7 @@ describe(`Kenya on Daraja (${databaseLabel})`, () => {
     const created = await collect(nextPhone());
     const refused = await gw.sandbox(created.orderId, 'paid');
     assert.equal(refused.status, 403);
+    assert.equal(refused.body.error.code, 'sandbox_live_rail');
     assert.equal(await statusOf(created.orderId), 1);
   });
 });

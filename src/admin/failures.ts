@@ -10,6 +10,8 @@ export type OperatorFailure =
   | { kind: 'fee_channel_not_found'; channel: string; channels: readonly string[] }
   | { kind: 'event_not_allowed'; orderId: string; status: number; event: string; allowedEvents: string[] }
   | { kind: 'sandbox_disabled' }
+  /** The order's area is carried by a live rail (e.g. KENYA_RAIL=daraja): only that rail moves its orders. */
+  | { kind: 'sandbox_live_rail'; orderId: string; area: string }
   /** `pairs`: every pair the exchange prices, as CURRENCY/TOKEN, named in the message. */
   | { kind: 'rate_pair_not_supported'; currency: string; token: string; pairs: readonly string[] }
   | { kind: 'invalid_rate'; detail: string }
@@ -43,6 +45,11 @@ const DESCRIPTIONS: {
       `order ${f.orderId} is in status ${f.status}: ${f.event} is not allowed; allowed now: ${f.allowedEvents.join(', ') || 'none (the order is final)'}`,
   },
   sandbox_disabled: { status: 403, message: () => 'sandbox controls are off (CASHGATE_SANDBOX=false)' },
+  sandbox_live_rail: {
+    status: 403,
+    message: (f) =>
+      `order ${f.orderId} is carried by the live rail of its area (${f.area}): only that rail moves it, never the sandbox`,
+  },
   rate_pair_not_supported: {
     status: 404,
     message: (f) => `the exchange does not price ${f.token} in ${f.currency}: pairs are ${f.pairs.join(', ')}`,

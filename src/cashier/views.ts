@@ -47,8 +47,11 @@ export function payPageOf(order: OrderRow): PayPage {
 
 /** How many times a payer may ask for the M-Pesa prompt again. */
 export const MPESA_RESEND_LIMIT = 3;
-/** How long after a prompt the payer may ask for the next one (a prompt takes a while to reach a phone). */
-export const MPESA_RESEND_COOLDOWN_MS = 30_000;
+/**
+ * How long after a prompt the payer may ask for the next one: Safaricom asks for at least a minute
+ * between prompts to one phone (its subscriber lock refuses one sooner).
+ */
+export const MPESA_RESEND_COOLDOWN_MS = 60_000;
 
 const money = (ctx: ViewContext, amount: number | bigint | string, currency: Currency) =>
   formatAmount(ctx.lang, formatMoney(fromDb(amount), currency), currency);

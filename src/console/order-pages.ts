@@ -11,7 +11,7 @@ import type { Language } from '../http/language.js';
 import { eventsOfOrder, type OrderRow } from '../orders/queries.js';
 import { payTypeText } from '../orders/records.js';
 import { kenyaDetails } from '../kenya/kinds.js';
-import { maskKenyanMobile } from '../kenya/phone.js';
+import { isKenyanMobile, maskKenyanMobile } from '../kenya/phone.js';
 import { railMessagesOfOrder } from '../kenya/queries.js';
 import { COLLECTION_STATUS, EXCHANGE_STATUS, isFinal, statusText, TRANSFER_STATUS } from '../orders/state-machine.js';
 import type { OrderArea, OrderKind } from '../store/schema.js';
@@ -409,7 +409,7 @@ ${detailRow(t('orderId'), html`<code>${order.id}</code>`)}
 ${detailRow(t('externalOrderId'), html`<code>${order.external_order_id}</code>`)}
 ${detailRow(t('channelOrderId'), order.channel_order_id)}
 ${mpesa?.mpesaReceipt !== undefined ? detailRow(t('mpesaReceipt'), html`<code>${mpesa.mpesaReceipt}</code>`) : ''}
-${mpesa?.mpesaPhone !== undefined && /^254[17]\d{8}$/.test(mpesa.mpesaPhone) ? detailRow(t('mpesaPhone'), maskKenyanMobile(mpesa.mpesaPhone)) : ''}
+${mpesa?.mpesaPhone !== undefined && isKenyanMobile(mpesa.mpesaPhone) ? detailRow(t('mpesaPhone'), maskKenyanMobile(mpesa.mpesaPhone)) : ''}
 ${mpesa?.receiverName !== undefined ? detailRow(t('receiverName'), mpesa.receiverName) : ''}
 ${detailRow(t('areaKind'), `${areaName(t, order.area)} / ${kindName(t, order.kind)}`)}
 ${detailRow(t('channel'), order.channel_type)}

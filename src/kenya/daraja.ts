@@ -3,12 +3,12 @@ import { Counter, type Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
 import { COLLECTION_STATUS, TRANSFER_STATUS } from '../orders/state-machine.js';
 import { EventNotAllowedError, type OrderService } from '../orders/service.js';
-import { DarajaError, type DarajaClient, type DarajaExchange } from '../rails/daraja/client.js';
+import { DarajaError, str, type DarajaClient, type DarajaExchange } from '../rails/daraja/client.js';
 import { RailOutcomeUnknown, RailRefusal, type Rail, type RailOrder, type RailStarted } from '../rails/rails.js';
 import { newId } from '../store/ids.js';
 import type { Store, Tx } from '../store/store.js';
-import type { KenyaDetails } from './kinds.js';
-import { maskKenyanMobile } from './phone.js';
+import { kenyaDetails, type KenyaDetails } from './kinds.js';
+import { isKenyanMobile, maskKenyanMobile } from './phone.js';
 import * as q from './queries.js';
 
 /** STK result codes after which the order stays payable: the payer may be prompted again. */
@@ -41,8 +41,6 @@ export interface DarajaKenyaOptions {
   resultTimeoutMs: number;
 }
 
-const str = (value: unknown): string | undefined =>
-  typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined;
 const obj = (value: unknown): Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 
@@ -65,7 +63,7 @@ export function redact(value: unknown, token: string): unknown {
     const masked = value.replace(/\b254[17]\d{8}\b/g, (phone) => maskKenyanMobile(phone));
     return token === '' ? masked : masked.split(token).join('…');
   }
-  if (typeof value === 'number' && /^254[17]\d{8}$/.test(String(value))) return maskKenyanMobile(String(value));
+  if (typeof value === 'number' && isKenyanMobile(String(value))) return maskKenyanMobile(String(value));
   if (value === null || typeof value !== 'object') return value;
   return Object.fromEntries(
     Object.entries(value).map(([key, v]) => [
@@ -152,7 +150,9 @@ export class DarajaKenya {
   // ---- records ---------------------------------------------------------------------------------
 
   #message(
-    exchange: Pick<DarajaExchange, 'endpoint' | 'httpStatus' | 'code' | 'durationMs'> & {
+    exchange: Pick<DarajaExchange, 'httpStatus' | 'code' | 'durationMs'> & {
+      /** A Daraja endpoint, or the callback it came as (`stk-callback`, `b2c-result`, …). */
+      endpoint: string;
       request: unknown;
       response: unknown;
     },
@@ -181,7 +181,7 @@ export class DarajaKenya {
   #inbound(endpoint: string, body: unknown, code: string | undefined, orderId: string | null, ref: string | null) {
     return this.#message(
       {
-        endpoint: endpoint as DarajaExchange['endpoint'],
+        endpoint,
         httpStatus: null,
         code: code ?? '',
         durationMs: 0,
@@ -211,13 +211,10 @@ export class DarajaKenya {
       const taken = earlier.find((r) => r.ref !== null);
       if (taken?.ref != null) return { channelOrderId: taken.ref };
       if (earlier.some((r) => r.state === 'sending' || r.state === 'unknown')) {
-        await this.#write((tx) =>
-          Promise.all(
-            earlier
-              .filter((r) => r.state === 'sending')
-              .map((r) => q.updateDarajaRequest(tx, r.id, { state: 'unknown', updated_at: clock.now() })),
-          ).then(() => undefined),
-        );
+        await this.#write(async (tx) => {
+          for (const r of earlier.filter((row) => row.state === 'sending'))
+            await q.updateDarajaRequest(tx, r.id, { state: 'unknown', updated_at: clock.now() });
+        });
         throw new RailOutcomeUnknown(
           'an earlier STK prompt got no answer from Daraja and STK Push offers no way to ask for it: no new prompt is sent; its callback still counts, and the payer may ask for another',
         );
@@ -451,7 +448,9 @@ export class DarajaKenya {
           },
           also,
         });
-      } else if (code === STK_EXPIRED) {
+      } else if (code === STK_EXPIRED && !(await q.laterOpenStkRequest(this.deps.store.read, request))) {
+        // The prompt lapsed unanswered; a lapse of an earlier prompt while the payer's next one is
+        // still open only says why that one was not paid.
         await orders.applyEvent(request.order_id, 'expired', { source, also });
       } else {
         await orders.recordRailReport(request.order_id, {
@@ -464,10 +463,14 @@ export class DarajaKenya {
     } catch (error) {
       if (!(error instanceof EventNotAllowedError)) throw error;
       // The order moved on meanwhile (expired, or paid through another prompt): the answer is kept.
-      if (code === '0' && error.order.status !== COLLECTION_STATUS.paid) {
+      // A payment that is not the one the order records was taken on top of it, or too late.
+      const recorded = kenyaDetails(error.order).mpesaReceipt;
+      const same =
+        error.order.status === COLLECTION_STATUS.paid && recorded !== undefined && recorded === report?.receipt;
+      if (code === '0' && !same) {
         this.deps.logger.error(
-          { orderId: request.order_id, checkoutRequestId: ref, status: error.order.status },
-          'M-Pesa took a payment for an order that no longer waits for one: refund it or settle it by hand',
+          { orderId: request.order_id, checkoutRequestId: ref, status: error.order.status, receipt: report?.receipt },
+          'M-Pesa took a payment for an order that was already paid by another prompt, or no longer waits for one: refund it or settle it by hand',
         );
       }
       await this.#write(also);
@@ -510,6 +513,7 @@ export class DarajaKenya {
       );
     }
     const { b2c } = client.config;
+    const remark = promptText(order.remark ?? '', 100);
     const body = {
       OriginatorConversationID: originator,
       InitiatorName: b2c.initiatorName,
@@ -518,7 +522,8 @@ export class DarajaKenya {
       Amount: shillings(order.amount),
       PartyA: b2c.shortcode,
       PartyB: details.phone,
-      Remarks: promptText(order.remark ?? '', 100).padEnd(2, '.') || `Payout ${order.externalOrderId}`.slice(0, 100),
+      // 2 to 100 characters: the order's remark, else what the payout is.
+      Remarks: remark.length >= 2 ? remark : promptText(`Payout ${order.externalOrderId}`, 100),
       QueueTimeOutURL: `${this.options.callbackBase}/b2c/timeout`,
       ResultURL: `${this.options.callbackBase}/b2c/result`,
       Occassion: promptText(order.externalOrderId, 100) || order.orderId,
@@ -531,6 +536,7 @@ export class DarajaKenya {
       // status query the reconciliation makes) says what happened. Nothing is sent again.
       if (!(error instanceof RailOutcomeUnknown) && !(error instanceof RailRefusal) && isDuplicate(error)) {
         await this.#write((tx) => q.updateDarajaRequest(tx, originator, this.#awaitResult('accepted')));
+        await this.#markProcessing(order.orderId);
         return { channelOrderId: originator };
       }
       if (error instanceof RailOutcomeUnknown) {
@@ -674,6 +680,11 @@ export class DarajaKenya {
       conversation ?? null,
     );
     this.#callbacks?.inc({ kind: endpoint, disposition: query === undefined ? 'unmatched' : 'matched' });
+    if (query === undefined)
+      this.deps.logger.warn(
+        { conversationId: conversation },
+        'a Transaction Status result names no query Cashgate made; recorded, nothing changes',
+      );
     const params = items(obj(result.ResultParameters).ResultParameter, 'Key');
     const payoutId = params.get('OriginatorConversationID');
     const payout =

@@ -72,6 +72,23 @@ export function unansweredStkRequests(
     .execute();
 }
 
+/** Whether the order has a later STK prompt that may still be paid (sent, or accepted and not settled). */
+export async function laterOpenStkRequest(
+  db: ReadDb,
+  request: Pick<DarajaRequestRow, 'order_id' | 'created_at' | 'id'>,
+): Promise<boolean> {
+  const row = await db
+    .selectFrom('daraja_requests')
+    .select('id')
+    .where('order_id', '=', request.order_id)
+    .where('api', '=', 'stk')
+    .where('id', '<>', request.id)
+    .where('created_at', '>=', request.created_at)
+    .where('state', 'in', ['sending', 'accepted', 'unknown'])
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** Requests the reconciliation worker asks Daraja about now. */
 export function dueDarajaRequests(db: ReadDb, now: number, limit: number): Promise<DarajaRequestRow[]> {
   return db

@@ -69,7 +69,7 @@ export class OrderSandbox {
     if (!this.enabled) throw new OperatorError({ kind: 'sandbox_disabled' });
     const order = await this.orders.find(orderId);
     if (order === undefined) throw new OperatorError({ kind: 'order_not_found', orderId });
-    if (!this.enabledFor(order)) throw new OperatorError({ kind: 'sandbox_disabled' });
+    if (!this.enabledFor(order)) throw new OperatorError({ kind: 'sandbox_live_rail', orderId, area: order.area });
     const own = this.#driverOf(order);
     if (!eventsOf(order.kind).includes(event) && !(own?.extraEvents.includes(event) ?? false)) {
       throw new OperatorError({

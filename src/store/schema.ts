@@ -356,7 +356,7 @@ export interface RailTaskTable {
 }
 
 export type DarajaApi = 'stk' | 'b2c' | 'status';
-export type DarajaRequestState = 'sending' | 'accepted' | 'refused' | 'unknown' | 'settled' | 'lapsed';
+export type DarajaRequestState = 'sending' | 'accepted' | 'refused' | 'unknown' | 'settled';
 
 /** A request Cashgate made to Daraja for an order (see migration 0011). */
 export interface DarajaRequestTable {

@@ -52,18 +52,26 @@ export interface DarajaExchange {
  * the answer was lost (a timeout, a reset after sending): then only a query can tell.
  */
 export class DarajaError extends Error {
+  /**
+   * The call as it happened. It holds the request as sent (the STK Password, the SecurityCredential,
+   * phone numbers), so it is private to the error: a logged error never carries it.
+   */
+  readonly #exchange: DarajaExchange;
+
   constructor(
     readonly endpoint: DarajaEndpoint,
     readonly kind: 'refused' | 'busy' | 'invalid' | 'unknown' | 'network',
     readonly code: string,
     message: string,
-    readonly exchange: DarajaExchange,
+    exchange: DarajaExchange,
   ) {
     super(`Daraja ${endpoint}: ${code} ${message}`);
     this.name = 'DarajaError';
-    // The exchange holds the request as sent (the STK Password, the SecurityCredential, phones):
-    // kept off the error's enumerable members so that a logged error never carries it.
-    Object.defineProperty(this, 'exchange', { value: exchange, enumerable: false });
+    this.#exchange = exchange;
+  }
+
+  get exchange(): DarajaExchange {
+    return this.#exchange;
   }
 
   /** Whether Daraja may have acted on the request although no answer says so. */
@@ -273,7 +281,8 @@ export class DarajaClient {
   }
 }
 
-const str = (value: unknown): string | undefined =>
+/** A member of a Daraja body as text: Daraja sends the same codes as strings or as numbers. */
+export const str = (value: unknown): string | undefined =>
   typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined;
 
 /** A failure before the request reached Daraja: nothing was sent, so nothing can have started. */

@@ -12,7 +12,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('api', 'varchar(16)', (c) => c.notNull())
     .addColumn('hand_over_id', 'varchar(80)')
     // 'sending' (written before the call), 'accepted', 'refused' (Daraja said no: never started),
-    // 'unknown' (no answer: it may have started), 'settled' (its outcome is on the order), 'lapsed'.
+    // 'unknown' (no answer: it may have started), 'settled' (its outcome is on the order).
     .addColumn('state', 'varchar(16)', (c) => c.notNull())
     // Daraja's reference: CheckoutRequestID (STK), OriginatorConversationID (B2C), the query's ConversationID (status).
     .addColumn('ref', 'varchar(120)')
