@@ -534,7 +534,7 @@ export class DarajaKenya {
     } catch (error) {
       // Daraja already has this OriginatorConversationID: submitted before; its result (or the
       // status query the reconciliation makes) says what happened. Nothing is sent again.
-      if (!(error instanceof RailOutcomeUnknown) && !(error instanceof RailRefusal) && isDuplicate(error)) {
+      if (isDuplicate(error)) {
         await this.#write((tx) => q.updateDarajaRequest(tx, originator, this.#awaitResult('accepted')));
         await this.#markProcessing(order.orderId);
         return { channelOrderId: originator };
@@ -686,11 +686,12 @@ export class DarajaKenya {
         'a Transaction Status result names no query Cashgate made; recorded, nothing changes',
       );
     const params = items(obj(result.ResultParameters).ResultParameter, 'Key');
-    const payoutId = params.get('OriginatorConversationID');
+    // The query Cashgate made names its order, and so the payout it asked about: what the result
+    // echoes of the payout's own ids is not relied on.
     const payout =
-      query === undefined || payoutId === undefined || endpoint === 'status-timeout'
+      query === undefined || endpoint === 'status-timeout'
         ? undefined
-        : await q.findDarajaRequest(store.read, payoutId);
+        : await q.findDarajaRequest(store.read, DarajaKenya.originatorId(query.order_id));
     const record = async (tx: Tx) => {
       await q.insertRailMessages(tx, [message]);
       if (query !== undefined)
@@ -703,7 +704,7 @@ export class DarajaKenya {
     };
     const status = params.get('TransactionStatus');
     const settled = str(result.ResultCode) === '0' && (status === 'Completed' || status === 'Failed');
-    if (payout?.order_id !== query?.order_id || payout === undefined || payout.state === 'settled' || !settled) {
+    if (payout === undefined || payout.state === 'settled' || !settled) {
       // Unknown, not yet final, or not found: the payout stays in processing and is asked about again.
       await this.#write(record);
       return;
