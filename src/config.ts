@@ -2,6 +2,7 @@ import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { certificateKey, type DarajaConfig } from './rails/daraja/client.js';
+import type { ApiPixConfig } from './rails/pix/api-pix-client.js';
 import { whitelistEntryProblem } from './auth/ip-whitelist.js';
 import { PIX_KEY_TYPES, pixKeyProblem } from './brazil/pix-keys.js';
 import { ACCOUNT_PATHS, parseAccountXpub, SANDBOX_XPUBS, type AddressFamily } from './rails/chain/derivation.js';
@@ -68,6 +69,8 @@ export interface Config {
   };
   /** The Kenya rail: the sandbox simulator, or Safaricom's Daraja. */
   kenya: KenyaRailConfig;
+  /** The Brazil Pix rail: the sandbox simulator, or a PSP's API Pix. */
+  brazil: BrazilRailConfig;
   trustProxy: TrustProxy;
   publicBaseUrl: string;
   /** Strict-Transport-Security max-age (seconds) sent on answers reached over HTTPS; 0 sends none. */
@@ -89,6 +92,17 @@ export type KenyaRailConfig =
       resultTimeoutMs: number;
       /** How often the reconciliation worker looks for requests due a query. */
       reconcileIntervalMs: number;
+    };
+
+export type BrazilRailConfig =
+  | { rail: 'sandbox' }
+  | {
+      rail: 'apipix';
+      apiPix: ApiPixConfig;
+      /** How often the reconciliation worker lists received Pix and asks about late charges and payouts. */
+      reconcileIntervalMs: number;
+      /** How long a payout waits for its result webhook before the PSP is asked. */
+      resultTimeoutMs: number;
     };
 
 export class ConfigError extends Error {
@@ -266,6 +280,62 @@ function darajaCertificate(read: EnvReader, cwd: string): string {
   }
 }
 
+/** The variables BRAZIL_RAIL=apipix needs, each named when missing. */
+const API_PIX_REQUIRED = [
+  'PIX_PSP_BASE_URL',
+  'PIX_PSP_CLIENT_ID',
+  'PIX_PSP_CLIENT_SECRET',
+  'PIX_PSP_CERT',
+  'PIX_PSP_KEY',
+  'PIX_KEY',
+] as const;
+
+/** A PEM file's text, or a problem naming the variable. */
+function pemFile(read: EnvReader, cwd: string, name: string, what: RegExp, described: string): string {
+  const path = read.optionalString(name) ?? '';
+  try {
+    const pem = readFileSync(resolve(cwd, path), 'utf8');
+    if (!what.test(pem)) throw new Error(`no ${described} in it`);
+    return pem;
+  } catch (error) {
+    read.problems.push(
+      `${name}=${JSON.stringify(path)}: must be the path of a readable PEM file holding ${described} (${error instanceof Error ? error.message : String(error)})`,
+    );
+    return '';
+  }
+}
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----/;
+const PEM_PRIVATE_KEY = /-----BEGIN (RSA |EC )?PRIVATE KEY-----/;
+
+function brazilConfig(read: EnvReader, cwd: string): BrazilRailConfig {
+  const rail = read.oneOf('BRAZIL_RAIL', 'sandbox', ['sandbox', 'apipix'] as const);
+  if (rail === 'sandbox') return { rail };
+  const missing = API_PIX_REQUIRED.filter((name) => read.optionalString(name) === undefined);
+  for (const name of missing) read.problems.push(`${name}: required when BRAZIL_RAIL=apipix`);
+  const baseUrl = (read.url('PIX_PSP_BASE_URL', '', ['https:', 'http:']) ?? '').replace(/\/+$/, '');
+  const origin = baseUrl === '' ? '' : new URL(baseUrl).origin;
+  const file = (name: string, what: RegExp, described: string) =>
+    missing.includes(name as (typeof API_PIX_REQUIRED)[number]) ? '' : pemFile(read, cwd, name, what, described);
+  const caPath = read.optionalString('PIX_PSP_CA');
+  return {
+    rail,
+    apiPix: {
+      baseUrl,
+      sendBaseUrl: (read.url('PIX_PSP_SEND_BASE_URL', origin, ['https:', 'http:']) ?? '').replace(/\/+$/, ''),
+      tokenUrl: read.url('PIX_PSP_TOKEN_URL', `${baseUrl}/oauth/token`, ['https:', 'http:']) ?? '',
+      clientId: read.string('PIX_PSP_CLIENT_ID', ''),
+      clientSecret: read.string('PIX_PSP_CLIENT_SECRET', ''),
+      certPem: file('PIX_PSP_CERT', PEM_CERTIFICATE, 'a certificate'),
+      keyPem: file('PIX_PSP_KEY', PEM_PRIVATE_KEY, 'a private key'),
+      caPem: caPath === undefined ? undefined : pemFile(read, cwd, 'PIX_PSP_CA', PEM_CERTIFICATE, 'a certificate'),
+      timeoutMs: read.integer('PIX_PSP_TIMEOUT_MS', 15_000, 100, 120_000),
+    },
+    reconcileIntervalMs: read.integer('PIX_RECONCILE_INTERVAL_MS', 30_000, 10, 3_600_000),
+    resultTimeoutMs: read.integer('PIX_PAYOUT_RESULT_TIMEOUT_MS', 300_000, 100, 86_400_000),
+  };
+}
+
 function kenyaConfig(read: EnvReader, cwd: string): KenyaRailConfig {
   const rail = read.oneOf('KENYA_RAIL', 'sandbox', ['sandbox', 'daraja'] as const);
   if (rail === 'sandbox') return { rail };
@@ -368,6 +438,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     boletoBankCode: read.matching('BOLETO_BANK_CODE', '341', /^\d{3}$/, 'a three-digit COMPE bank code'),
     exchange: exchangeConfig(read, sandbox),
     kenya: kenyaConfig(read, cwd),
+    brazil: brazilConfig(read, cwd),
     trustProxy: read.trustProxy('TRUST_PROXY'),
     publicBaseUrl: '',
     hstsMaxAgeSeconds: read.integer('HSTS_MAX_AGE_SECONDS', 31_536_000, 0),

@@ -11,9 +11,11 @@ import type { SignedRouteDef } from './auth/signed-route.js';
 import { LedgerService } from './ledger/service.js';
 import { brazilKinds } from './brazil/kinds.js';
 import { PixLocationSigner } from './brazil/pix-location.js';
+import { ApiPixBrazil } from './brazil/api-pix.js';
 import { DarajaKenya } from './kenya/daraja.js';
 import { kenyaKinds } from './kenya/kinds.js';
 import { DarajaClient } from './rails/daraja/client.js';
+import { ApiPixClient } from './rails/pix/api-pix-client.js';
 import { MerchantService } from './merchants/service.js';
 import { DepositAddresses } from './exchange/deposit-addresses.js';
 import { OperatorRates } from './exchange/rates.js';
@@ -32,6 +34,7 @@ import { Store } from './store/store.js';
 import { noncePruner } from './workers/nonce-pruner.js';
 import { expiryWorker } from './workers/expiry.js';
 import { darajaReconcileWorker } from './workers/daraja-reconcile.js';
+import { pixReconcileWorker } from './workers/pix-reconcile.js';
 import { railHandOverWorker } from './workers/rail-hand-over.js';
 import { settlementWorker } from './workers/settlement.js';
 import { startWorkers } from './workers/worker.js';
@@ -142,14 +145,37 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
           },
         )
       : undefined;
-  const rails: Rails = { ...sandboxRails(), ...daraja?.rails() };
+  const brazil = config.brazil;
+  // The token in the Pix webhook's path, derived like Daraja's.
+  const pixToken = secrets.derive('cashgate pix webhook path');
+  const apiPix =
+    brazil.rail === 'apipix'
+      ? new ApiPixBrazil(
+          {
+            client: new ApiPixClient(brazil.apiPix, () => clock.now(), metrics),
+            store,
+            orders,
+            ledger: ledger.ledger,
+            clock,
+            logger: logger.child({ component: 'apipix' }),
+            registry: metrics,
+          },
+          {
+            webhookBase: `${publicBaseUrl}/rails/pix/${pixToken}`,
+            pixKey: config.pix.key,
+            resultTimeoutMs: brazil.resultTimeoutMs,
+            reconcileIntervalMs: brazil.reconcileIntervalMs,
+          },
+        )
+      : undefined;
+  const rails: Rails = { ...sandboxRails(), ...daraja?.rails(), ...apiPix?.rails() };
   const kinds: OrderKinds = {
     kenya: kenyaKinds({ rails, ledger: ledger.ledger, publicBaseUrl }),
     brazil: brazilKinds({
       rails,
       ledger: ledger.ledger,
       publicBaseUrl,
-      codes: { pix: config.pix, boletoBankCode: config.boletoBankCode },
+      codes: { pix: config.pix, boletoBankCode: config.boletoBankCode, live: config.brazil.rail === 'apipix' },
       clock,
     }),
   };
@@ -191,7 +217,7 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
     orders,
     config.sandbox,
     clock,
-    new Set(daraja === undefined ? [] : (['ken'] as const)),
+    new Set([...(daraja === undefined ? [] : (['ken'] as const)), ...(apiPix === undefined ? [] : (['bra'] as const))]),
   );
   sandbox.registerDriver(
     ['fiat_to_token', 'token_to_fiat'],
@@ -217,6 +243,10 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
             token: darajaToken,
             reconcileIntervalMs: kenya.rail === 'daraja' ? kenya.reconcileIntervalMs : 0,
           },
+    apiPix:
+      apiPix === undefined || brazil.rail !== 'apipix'
+        ? undefined
+        : { connector: apiPix, token: pixToken, reconcileIntervalMs: brazil.reconcileIntervalMs },
     sandbox,
     exchange,
     checkouts,
@@ -234,6 +264,7 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
     async close() {
       await callbacks.close();
       await daraja?.close();
+      await apiPix?.close();
       await store.close();
     },
   };
@@ -255,6 +286,9 @@ export function startBackgroundWork(
       ...(services.daraja === undefined
         ? []
         : [darajaReconcileWorker({ daraja: services.daraja.connector, logger }, services.daraja.reconcileIntervalMs)]),
+      ...(services.apiPix === undefined
+        ? []
+        : [pixReconcileWorker({ pix: services.apiPix.connector, logger }, services.apiPix.reconcileIntervalMs)]),
     ],
     logger,
   );
@@ -295,6 +329,7 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
       workers: workers !== undefined,
       sandbox: config.sandbox,
       kenyaRail: config.kenya.rail,
+      brazilRail: config.brazil.rail,
     },
     'Cashgate is serving',
   );

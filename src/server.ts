@@ -27,7 +27,9 @@ import { registerLedgerAdminRoutes } from './ledger/admin-routes.js';
 import { balanceRoutes } from './ledger/balance-routes.js';
 import { registerMerchantAdminRoutes } from './merchants/admin-routes.js';
 import { registerOrderAdminRoutes } from './orders/admin-routes.js';
-import { registerDarajaCallbacks, registerRailMessageAdminRoutes } from './kenya/daraja-routes.js';
+import { registerDarajaCallbacks } from './kenya/daraja-routes.js';
+import { registerRailCallbacks } from './rails/callback-routes.js';
+import { registerRailMessageAdminRoutes } from './rails/message-routes.js';
 
 /** The services the server routes to (those the gateway opens), and what the server alone needs. */
 export interface AppDeps extends Omit<Services, 'close'> {
@@ -147,6 +149,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       token: deps.daraja.token,
       logger: deps.logger,
     });
+  if (deps.apiPix !== undefined) {
+    const pix = deps.apiPix.connector;
+    // The PSP appends `/pix` to the registered webhook URL.
+    await registerRailCallbacks(app, {
+      rail: 'pix',
+      token: deps.apiPix.token,
+      logger: deps.logger,
+      answer: {},
+      handlers: { pix: (body) => pix.webhook(body) },
+    });
+  }
   registerVoucherRoutes(app, {
     store: deps.store,
     orders: deps.orders,
@@ -183,7 +196,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     });
     registerLedgerAdminRoutes(admin, catalog, { ledger: deps.ledger, merchants: deps.merchants });
     registerOrderAdminRoutes(admin, catalog, deps.sandbox);
-    registerRailMessageAdminRoutes(admin, catalog, { orders: deps.orders, daraja: deps.daraja?.connector });
+    registerRailMessageAdminRoutes(admin, catalog, { store: deps.store });
     registerExchangeAdminRoutes(admin, catalog, deps.rates);
   });
 

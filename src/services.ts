@@ -8,6 +8,7 @@ import type { RequestLog } from './console/request-log.js';
 import type { OperatorRates } from './exchange/rates.js';
 import type { ExchangeService } from './exchange/service.js';
 import type { PixLocationSigner } from './brazil/pix-location.js';
+import type { ApiPixBrazil } from './brazil/api-pix.js';
 import type { DarajaKenya } from './kenya/daraja.js';
 import type { KenyaKinds } from './kenya/kinds.js';
 import type { LedgerService } from './ledger/service.js';
@@ -33,6 +34,8 @@ export interface Services {
   rails: Rails;
   /** Kenya on Safaricom's Daraja (KENYA_RAIL=daraja): the connector, its callback path token, its reconciliation interval. */
   daraja: { connector: DarajaKenya; token: string; reconcileIntervalMs: number } | undefined;
+  /** Brazil on a PSP's API Pix (BRAZIL_RAIL=apipix): the connector, its webhook path token, its reconciliation interval. */
+  apiPix: { connector: ApiPixBrazil; token: string; reconcileIntervalMs: number } | undefined;
   sandbox: OrderSandbox;
   exchange: ExchangeService;
   checkouts: CheckoutService;

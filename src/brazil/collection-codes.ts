@@ -13,6 +13,17 @@ const BRASILIA_OFFSET_MS = -3 * 3_600_000;
 export interface BrazilRails {
   pix: { key: string; merchantName: string; merchantCity: string };
   boletoBankCode: string;
+  /** BRAZIL_RAIL=apipix: Pix collections are charges (cob) at the PSP, whose code the PSP issues. */
+  live?: boolean;
+}
+
+/**
+ * The txid of a collection's charge (cob) at the PSP: 32 letters and digits derived from the order
+ * id (the API Pix wants 26 to 35), the same on every attempt, so the charge is never made twice.
+ */
+export function cobTxid(orderId: string): string {
+  const digest = createHash('sha256').update(`cob:${orderId}`).digest('hex');
+  return `${orderId.replace(/[^a-zA-Z0-9]/g, '')}${digest}`.slice(0, 32);
 }
 
 /** 25 digits for the boleto's campo livre, from the order id (Cashgate's sandbox layout, not a bank's). */
@@ -67,6 +78,10 @@ export function brazilCollectionCode(input: {
       railRef: `boleto:${barcode}`,
       cashierExpiry: { at: due.endOfDay },
     };
+  }
+  if (rails.live === true) {
+    // The PSP issues the code once the charge is made (the order's hand-over to its rail).
+    return { details: { payParam: '' }, railRef: `cob:${cobTxid(orderId)}`, cashierExpiry: lifetime };
   }
   if (input.channelType === 'PIX_DYNAMIC') {
     const locationId = newLocationId();

@@ -27,6 +27,11 @@ export interface BrazilDetails extends Partial<BrazilSettlement> {
   agency?: string;
   /** An aggregate cashier's USDT order: the TRON deposit address (its payment parameter). */
   addressTo?: string;
+  /** A live PSP's Pix: the paying account's holder and CPF/CNPJ, as the PSP reported them. */
+  payerName?: string;
+  payerDocument?: string;
+  /** The PSP's location of the charge (cob) whose BR Code is payParam. */
+  pixLocation?: string;
   /** An aggregate cashier's order: where userInfoNo came from. */
   documentSource?: 'saved' | 'entered' | 'generated';
 }

@@ -16,7 +16,7 @@ import {
   type BrazilRails,
   type CollectionCode,
 } from './collection-codes.js';
-import { brazilDetails, type BrazilSettlement } from './details.js';
+import { brazilDetails, type BrazilDetails, type BrazilSettlement } from './details.js';
 
 export const BRAZIL_CURRENCY = 'BRL' as const;
 
@@ -90,14 +90,21 @@ function transferCallback(order: OrderRow): Record<string, unknown> {
 const SANDBOX_ISPB = '00000000';
 
 /**
- * What the rail settles on success: the Pix end-to-end id (E + ISPB + yyyyMMddHHmm + 11 characters)
- * and an authentication code for the voucher.
+ * What the rail settles on success: the Pix end-to-end id (the PSP's, as it reported it; the
+ * sandbox makes one: E + ISPB + yyyyMMddHHmm + 11 characters), the payer the PSP named, and an
+ * authentication code for the voucher.
  */
-export function successDetails(order: OrderRow, now: number): BrazilSettlement {
+export function successDetails(
+  order: OrderRow,
+  now: number,
+  data: Readonly<Record<string, string>> = {},
+): BrazilSettlement & Pick<BrazilDetails, 'payerName' | 'payerDocument'> {
   const stamp = new Date(now).toISOString().replace(/[-:T]/g, '').slice(0, 12);
   const random = randomBytes(16).toString('hex').toUpperCase();
   return {
-    endToEndId: `E${SANDBOX_ISPB}${stamp}${random.slice(0, 11)}`,
+    endToEndId: data.endToEndId ?? `E${SANDBOX_ISPB}${stamp}${random.slice(0, 11)}`,
+    ...(data.payerName !== undefined && { payerName: data.payerName }),
+    ...(data.payerDocument !== undefined && { payerDocument: data.payerDocument }),
     authenticationCode: random.slice(11, 31),
     settledAt: now,
     voucherToken: randomBytes(24).toString('base64url'),
@@ -105,6 +112,8 @@ export function successDetails(order: OrderRow, now: number): BrazilSettlement {
 }
 
 export interface BrazilKinds {
+  /** False when Pix is live on a PSP and boletos are not yet (BRAZIL_RAIL=apipix). */
+  boletoLive: boolean;
   collection: OrderKindSpec<Static<typeof BrazilCollectionResult>>;
   transfer: OrderKindSpec<TransferResultData>;
   /** The payment code of a new collection (also one made on an aggregate cashier), from its order id. */
@@ -126,6 +135,7 @@ export function brazilKinds(deps: {
   clock: Clock;
 }): BrazilKinds {
   return {
+    boletoLive: deps.codes.live !== true,
     collectionCode: (orderId, channelType, amount, cashierLifetimeMs) =>
       brazilCollectionCode({
         orderId,

@@ -1,10 +1,18 @@
 /**
  * The Brazil module's queries: the vouchers table, one row per successful order whose voucher link
- * was asked for, keyed by the unguessable token of its public link. Each works on SQLite and
+ * was asked for, keyed by the unguessable token of its public link; and, with BRAZIL_RAIL=apipix,
+ * the PSP's charges, the Pix it received and the Pix sent for transfers. Each works on SQLite and
  * PostgreSQL alike.
  */
 import type { Kysely, Selectable } from 'kysely';
-import type { Database, VoucherTable } from '../store/schema.js';
+import type {
+  Database,
+  PixChargeState,
+  PixChargeTable,
+  PixPayoutTable,
+  PixReceivedTable,
+  VoucherTable,
+} from '../store/schema.js';
 import type { ReadDb } from '../store/store.js';
 
 type Db = Kysely<Database>;
@@ -30,4 +38,102 @@ export async function insertVoucher(db: Db, row: VoucherRow): Promise<void> {
 export async function orderOfVoucher(db: ReadDb, token: string): Promise<string | undefined> {
   const row = await db.selectFrom('vouchers').select('order_id').where('token', '=', token).executeTakeFirst();
   return row?.order_id;
+}
+
+// ---- API Pix: charges, received Pix, payouts -----------------------------------------------------
+
+export type PixChargeRow = Selectable<PixChargeTable>;
+export type PixReceivedRow = Selectable<PixReceivedTable>;
+export type PixPayoutRow = Selectable<PixPayoutTable>;
+
+/** Records a charge the PSP made; nothing when it is already recorded (a repeated attempt). */
+export async function insertPixCharge(db: Db, row: PixChargeRow): Promise<void> {
+  await db
+    .insertInto('pix_charges')
+    .values(row)
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+}
+
+export function pixChargeByTxid(db: ReadDb, txid: string): Promise<PixChargeRow | undefined> {
+  return db.selectFrom('pix_charges').selectAll().where('txid', '=', txid).executeTakeFirst();
+}
+
+export async function setPixChargeState(db: Db, txid: string, state: PixChargeState, now: number): Promise<void> {
+  await db.updateTable('pix_charges').set({ state, updated_at: now }).where('txid', '=', txid).execute();
+}
+
+/** Charges still payable at the PSP whose order no longer waits for a payment (expired, cancelled). */
+export function pixChargesToRemove(db: ReadDb, pending: number, limit: number): Promise<PixChargeRow[]> {
+  return db
+    .selectFrom('pix_charges')
+    .innerJoin('orders', 'orders.id', 'pix_charges.order_id')
+    .selectAll('pix_charges')
+    .where('pix_charges.state', '=', 'active')
+    .where('orders.status', '<>', pending)
+    .orderBy('pix_charges.created_at')
+    .limit(limit)
+    .execute();
+}
+
+export function pixReceived(db: ReadDb, e2eid: string): Promise<PixReceivedRow | undefined> {
+  return db.selectFrom('pix_received').selectAll().where('e2eid', '=', e2eid).executeTakeFirst();
+}
+
+export function pixReceivedOfOrder(db: ReadDb, orderId: string): Promise<PixReceivedRow[]> {
+  return db.selectFrom('pix_received').selectAll().where('order_id', '=', orderId).orderBy('created_at').execute();
+}
+
+export async function insertPixReceived(db: Db, row: PixReceivedRow): Promise<void> {
+  await db.insertInto('pix_received').values(row).execute();
+}
+
+export async function updatePixReceived(
+  db: Db,
+  e2eid: string,
+  change: Partial<Omit<PixReceivedRow, 'e2eid' | 'created_at'>>,
+): Promise<void> {
+  await db.updateTable('pix_received').set(change).where('e2eid', '=', e2eid).execute();
+}
+
+/** Returns (refunds) due to be asked for or asked about. */
+export function pixReturnsDue(db: ReadDb, now: number, limit: number): Promise<PixReceivedRow[]> {
+  return db
+    .selectFrom('pix_received')
+    .selectAll()
+    .where('next_check_at', '<=', now)
+    .orderBy('next_check_at')
+    .limit(limit)
+    .execute();
+}
+
+export async function insertPixPayout(db: Db, row: PixPayoutRow): Promise<void> {
+  await db
+    .insertInto('pix_payouts')
+    .values(row)
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+}
+
+export function pixPayout(db: ReadDb, idEnvio: string): Promise<PixPayoutRow | undefined> {
+  return db.selectFrom('pix_payouts').selectAll().where('id_envio', '=', idEnvio).executeTakeFirst();
+}
+
+export async function updatePixPayout(
+  db: Db,
+  idEnvio: string,
+  change: Partial<Omit<PixPayoutRow, 'id_envio' | 'order_id' | 'created_at'>>,
+): Promise<void> {
+  await db.updateTable('pix_payouts').set(change).where('id_envio', '=', idEnvio).execute();
+}
+
+/** Payouts whose result is late: due to be asked about. */
+export function pixPayoutsDue(db: ReadDb, now: number, limit: number): Promise<PixPayoutRow[]> {
+  return db
+    .selectFrom('pix_payouts')
+    .selectAll()
+    .where('next_check_at', '<=', now)
+    .orderBy('next_check_at')
+    .limit(limit)
+    .execute();
 }

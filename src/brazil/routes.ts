@@ -176,6 +176,8 @@ export function brazilRoutes(deps: {
       body: CollectionBody,
       data: BrazilCollectionResult,
       handle: async ({ body, caller }) => {
+        if (body.channelType === 'BOLETO' && !kinds.boletoLive)
+          throw new ApiError({ kind: 'channel_not_live', field: 'channelType', channelType: 'BOLETO' });
         if ((body.userInfoType === undefined) !== (body.userInfoNo === undefined)) {
           throw invalid(body.userInfoType === undefined ? 'userInfoType' : 'userInfoNo', 'pairedWith');
         }

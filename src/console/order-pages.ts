@@ -12,7 +12,7 @@ import { eventsOfOrder, type OrderRow } from '../orders/queries.js';
 import { payTypeText } from '../orders/records.js';
 import { kenyaDetails } from '../kenya/kinds.js';
 import { isKenyanMobile, maskKenyanMobile } from '../kenya/phone.js';
-import { railMessagesOfOrder } from '../kenya/queries.js';
+import { railMessagesOfOrder } from '../rails/queries.js';
 import { COLLECTION_STATUS, EXCHANGE_STATUS, isFinal, statusText, TRANSFER_STATUS } from '../orders/state-machine.js';
 import type { OrderArea, OrderKind } from '../store/schema.js';
 import { orderCallbacksPanel } from './callback-pages.js';

@@ -165,6 +165,7 @@ export type ApiFailure =
       available: string;
     }
   | { kind: 'rate_unavailable'; currency: string; token: string }
+  | { kind: 'channel_not_live'; field: string; channelType: string }
   | { kind: 'exchange_amount_too_small'; field: string; detail: string }
   | { kind: 'internal_error'; requestId: string };
 
@@ -554,6 +555,17 @@ const FAILURES: { [K in FailureKind]: { code: ApiCode; text: Texts<K> } } = {
         `não há taxa de câmbio configurada para ${f.currency}/${f.token}: o operador não definiu uma, então nenhum pedido pode ser cotado`,
       es: (f) =>
         `no hay tipo de cambio configurado para ${f.currency}/${f.token}: el operador no definió uno, así que ninguna orden puede cotizarse`,
+    },
+  },
+  channel_not_live: {
+    code: '300',
+    text: {
+      en: (f) =>
+        `${f.field} ${f.channelType} is not yet live on this gateway: its payments go through a real rail where ${f.channelType} is not connected yet`,
+      'pt-BR': (f) =>
+        `${f.field} ${f.channelType} ainda não está disponível neste gateway: os pagamentos passam por um trilho real em que ${f.channelType} ainda não está conectado`,
+      es: (f) =>
+        `${f.field} ${f.channelType} aún no está disponible en este gateway: los pagos pasan por un riel real en el que ${f.channelType} aún no está conectado`,
     },
   },
   exchange_amount_too_small: {

@@ -9,6 +9,7 @@ import { newId } from '../store/ids.js';
 import type { Store, Tx } from '../store/store.js';
 import { kenyaDetails, type KenyaDetails } from './kinds.js';
 import { isKenyanMobile, maskKenyanMobile } from './phone.js';
+import * as railq from '../rails/queries.js';
 import * as q from './queries.js';
 
 /** STK result codes after which the order stays payable: the payer may be prompted again. */
@@ -159,8 +160,8 @@ export class DarajaKenya {
     orderId: string | null,
     ref: string | null,
     direction: 'out' | 'in' = 'out',
-    disposition: q.RailMessageRow['disposition'] = null,
-  ): q.RailMessageRow {
+    disposition: railq.RailMessageRow['disposition'] = null,
+  ): railq.RailMessageRow {
     return {
       id: newId('rlm'),
       order_id: orderId,
@@ -270,7 +271,7 @@ export class DarajaKenya {
             updated_at: clock.now(),
           });
         }
-        await q.insertRailMessages(tx, [this.#message(exchange, order.orderId, ref)]);
+        await railq.insertRailMessages(tx, [this.#message(exchange, order.orderId, ref)]);
       },
     };
   }
@@ -302,7 +303,7 @@ export class DarajaKenya {
           result_desc: error.message.slice(0, 500),
           updated_at: now,
         });
-        await q.insertRailMessages(tx, [this.#message(error.exchange, orderId, null)]);
+        await railq.insertRailMessages(tx, [this.#message(error.exchange, orderId, null)]);
       });
       if (error.outcomeUnknown)
         throw new RailOutcomeUnknown(
@@ -338,7 +339,7 @@ export class DarajaKenya {
         'an STK callback names no prompt Cashgate sent; recorded, nothing changes',
       );
       await this.#write((tx) =>
-        q.insertRailMessages(tx, [this.#inbound('stk-callback', body, resultCode, null, ref ?? null)]),
+        railq.insertRailMessages(tx, [this.#inbound('stk-callback', body, resultCode, null, ref ?? null)]),
       );
       return;
     }
@@ -347,14 +348,14 @@ export class DarajaKenya {
     if (request.state === 'settled') {
       // A repeat of a callback whose outcome is already on the order.
       await this.#write(async (tx) => {
-        await q.insertRailMessages(tx, [message]);
+        await railq.insertRailMessages(tx, [message]);
         await q.refuseContradictedCallbacks(tx, ref ?? '', 'stk-callback', request.result_code ?? '');
       });
       return;
     }
     await this.#write(async (tx) => {
       await q.updateDarajaRequest(tx, request.id, { reported, updated_at: this.deps.clock.now() });
-      await q.insertRailMessages(tx, [message]);
+      await railq.insertRailMessages(tx, [message]);
     });
     this.#callbacks?.inc({ kind: 'stk', disposition: 'matched' });
     await this.#confirmStk({ ...request, reported });
@@ -404,7 +405,7 @@ export class DarajaKenya {
           deadline_at: clock.now() + wait,
           updated_at: clock.now(),
         });
-        await q.insertRailMessages(tx, [this.#message(error.exchange, request.order_id, ref)]);
+        await railq.insertRailMessages(tx, [this.#message(error.exchange, request.order_id, ref)]);
       });
       return;
     }
@@ -422,7 +423,7 @@ export class DarajaKenya {
         deadline_at: null,
         updated_at: clock.now(),
       });
-      await q.insertRailMessages(tx, [this.#message(exchange, request.order_id, ref)]);
+      await railq.insertRailMessages(tx, [this.#message(exchange, request.order_id, ref)]);
       // A callback its query contradicts is marked so: it moved nothing.
       await q.refuseContradictedCallbacks(tx, ref, 'stk-callback', code);
     };
@@ -555,7 +556,7 @@ export class DarajaKenya {
           ...this.#awaitResult('accepted'),
           conversation_id: conversation,
         });
-        await q.insertRailMessages(tx, [this.#message(exchange, order.orderId, originator)]);
+        await railq.insertRailMessages(tx, [this.#message(exchange, order.orderId, originator)]);
       },
     };
   }
@@ -599,7 +600,7 @@ export class DarajaKenya {
     const known = request?.api === 'b2c' ? request : undefined;
     const message = this.#inbound(endpoint, body, str(result.ResultCode), known?.order_id ?? null, originator ?? null);
     this.#callbacks?.inc({ kind: endpoint, disposition: known === undefined ? 'unmatched' : 'matched' });
-    await this.#write((tx) => q.insertRailMessages(tx, [message]));
+    await this.#write((tx) => railq.insertRailMessages(tx, [message]));
     if (known === undefined) {
       this.deps.logger.warn(
         { originatorConversationId: originator },
@@ -654,13 +655,13 @@ export class DarajaKenya {
             now,
           ),
         );
-        await q.insertRailMessages(tx, [this.#message(exchange, payout.order_id, payout.id)]);
+        await railq.insertRailMessages(tx, [this.#message(exchange, payout.order_id, payout.id)]);
       });
     } catch (error) {
       if (!(error instanceof DarajaError)) throw error;
       await store.transact(async (tx) => {
         await q.updateDarajaRequest(tx, payout.id, { checks: payout.checks + 1, deadline_at: next, updated_at: now });
-        await q.insertRailMessages(tx, [this.#message(error.exchange, payout.order_id, payout.id)]);
+        await railq.insertRailMessages(tx, [this.#message(error.exchange, payout.order_id, payout.id)]);
       });
     }
   }
@@ -693,7 +694,7 @@ export class DarajaKenya {
         ? undefined
         : await q.findDarajaRequest(store.read, DarajaKenya.originatorId(query.order_id));
     const record = async (tx: Tx) => {
-      await q.insertRailMessages(tx, [message]);
+      await railq.insertRailMessages(tx, [message]);
       if (query !== undefined)
         await q.updateDarajaRequest(tx, query.id, {
           state: 'settled',
@@ -759,7 +760,7 @@ export class DarajaKenya {
 
   /** The ResultDesc of the payout's own result callback, if one came. */
   async #lastResultDesc(payout: q.DarajaRequestRow): Promise<string | undefined> {
-    const messages = await q.railMessagesOfOrder(this.deps.store.read, payout.order_id);
+    const messages = await railq.railMessagesOfOrder(this.deps.store.read, payout.order_id);
     const result = messages.reverse().find((m) => m.endpoint === 'b2c-result' && m.code !== '0');
     if (result?.response == null) return undefined;
     return str(obj(obj(JSON.parse(result.response)).Result).ResultDesc);
@@ -788,13 +789,6 @@ export class DarajaKenya {
   }
 
   /** What the operator sees of an order's rail traffic. */
-  messagesOf(orderId: string): Promise<q.RailMessageRow[]> {
-    return q.railMessagesOfOrder(this.deps.store.read, orderId);
-  }
-
-  unmatched(limit = 100): Promise<q.RailMessageRow[]> {
-    return q.unmatchedRailMessages(this.deps.store.read, limit);
-  }
 }
 
 /** Daraja's answer to a repeated OriginatorConversationID. */

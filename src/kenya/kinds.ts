@@ -1,6 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { Ledger } from '../ledger/ledger.js';
-import { LANGUAGES } from '../http/language.js';
 import { detailsOf, withDetails } from '../orders/details.js';
 import { collectionTransitions, transferTransitions } from '../orders/effects.js';
 import type { OrderRow } from '../orders/queries.js';
@@ -122,13 +121,6 @@ export function kenyaKinds(deps: {
           if (Object.keys(done).length > 0)
             effects.changes.details = withDetails(effects.changes.details ?? step.order.details, done);
         }
-        // A failure the rail described (Daraja's ResultDesc) is the order's errorMsg, in every language.
-        const reason = step.options.data?.reason;
-        if (step.to === TRANSFER_STATUS.failed && reason !== undefined && reason !== '')
-          effects.failure = Object.fromEntries(LANGUAGES.map((language) => [language, reason])) as Record<
-            (typeof LANGUAGES)[number],
-            string
-          >;
         return effects;
       },
     },

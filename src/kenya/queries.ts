@@ -1,11 +1,10 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Database, DarajaApi, DarajaRequestTable, RailMessageTable } from '../store/schema.js';
+import type { Database, DarajaApi, DarajaRequestTable } from '../store/schema.js';
 import type { ReadDb } from '../store/store.js';
 
 type Db = Kysely<Database>;
 
 export type DarajaRequestRow = Selectable<DarajaRequestTable>;
-export type RailMessageRow = Selectable<RailMessageTable>;
 
 export async function insertDarajaRequest(db: Db, row: DarajaRequestRow): Promise<void> {
   await db.insertInto('daraja_requests').values(row).execute();
@@ -112,14 +111,6 @@ export async function claimDarajaRequest(db: Db, id: string, deadline: number, u
   return result.numUpdatedRows > 0n;
 }
 
-export async function insertRailMessages(db: Db, rows: readonly RailMessageRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  await db
-    .insertInto('rail_messages')
-    .values([...rows])
-    .execute();
-}
-
 /** Marks the callbacks about `ref` that reported another result than Daraja's query: they moved nothing. */
 export async function refuseContradictedCallbacks(db: Db, ref: string, endpoint: string, code: string): Promise<void> {
   await db
@@ -129,26 +120,5 @@ export async function refuseContradictedCallbacks(db: Db, ref: string, endpoint:
     .where('endpoint', '=', endpoint)
     .where('disposition', '=', 'matched')
     .where('code', '<>', code)
-    .execute();
-}
-
-export function railMessagesOfOrder(db: ReadDb, orderId: string): Promise<RailMessageRow[]> {
-  return db
-    .selectFrom('rail_messages')
-    .selectAll()
-    .where('order_id', '=', orderId)
-    .orderBy('at')
-    .orderBy('id')
-    .execute();
-}
-
-/** Callbacks that named no order Cashgate knows, newest first. */
-export function unmatchedRailMessages(db: ReadDb, limit: number): Promise<RailMessageRow[]> {
-  return db
-    .selectFrom('rail_messages')
-    .selectAll()
-    .where('disposition', '=', 'unmatched')
-    .orderBy('at', 'desc')
-    .limit(limit)
     .execute();
 }

@@ -9,7 +9,8 @@ import * as q from './queries.js';
 const NON_NEGATIVE: ReadonlySet<LedgerAccountKind> = new Set(['available', 'frozen', 'awaiting_settlement']);
 
 export type MerchantAccountKind = 'available' | 'frozen' | 'awaiting_settlement';
-export type SystemAccountKind = 'fee_income' | 'rail_clearing' | 'token_clearing' | 'adjustments';
+/** `pix_returns`: Pix received that belong to no payable order, until they are returned to their payers. */
+export type SystemAccountKind = 'fee_income' | 'rail_clearing' | 'token_clearing' | 'adjustments' | 'pix_returns';
 
 export type AccountRef =
   { merchantId: string; kind: MerchantAccountKind } | { merchantId?: undefined; kind: SystemAccountKind };

@@ -1,4 +1,4 @@
-import type { Language } from '../http/language.js';
+import { LANGUAGES, type Language } from '../http/language.js';
 import { feeFor } from '../ledger/fees.js';
 import type { Ledger, TransferMoney } from '../ledger/ledger.js';
 import { fromDb, toDbMinor } from '../money.js';
@@ -24,8 +24,11 @@ export interface TransitionEffects {
   failure?: Record<Language, string>;
 }
 
-/** What a rail settles on success (e.g. a Pix end-to-end id), merged into the order's details. */
-export type SuccessDetails = (order: q.OrderRow, now: number) => object;
+/**
+ * What a rail settles on success (e.g. a Pix end-to-end id), merged into the order's details;
+ * `data` is what the rail reported with the event, when a real rail did.
+ */
+export type SuccessDetails = (order: q.OrderRow, now: number, data: Readonly<Record<string, string>>) => object;
 
 /**
  * A collection's transitions: paid credits the amount paid, net of the fee schedule kept at
@@ -65,7 +68,10 @@ export function collectionTransitions(
       });
     }
     if (to === COLLECTION_STATUS.paid && options.successDetails !== undefined) {
-      changes.details = withDetails(changes.details ?? order.details, options.successDetails(order, now));
+      changes.details = withDetails(
+        changes.details ?? order.details,
+        options.successDetails(order, now, step.options.data ?? {}),
+      );
     }
     return { changes };
   };
@@ -83,16 +89,17 @@ function transferMoney(order: q.OrderRow): TransferMoney {
 
 /**
  * A transfer's transitions: succeeded takes the frozen amount + fee; bank_rejected and failed
- * release them (nothing was charged, so the fee is released with the amount).
+ * release them (nothing was charged, so the fee is released with the amount). A failure the rail
+ * described (`data.reason`) is the order's errorMsg, in every language.
  */
 export function transferTransitions(
   ledger: Ledger,
   options: { successDetails?: SuccessDetails } = {},
 ): (step: TransitionStep) => Promise<TransitionEffects> {
-  return async ({ tx, order, to, now }) => {
+  return async ({ tx, order, to, now, options: event }) => {
     if (to === TRANSFER_STATUS.succeeded) {
       await ledger.completeTransfer(tx, transferMoney(order));
-      const details = options.successDetails?.(order, now);
+      const details = options.successDetails?.(order, now, event.data ?? {});
       return {
         changes: {
           actual_amount: order.amount,
@@ -104,7 +111,14 @@ export function transferTransitions(
     }
     if (to === TRANSFER_STATUS.bankRejected || to === TRANSFER_STATUS.failed) {
       await ledger.releaseTransfer(tx, transferMoney(order));
-      return { changes: { complete_time: now, fee: 0 } };
+      const reason = event.data?.reason ?? '';
+      return {
+        changes: { complete_time: now, fee: 0 },
+        ...(to === TRANSFER_STATUS.failed &&
+          reason !== '' && {
+            failure: Object.fromEntries(LANGUAGES.map((language) => [language, reason])) as Record<Language, string>,
+          }),
+      };
     }
     return { changes: {} };
   };

@@ -16,7 +16,14 @@ export interface LeasedTask {
   leaseToken: string;
 }
 
-export type HandOverOutcome = { ok: true; channelOrderId: string } | { ok: false; error: unknown };
+export type HandOverOutcome =
+  | {
+      ok: true;
+      channelOrderId: string;
+      /** The order's details and create result once the rail's issued details were recorded in them. */
+      recorded?: Pick<q.OrderRow, 'details' | 'create_result'>;
+    }
+  | { ok: false; error: unknown };
 
 /** Whether a failed attempt is tried again: not when the rail refused for good or may already have it. */
 const retryable = (error: unknown) => !(error instanceof RailRefusal || error instanceof RailOutcomeUnknown);
@@ -60,6 +67,8 @@ export class RailHandOver {
       logger: Logger;
       /** The rail that carries an order. */
       railOf(order: q.OrderRow): Rail;
+      /** The create result of an order as its kind makes it (kept for identical repeats). */
+      createResultOf(order: q.OrderRow): string;
       registry?: Registry;
     },
     private readonly options: RailHandOverOptions,
@@ -138,6 +147,7 @@ export class RailHandOver {
       externalOrderId: order.external_order_id,
       remark: order.remark,
       details: order.details,
+      expiresAt: order.cashier_expire_at,
     };
     let outcome: HandOverOutcome;
     let started: RailStarted | undefined;
@@ -157,10 +167,28 @@ export class RailHandOver {
           last_error: null,
           updated_at: now,
         });
+        if (!kept) return false;
         // A start keeps the first reference; a restart's new prompt has its own.
-        if (kept) await q.setChannelOrderId(tx, order.id, outcome.channelOrderId, task.action === 'start');
-        if (kept) await started?.record?.(tx);
-        return kept;
+        await q.setChannelOrderId(tx, order.id, outcome.channelOrderId, task.action === 'start');
+        const issued = started?.details;
+        if (issued !== undefined && Object.keys(issued).length > 0) {
+          const current = await q.lockOrder(tx, this.deps.store.dialect, order.id);
+          if (current !== undefined) {
+            const details = withDetails(current.details, issued);
+            const recorded = {
+              details,
+              create_result: this.deps.createResultOf({
+                ...current,
+                details,
+                channel_order_id: current.channel_order_id ?? outcome.channelOrderId,
+              }),
+            };
+            await q.updateOrder(tx, order.id, recorded);
+            outcome.recorded = recorded;
+          }
+        }
+        await started?.record?.(tx);
+        return true;
       }
       const retry = task.action === 'start' && retryable(outcome.error);
       const kept = await q.finishRailTask(tx, task.id, leaseToken, {

@@ -189,6 +189,7 @@ export class OrderService implements CallbackOrderSource {
         clock,
         logger,
         railOf: (order) => this.#spec(order).rail(order),
+        createResultOf: (order) => JSON.stringify(this.#spec(order).createResult(order)),
         ...(options.registry !== undefined && { registry: options.registry }),
       },
       { leaseMs: options.railLeaseMs },
@@ -239,7 +240,10 @@ export class OrderService implements CallbackOrderSource {
     if ('created' in outcome) {
       const { order, data, leased } = outcome.created;
       await this.#handOver(leased, order);
-      return { order, data, created: true };
+      // What the rail issued for the merchant (a PSP's Pix code) is in the result kept for repeats.
+      const issued =
+        order.create_result === JSON.stringify(data) ? data : (reviveExact(JSON.parse(order.create_result)) as R);
+      return { order, data: issued, created: true };
     }
     const order = outcome.repeat;
     return { order, data: reviveExact(JSON.parse(order.create_result)) as R, created: false };
@@ -250,6 +254,7 @@ export class OrderService implements CallbackOrderSource {
     const outcome = await this.handOver.work(leased, order);
     if (outcome.ok && (leased.task.action !== 'start' || order.channel_order_id === null))
       order.channel_order_id = outcome.channelOrderId;
+    if (outcome.ok && outcome.recorded !== undefined) Object.assign(order, outcome.recorded);
     return outcome.ok;
   }
 

@@ -21,11 +21,19 @@ export interface RailOrder {
   externalOrderId: string;
   remark: string | null;
   details: string;
+  /** When the order stops waiting for its payment (a collection's deadline), if it has one. */
+  expiresAt: number | null;
 }
 
 /** What a rail answers when it took the order. */
 export interface RailStarted {
   channelOrderId: string;
+  /**
+   * What the rail issued that the merchant must be shown (e.g. a PSP's Pix copy-and-paste code),
+   * merged into the order's details, and into the create result kept for identical repeats, in the
+   * unit of work that records the answer.
+   */
+  details?: Readonly<Record<string, string>>;
   /** The rail's own rows about the attempt, written in the same unit of work that records the answer. */
   record?: (tx: Tx) => Promise<void>;
 }

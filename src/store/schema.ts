@@ -105,7 +105,14 @@ export interface CallbackTestTable {
 
 /** Merchant accounts per currency; system accounts hold the other side of every journal. */
 export type LedgerAccountKind =
-  'available' | 'frozen' | 'awaiting_settlement' | 'fee_income' | 'rail_clearing' | 'token_clearing' | 'adjustments';
+  | 'available'
+  | 'frozen'
+  | 'awaiting_settlement'
+  | 'fee_income'
+  | 'rail_clearing'
+  | 'token_clearing'
+  | 'adjustments'
+  | 'pix_returns';
 
 /** A ledger account: `code` is `<merchantId or "system">/<currency>/<kind>`. */
 export interface LedgerAccountTable {
@@ -378,6 +385,57 @@ export interface DarajaRequestTable {
   updated_at: number;
 }
 
+export type PixChargeState = 'active' | 'paid' | 'removed';
+
+/** A charge (cob) at the Pix PSP. */
+export interface PixChargeTable {
+  txid: string;
+  order_id: string;
+  state: PixChargeState;
+  amount: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export type PixReceivedDisposition = 'credited' | 'returning' | 'returned' | 'return_failed' | 'unmatched';
+
+/** A Pix received at the PSP, confirmed, and what became of it. */
+export interface PixReceivedTable {
+  e2eid: string;
+  txid: string | null;
+  order_id: string | null;
+  amount: number;
+  paid_at: string;
+  payer_name: string | null;
+  payer_document: string | null;
+  disposition: PixReceivedDisposition;
+  reason: string | null;
+  refund_id: string | null;
+  refund_status: string | null;
+  refund_rtr_id: string | null;
+  next_check_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A Pix sent for a transfer through the PSP's send extension. */
+export interface PixPayoutTable {
+  id_envio: string;
+  order_id: string;
+  state: 'accepted' | 'settled';
+  e2eid: string | null;
+  psp_status: string | null;
+  checks: number;
+  next_check_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface RailCursorTable {
+  name: string;
+  position: number;
+}
+
 /** A redacted message to or from a rail. */
 export interface RailMessageTable {
   id: string;
@@ -398,6 +456,10 @@ export interface RailMessageTable {
 export interface Database {
   daraja_requests: DarajaRequestTable;
   rail_messages: RailMessageTable;
+  pix_charges: PixChargeTable;
+  pix_received: PixReceivedTable;
+  pix_payouts: PixPayoutTable;
+  rail_cursors: RailCursorTable;
   merchants: MerchantTable;
   checkouts: CheckoutTable;
   payer_documents: PayerDocumentTable;

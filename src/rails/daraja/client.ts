@@ -1,6 +1,7 @@
 import { constants, createPublicKey, publicEncrypt, type KeyObject } from 'node:crypto';
-import { Agent, errors as undiciErrors, request } from 'undici';
+import { Agent, request } from 'undici';
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { isConnectError } from '../network.js';
 
 /** What Cashgate needs to call Safaricom's Daraja for one deployment (see docs/going-live-kenya.md). */
 export interface DarajaConfig {
@@ -284,11 +285,3 @@ export class DarajaClient {
 /** A member of a Daraja body as text: Daraja sends the same codes as strings or as numbers. */
 export const str = (value: unknown): string | undefined =>
   typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined;
-
-/** A failure before the request reached Daraja: nothing was sent, so nothing can have started. */
-function isConnectError(error: unknown): boolean {
-  if (error instanceof undiciErrors.ConnectTimeoutError) return true;
-  const failure = (error ?? {}) as { code?: unknown; cause?: { code?: unknown } };
-  const code = failure.code ?? failure.cause?.code;
-  return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'UND_ERR_CONNECT_TIMEOUT';
-}

@@ -10,6 +10,7 @@ import * as console from './0008_console.js';
 import * as railTasks from './0009_rail_tasks.js';
 import * as scaleIndexes from './0010_scale_indexes.js';
 import * as daraja from './0011_daraja.js';
+import * as apiPix from './0012_api_pix.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '0009_rail_tasks': railTasks,
   '0010_scale_indexes': scaleIndexes,
   '0011_daraja': daraja,
+  '0012_api_pix': apiPix,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,755 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import { Counter, type Registry } from 'prom-client';
+import { BRAZILIAN_BANKS } from '../banks/bank-list.js';
+import type { Clock } from '../clock.js';
+import type { Ledger } from '../ledger/ledger.js';
+import { formatMoney, type Minor } from '../money.js';
+import { EventNotAllowedError, type OrderService } from '../orders/service.js';
+import { COLLECTION_STATUS } from '../orders/state-machine.js';
+import { PixError, problemText, type ApiPixClient, type PixExchange } from '../rails/pix/api-pix-client.js';
+import * as railq from '../rails/queries.js';
+import { RailRefusal, type Rail, type RailOrder, type RailStarted } from '../rails/rails.js';
+import { newId } from '../store/ids.js';
+import { isUniqueViolation, type Store, type Tx } from '../store/store.js';
+import type { BrazilDetails } from './details.js';
+import * as q from './queries.js';
+
+export interface ApiPixOptions {
+  /** `${PUBLIC_BASE_URL}/rails/pix/<token>`: the webhook URL registered with the PSP (it appends `/pix`). */
+  webhookBase: string;
+  /** The operator's Pix key: the charges' `chave`, the sends' `pagador.chave`. */
+  pixKey: string;
+  /** How long a payout waits for its result before the PSP is asked; also the pace of refund follow-ups. */
+  resultTimeoutMs: number;
+  /** How often reconciliation runs (a refund under way is asked about that often). */
+  reconcileIntervalMs: number;
+}
+
+const obj = (value: unknown): Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+
+/** Reais as the API Pix writes them, "123.45", from centavos; and back. */
+const reais = (amount: Minor) => formatMoney(amount, 'BRL').replace(/,/g, '');
+const MONEY = /^\d{1,10}\.\d{2}$/;
+function centavos(value: unknown): Minor | undefined {
+  return typeof value === 'string' && MONEY.test(value) ? BigInt(value.replace('.', '')) : undefined;
+}
+
+/** An id of `length` letters and digits derived from `label`: the same on every attempt. */
+const derivedId = (label: string, length = 32) => createHash('sha256').update(label).digest('hex').slice(0, length);
+
+/** The idEnvio of a transfer's Pix: derived from the order, so a repeated attempt never pays twice. */
+export const envioId = (orderId: string) =>
+  `${orderId.replace(/[^a-zA-Z0-9]/g, '')}${derivedId(`envio:${orderId}`)}`.slice(0, 32);
+/** The id of the refund (devolução) of a received Pix: derived from its e2eid, so it is asked for once. */
+export const refundId = (e2eid: string) => `R${derivedId(`devolucao:${e2eid}`, 31)}`;
+
+/** A CPF or CNPJ shown masked in the operator's records: the first three and last two characters. */
+const maskDocument = (value: string) =>
+  value.length <= 5 ? value : `${value.slice(0, 3)}${'•'.repeat(value.length - 5)}${value.slice(-2)}`;
+
+/** Payers' and payees' documents masked, tokens and the webhook token removed: what the operator may see. */
+export function redactPix(value: unknown, token: string): unknown {
+  if (Array.isArray(value)) return value.map((v) => redactPix(v, token));
+  if (typeof value === 'string') return token === '' ? value : value.split(token).join('…');
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, v]) => [
+      key,
+      key === 'access_token'
+        ? '[redacted]'
+        : (key === 'cpf' || key === 'cnpj') && typeof v === 'string'
+          ? maskDocument(v)
+          : redactPix(v, token),
+    ]),
+  );
+}
+
+/** Efí's account types for `favorecido.contaBanco.tipoConta`, by Cashgate's accountType (CC, CP). */
+const ACCOUNT_TYPE: Record<string, string> = { CC: 'cacc', CP: 'svgs' };
+const ISPB_BY_NAME = new Map(BRAZILIAN_BANKS.map((bank) => [bank.name, bank.ispb]));
+
+/**
+ * Brazil on a PSP's API Pix: collections as charges (cob) whose code the PSP issues, transfers as
+ * Pix sent through the PSP's send extension, every webhook confirmed by the PSP's own query before
+ * an order changes, Pix that no payable order can take returned to their payers, and the
+ * reconciliation that finds what a lost webhook would have told. See docs/going-live-brazil.md.
+ */
+export class ApiPixBrazil {
+  readonly #webhooks: Counter<'kind' | 'result'> | undefined;
+  readonly #token: string;
+
+  constructor(
+    private readonly deps: {
+      client: ApiPixClient;
+      store: Store;
+      orders: OrderService;
+      ledger: Ledger;
+      clock: Clock;
+      logger: Logger;
+      registry?: Registry;
+    },
+    private readonly options: ApiPixOptions,
+  ) {
+    this.#token = options.webhookBase.split('/').pop() ?? '';
+    this.#webhooks =
+      deps.registry === undefined
+        ? undefined
+        : new Counter({
+            name: 'cashgate_pix_webhooks_total',
+            help: 'Pix webhook elements from the PSP by kind (pix, send) and result (confirmed, unmatched, refused, failed)',
+            labelNames: ['kind', 'result'],
+            registers: [deps.registry],
+          });
+  }
+
+  /** The rails Brazil's Pix orders are handed to. */
+  rails(): { pix: Rail; pixPayout: Rail; bankPayout: Rail } {
+    return {
+      pix: { name: 'pix (api pix)', start: (order) => this.#startCob(order) },
+      pixPayout: { name: 'pix-payout (api pix)', start: (order) => this.#startSend(order, 'PIX') },
+      bankPayout: { name: 'pix-account (api pix)', start: (order) => this.#startSend(order, 'BANK') },
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.deps.client.close();
+  }
+
+  /** Registers Cashgate's webhook for the Pix key (`PUT /webhook/{chave}`); the PSP appends `/pix`. */
+  async registerWebhook(): Promise<void> {
+    const exchange = await this.deps.client.api(
+      'webhook-put',
+      'PUT',
+      `/webhook/${encodeURIComponent(this.options.pixKey)}`,
+      { webhookUrl: this.options.webhookBase },
+    );
+    await this.#write((tx) => railq.insertRailMessages(tx, [this.#message(exchange, null, this.options.pixKey)]));
+  }
+
+  // ---- records ---------------------------------------------------------------------------------
+
+  #message(
+    exchange: Pick<PixExchange, 'endpoint' | 'httpStatus' | 'code' | 'durationMs' | 'request' | 'response'>,
+    orderId: string | null,
+    ref: string | null,
+  ): railq.RailMessageRow {
+    return {
+      id: newId('rlm'),
+      order_id: orderId,
+      rail: 'apipix',
+      direction: 'out',
+      endpoint: exchange.endpoint,
+      ref,
+      http_status: exchange.httpStatus,
+      code: exchange.code,
+      request: exchange.request === null ? null : JSON.stringify(redactPix(exchange.request, this.#token)),
+      response: exchange.response === null ? null : JSON.stringify(redactPix(exchange.response, this.#token)),
+      duration_ms: exchange.durationMs,
+      disposition: null,
+      at: this.deps.clock.now(),
+    };
+  }
+
+  #inbound(
+    endpoint: string,
+    body: unknown,
+    orderId: string | null,
+    ref: string | null,
+    disposition: 'matched' | 'unmatched' | 'refused',
+  ): railq.RailMessageRow {
+    return {
+      id: newId('rlm'),
+      order_id: orderId,
+      rail: 'apipix',
+      direction: 'in',
+      endpoint,
+      ref,
+      http_status: null,
+      code: null,
+      request: null,
+      response: JSON.stringify(redactPix(body, this.#token)),
+      duration_ms: null,
+      disposition,
+      at: this.deps.clock.now(),
+    };
+  }
+
+  async #write(work: (tx: Tx) => Promise<void>): Promise<void> {
+    await this.deps.store.transact(work);
+  }
+
+  /** Calls the PSP; a failed call is recorded in the order's rail history before it is thrown. */
+  async #call(
+    orderId: string | null,
+    ref: string | null,
+    call: (client: ApiPixClient) => Promise<PixExchange>,
+  ): Promise<PixExchange> {
+    try {
+      return await call(this.deps.client);
+    } catch (error) {
+      if (error instanceof PixError) {
+        await this.#write((tx) => railq.insertRailMessages(tx, [this.#message(error.exchange, orderId, ref)]));
+        this.deps.logger.warn(
+          { orderId, ref, operation: error.endpoint, code: error.code, kind: error.kind },
+          `the PSP did not do it: ${error.message}`,
+        );
+      }
+      throw error;
+    }
+  }
+
+  // ---- collections: charges (cob) ------------------------------------------------------------------
+
+  async #startCob(order: RailOrder): Promise<RailStarted> {
+    const txid = order.railRef?.startsWith('cob:') === true ? order.railRef.slice(4) : undefined;
+    if (txid === undefined)
+      throw new RailRefusal(`order ${order.orderId} has no PSP charge (it was made by the sandbox)`);
+    const path = `/cob/${txid}`;
+    if (order.earlierAttempts > 0) {
+      // An earlier attempt may have made the charge: ask before making it.
+      const earlier = await this.#existingCob(order.orderId, txid);
+      if (earlier !== undefined) return this.#cobStarted(order, txid, earlier);
+    }
+    const details = JSON.parse(order.details) as BrazilDetails;
+    const now = this.deps.clock.now();
+    const body: Record<string, unknown> = {
+      calendario: { expiracao: Math.max(60, Math.ceil(((order.expiresAt ?? now + 86_400_000) - now) / 1000)) },
+      valor: { original: reais(order.amount) },
+      chave: this.options.pixKey,
+    };
+    if (details.userInfoNo !== undefined && details.userInfoName !== undefined && details.userInfoName.trim() !== '') {
+      body.devedor = {
+        [details.userInfoType === 'CNPJ' ? 'cnpj' : 'cpf']: details.userInfoNo,
+        nome: details.userInfoName.trim().slice(0, 200),
+      };
+    }
+    const remark = order.remark?.trim() ?? '';
+    if (remark !== '') body.solicitacaoPagador = remark.slice(0, 140);
+    try {
+      const exchange = await this.#call(order.orderId, txid, (c) => c.api('cob-put', 'PUT', path, body));
+      return this.#cobStarted(order, txid, exchange);
+    } catch (error) {
+      if (!(error instanceof PixError) || error.kind !== 'invalid') throw error;
+      // Refused: perhaps because a lost earlier attempt already made this very charge.
+      const earlier = await this.#existingCob(order.orderId, txid);
+      if (earlier !== undefined && obj(obj(earlier.response).valor).original === reais(order.amount))
+        return this.#cobStarted(order, txid, earlier);
+      throw new RailRefusal(error.message);
+    }
+  }
+
+  async #existingCob(orderId: string, txid: string): Promise<PixExchange | undefined> {
+    try {
+      return await this.#call(orderId, txid, (c) => c.api('cob-get', 'GET', `/cob/${txid}`));
+    } catch (error) {
+      if (error instanceof PixError && error.kind === 'not-found') return undefined;
+      throw error;
+    }
+  }
+
+  #cobStarted(order: RailOrder, txid: string, exchange: PixExchange): RailStarted {
+    const cob = obj(exchange.response);
+    const code = text(cob.pixCopiaECola);
+    if (code === undefined) throw new Error(`the PSP's charge ${txid} carries no pixCopiaECola`);
+    const location = text(cob.location) ?? text(obj(cob.loc).location) ?? '';
+    return {
+      channelOrderId: txid,
+      details: { payParam: code, pixLocation: location },
+      record: async (tx) => {
+        const now = this.deps.clock.now();
+        await q.insertPixCharge(tx, {
+          txid,
+          order_id: order.orderId,
+          state: 'active',
+          amount: Number(order.amount),
+          created_at: now,
+          updated_at: now,
+        });
+        await railq.insertRailMessages(tx, [this.#message(exchange, order.orderId, txid)]);
+      },
+    };
+  }
+
+  // ---- webhooks ------------------------------------------------------------------------------------
+
+  /**
+   * A webhook delivery (`{"pix":[…]}`). No element is trusted: each received Pix is asked about
+   * with `GET /pix/{e2eid}`, each send with the send extension's status query, before any order
+   * changes. Handled elements are recorded; the PSP is answered 200 whatever they said.
+   */
+  async webhook(body: unknown): Promise<void> {
+    const elements = Array.isArray(obj(body).pix) ? (obj(body).pix as unknown[]) : [];
+    if (elements.length === 0) {
+      await this.#write((tx) =>
+        railq.insertRailMessages(tx, [this.#inbound('webhook', body, null, null, 'unmatched')]),
+      );
+      return;
+    }
+    for (const element of elements) {
+      const e = obj(element);
+      const idEnvio = text(obj(e.gnExtras).idEnvio);
+      try {
+        if (idEnvio !== undefined) await this.#sendReported(idEnvio, e);
+        else await this.#pixReported(text(e.endToEndId), e);
+      } catch (error) {
+        this.#webhooks?.inc({ kind: idEnvio === undefined ? 'pix' : 'send', result: 'failed' });
+        // Reconciliation asks the PSP again about everything it has not settled.
+        this.deps.logger.error({ err: error, idEnvio }, 'a Pix webhook element could not be handled now');
+      }
+    }
+  }
+
+  async #pixReported(e2eid: string | undefined, element: Record<string, unknown>): Promise<void> {
+    const known = e2eid === undefined ? undefined : await q.pixReceived(this.deps.store.read, e2eid);
+    const orderId = known?.order_id ?? null;
+    await this.#write((tx) =>
+      railq.insertRailMessages(tx, [
+        this.#inbound('webhook-pix', element, orderId, e2eid ?? null, e2eid === undefined ? 'unmatched' : 'matched'),
+      ]),
+    );
+    if (e2eid === undefined) return;
+    const result = await this.receive(e2eid);
+    this.#webhooks?.inc({ kind: 'pix', result });
+  }
+
+  /**
+   * A Pix the PSP received, by its end-to-end id: confirmed with `GET /pix/{e2eid}`, then credited
+   * to its order if that order still waits for it, or else returned to the payer; a Pix already
+   * handled only has its refund followed. Safe to call any number of times, from any node.
+   */
+  async receive(e2eid: string): Promise<'confirmed' | 'unmatched' | 'refused'> {
+    const { store, clock, orders } = this.deps;
+    const known = await q.pixReceived(store.read, e2eid);
+    if (known !== undefined) {
+      if (known.disposition === 'returning') await this.#followReturn(known);
+      return known.disposition === 'unmatched' ? 'unmatched' : 'confirmed';
+    }
+    let exchange: PixExchange;
+    try {
+      exchange = await this.#call(null, e2eid, (c) => c.api('pix-get', 'GET', `/pix/${encodeURIComponent(e2eid)}`));
+    } catch (error) {
+      if (error instanceof PixError && error.kind === 'not-found') return 'refused';
+      throw error;
+    }
+    const pix = obj(exchange.response);
+    const amount = centavos(pix.valor);
+    if (text(pix.endToEndId) !== e2eid || amount === undefined) {
+      await this.#write((tx) => railq.insertRailMessages(tx, [this.#message(exchange, null, e2eid)]));
+      return 'refused';
+    }
+    const txid = text(pix.txid);
+    const charge = txid === undefined ? undefined : await q.pixChargeByTxid(store.read, txid);
+    const payer = obj(pix.pagador);
+    const payerDocument = text(payer.cpf) ?? text(payer.cnpj);
+    const payerName = text(payer.nome);
+    const now = clock.now();
+    const row: q.PixReceivedRow = {
+      e2eid,
+      txid: txid ?? null,
+      order_id: charge?.order_id ?? null,
+      amount: Number(amount),
+      paid_at: text(pix.horario) ?? new Date(now).toISOString(),
+      payer_name: payerName ?? null,
+      payer_document: payerDocument ?? null,
+      disposition: 'unmatched',
+      reason: null,
+      refund_id: null,
+      refund_status: null,
+      refund_rtr_id: null,
+      next_check_at: null,
+      created_at: now,
+      updated_at: now,
+    };
+    try {
+      if (charge === undefined) {
+        // Money at Cashgate's key that no charge asked for: the operator's to look at.
+        await this.#write(async (tx) => {
+          await q.insertPixReceived(tx, row);
+          await railq.insertRailMessages(tx, [this.#message(exchange, null, e2eid)]);
+        });
+        this.deps.logger.warn({ e2eid, txid, amount: String(amount) }, 'a Pix arrived that no charge asked for');
+        return 'unmatched';
+      }
+      try {
+        await orders.applyEvent(charge.order_id, 'paid', {
+          source: 'apipix',
+          amount,
+          data: {
+            endToEndId: e2eid,
+            ...(payerName !== undefined && { payerName }),
+            ...(payerDocument !== undefined && { payerDocument }),
+          },
+          also: async (tx) => {
+            await q.insertPixReceived(tx, { ...row, disposition: 'credited' });
+            await q.setPixChargeState(tx, charge.txid, 'paid', now);
+            await railq.insertRailMessages(tx, [this.#message(exchange, charge.order_id, e2eid)]);
+          },
+        });
+        return 'confirmed';
+      } catch (error) {
+        if (!(error instanceof EventNotAllowedError)) throw error;
+      }
+      // The order no longer waits for a payment (it expired, or another Pix paid it): return this one.
+      const reason = `the order no longer waits for a payment (status ${(await orders.find(charge.order_id))?.status ?? '?'})`;
+      const returning: q.PixReceivedRow = {
+        ...row,
+        disposition: 'returning',
+        reason,
+        refund_id: refundId(e2eid),
+        next_check_at: now,
+      };
+      await this.#write(async (tx) => {
+        await q.insertPixReceived(tx, returning);
+        await this.deps.ledger.post(tx, {
+          kind: 'pix.return.received',
+          currency: 'BRL',
+          merchantId: null,
+          orderId: charge.order_id,
+          memo: `Pix ${e2eid} received for an order that no longer takes it; to be returned`,
+          entries: [
+            { account: { kind: 'rail_clearing' }, amount: -amount },
+            { account: { kind: 'pix_returns' }, amount },
+          ],
+        });
+        await railq.insertRailMessages(tx, [this.#message(exchange, charge.order_id, e2eid)]);
+      });
+      this.deps.logger.warn({ e2eid, orderId: charge.order_id }, `a Pix is returned to its payer: ${reason}`);
+      await this.#followReturn(returning);
+      return 'confirmed';
+    } catch (error) {
+      // Another node or delivery handled this Pix first.
+      if (isUniqueViolation(error)) return 'confirmed';
+      throw error;
+    }
+  }
+
+  /** Asks for a received Pix's refund (the same id every time: the PSP makes it once), or asks how it went. */
+  async #followReturn(row: q.PixReceivedRow): Promise<void> {
+    const { clock } = this.deps;
+    const id = row.refund_id ?? refundId(row.e2eid);
+    const path = `/pix/${encodeURIComponent(row.e2eid)}/devolucao/${id}`;
+    let exchange: PixExchange;
+    try {
+      exchange =
+        row.refund_status === null
+          ? await this.#call(row.order_id, row.e2eid, (c) =>
+              c.api('devolucao-put', 'PUT', path, { valor: reais(BigInt(row.amount)) }),
+            )
+          : await this.#call(row.order_id, row.e2eid, (c) => c.api('devolucao-get', 'GET', path));
+    } catch (error) {
+      const final = error instanceof PixError && error.kind === 'invalid';
+      await this.#write((tx) =>
+        q.updatePixReceived(tx, row.e2eid, {
+          ...(final && { disposition: 'return_failed', reason: error.message.slice(0, 200) }),
+          next_check_at: final ? null : clock.now() + this.options.reconcileIntervalMs,
+          updated_at: clock.now(),
+        }),
+      );
+      if (final) return;
+      throw error;
+    }
+    const refund = obj(exchange.response);
+    const status = text(refund.status) ?? 'EM_PROCESSAMENTO';
+    const now = clock.now();
+    await this.#write(async (tx) => {
+      const done = status === 'DEVOLVIDO';
+      const failed = status === 'NAO_REALIZADO';
+      await q.updatePixReceived(tx, row.e2eid, {
+        refund_id: id,
+        refund_status: status,
+        refund_rtr_id: text(refund.rtrId) ?? row.refund_rtr_id,
+        disposition: done ? 'returned' : failed ? 'return_failed' : 'returning',
+        ...(failed && { reason: (text(refund.motivo) ?? 'the PSP could not return it').slice(0, 200) }),
+        next_check_at: done || failed ? null : now + this.options.reconcileIntervalMs,
+        updated_at: now,
+      });
+      if (done) {
+        await this.deps.ledger.post(tx, {
+          kind: 'pix.return.sent',
+          currency: 'BRL',
+          merchantId: null,
+          orderId: row.order_id,
+          memo: `Pix ${row.e2eid} returned to its payer (${text(refund.rtrId) ?? id})`,
+          entries: [
+            { account: { kind: 'pix_returns' }, amount: -BigInt(row.amount) },
+            { account: { kind: 'rail_clearing' }, amount: BigInt(row.amount) },
+          ],
+        });
+      }
+      await railq.insertRailMessages(tx, [this.#message(exchange, row.order_id, row.e2eid)]);
+    });
+  }
+
+  // ---- payouts: the send extension ---------------------------------------------------------------
+
+  async #startSend(order: RailOrder, channel: 'PIX' | 'BANK'): Promise<RailStarted> {
+    const idEnvio = envioId(order.orderId);
+    if (order.earlierAttempts > 0) {
+      // An earlier attempt may have sent it: ask before sending.
+      const earlier = await this.#sendStatus(order.orderId, idEnvio);
+      if (earlier !== undefined) return this.#sendStarted(order, idEnvio, earlier);
+    }
+    const d = JSON.parse(order.details) as BrazilDetails;
+    const document = { [d.personIdType === 'CNPJ' ? 'cnpj' : 'cpf']: d.personId ?? '' };
+    let favorecido: Record<string, unknown>;
+    if (channel === 'PIX') {
+      favorecido = { chave: d.accountId ?? '' };
+    } else {
+      const ispb = ISPB_BY_NAME.get(d.bankName ?? '');
+      if (ispb === undefined)
+        throw new RailRefusal(`bankName ${JSON.stringify(d.bankName)} has no ISPB on the bank list`);
+      favorecido = {
+        contaBanco: {
+          nome: (d.personName ?? '').slice(0, 200),
+          ...document,
+          codigoBanco: ispb,
+          agencia: d.agency ?? '',
+          conta: (d.accountId ?? '').replace(/\D/g, '') || (d.accountId ?? ''),
+          tipoConta: ACCOUNT_TYPE[d.accountType ?? ''] ?? 'cacc',
+        },
+      };
+    }
+    const remark = order.remark?.trim() ?? '';
+    const body = {
+      valor: reais(order.amount),
+      pagador: { chave: this.options.pixKey, ...(remark !== '' && { infoPagador: remark.slice(0, 140) }) },
+      favorecido,
+    };
+    try {
+      const exchange = await this.#call(order.orderId, idEnvio, (c) =>
+        c.send('send-put', 'PUT', `/v3/gn/pix/${idEnvio}`, body),
+      );
+      return this.#sendStarted(order, idEnvio, exchange);
+    } catch (error) {
+      if (!(error instanceof PixError) || error.kind !== 'invalid') throw error;
+      // Refused: perhaps because a lost earlier attempt already sent this very idEnvio.
+      const earlier = await this.#sendStatus(order.orderId, idEnvio);
+      if (earlier !== undefined) return this.#sendStarted(order, idEnvio, earlier);
+      // The PSP refused the payout for what it is: the order fails and its money is released.
+      await this.#failPayout(order.orderId, error.message);
+      throw new RailRefusal(error.message);
+    }
+  }
+
+  async #sendStatus(orderId: string, idEnvio: string): Promise<PixExchange | undefined> {
+    try {
+      return await this.#call(orderId, idEnvio, (c) =>
+        c.send('send-get', 'GET', `/v2/gn/pix/enviados/id-envio/${idEnvio}`),
+      );
+    } catch (error) {
+      if (error instanceof PixError && error.kind === 'not-found') return undefined;
+      throw error;
+    }
+  }
+
+  #sendStarted(order: RailOrder, idEnvio: string, exchange: PixExchange): RailStarted {
+    const answer = obj(exchange.response);
+    const e2eid = text(answer.e2eId) ?? text(answer.endToEndId);
+    return {
+      channelOrderId: e2eid ?? idEnvio,
+      record: async (tx) => {
+        const now = this.deps.clock.now();
+        await q.insertPixPayout(tx, {
+          id_envio: idEnvio,
+          order_id: order.orderId,
+          state: 'accepted',
+          e2eid: e2eid ?? null,
+          psp_status: text(answer.status) ?? null,
+          checks: 0,
+          next_check_at: now + this.options.resultTimeoutMs,
+          created_at: now,
+          updated_at: now,
+        });
+        await railq.insertRailMessages(tx, [this.#message(exchange, order.orderId, idEnvio)]);
+      },
+    };
+  }
+
+  async #sendReported(idEnvio: string, element: Record<string, unknown>): Promise<void> {
+    const payout = await q.pixPayout(this.deps.store.read, idEnvio);
+    await this.#write((tx) =>
+      railq.insertRailMessages(tx, [
+        this.#inbound(
+          'webhook-send',
+          element,
+          payout?.order_id ?? null,
+          idEnvio,
+          payout === undefined ? 'unmatched' : 'matched',
+        ),
+      ]),
+    );
+    if (payout === undefined) {
+      this.#webhooks?.inc({ kind: 'send', result: 'unmatched' });
+      return;
+    }
+    await this.#checkPayout(payout);
+    this.#webhooks?.inc({ kind: 'send', result: 'confirmed' });
+  }
+
+  /** Asks the PSP how a payout went and settles its order when the answer is final. */
+  async #checkPayout(payout: q.PixPayoutRow): Promise<void> {
+    if (payout.state === 'settled') return;
+    const { clock, orders } = this.deps;
+    const exchange = await this.#sendStatus(payout.order_id, payout.id_envio);
+    const now = clock.now();
+    if (exchange === undefined) {
+      await this.#write((tx) =>
+        q.updatePixPayout(tx, payout.id_envio, {
+          checks: payout.checks + 1,
+          next_check_at: now + this.options.resultTimeoutMs,
+          updated_at: now,
+        }),
+      );
+      return;
+    }
+    const answer = obj(exchange.response);
+    const status = text(answer.status);
+    const e2eid = text(answer.endToEndId) ?? text(answer.e2eId) ?? payout.e2eid;
+    const settle = async (tx: Tx) => {
+      await q.updatePixPayout(tx, payout.id_envio, {
+        state: 'settled',
+        psp_status: status ?? null,
+        e2eid: e2eid ?? null,
+        next_check_at: null,
+        checks: payout.checks + 1,
+        updated_at: now,
+      });
+      await railq.insertRailMessages(tx, [this.#message(exchange, payout.order_id, payout.id_envio)]);
+    };
+    if (status === 'REALIZADO') {
+      try {
+        await orders.applyEvent(payout.order_id, 'succeeded', {
+          source: 'apipix',
+          data: { ...(e2eid != null && { endToEndId: e2eid }) },
+          also: settle,
+        });
+      } catch (error) {
+        if (!(error instanceof EventNotAllowedError)) throw error;
+        await this.#write(settle);
+      }
+      return;
+    }
+    if (status === 'NAO_REALIZADO') {
+      const reason =
+        text(obj(answer.gnExtras).motivo) ?? text(answer.motivo) ?? problemText(answer) ?? 'the Pix was not made';
+      await this.#failPayout(payout.order_id, reason, settle);
+      return;
+    }
+    await this.#write(async (tx) => {
+      await q.updatePixPayout(tx, payout.id_envio, {
+        psp_status: status ?? null,
+        checks: payout.checks + 1,
+        next_check_at: now + this.options.resultTimeoutMs,
+        updated_at: now,
+      });
+      await railq.insertRailMessages(tx, [this.#message(exchange, payout.order_id, payout.id_envio)]);
+    });
+  }
+
+  async #failPayout(orderId: string, reason: string, also?: (tx: Tx) => Promise<void>): Promise<void> {
+    try {
+      await this.deps.orders.applyEvent(orderId, 'failed', {
+        source: 'apipix',
+        data: { reason },
+        ...(also !== undefined && { also }),
+      });
+    } catch (error) {
+      if (!(error instanceof EventNotAllowedError)) throw error;
+      if (also !== undefined) await this.#write(also);
+    }
+  }
+
+  // ---- reconciliation ------------------------------------------------------------------------------
+
+  /**
+   * One reconciliation run: lists the Pix received since the last run (the window overlaps the
+   * previous one) and handles every one not yet handled; removes at the PSP the charges of orders
+   * that ended unpaid; asks about refunds under way and about payouts whose result is late.
+   * Returns how many things it looked at.
+   */
+  async reconcile(limit = 50): Promise<number> {
+    let looked = 0;
+    looked += await this.#listReceived();
+    for (const charge of await q.pixChargesToRemove(this.deps.store.read, COLLECTION_STATUS.pending, limit)) {
+      looked += 1;
+      await this.#removeCharge(charge).catch((error: unknown) =>
+        this.deps.logger.error({ err: error, txid: charge.txid }, 'a charge could not be removed at the PSP now'),
+      );
+    }
+    const now = this.deps.clock.now();
+    for (const row of await q.pixReturnsDue(this.deps.store.read, now, limit)) {
+      looked += 1;
+      await this.#followReturn(row).catch((error: unknown) =>
+        this.deps.logger.error({ err: error, e2eid: row.e2eid }, 'a Pix return could not be followed now'),
+      );
+    }
+    for (const payout of await q.pixPayoutsDue(this.deps.store.read, now, limit)) {
+      looked += 1;
+      await this.#checkPayout(payout).catch((error: unknown) =>
+        this.deps.logger.error({ err: error, idEnvio: payout.id_envio }, 'a payout could not be asked about now'),
+      );
+    }
+    return looked;
+  }
+
+  /** The window of received Pix since the cursor (minus an overlap), page by page. */
+  async #listReceived(): Promise<number> {
+    const { store, clock } = this.deps;
+    const now = clock.now();
+    const overlap = Math.max(600_000, 2 * this.options.reconcileIntervalMs);
+    const from = ((await railq.railCursor(store.read, 'apipix.received')) ?? now - 3_600_000) - overlap;
+    let handled = 0;
+    for (let page = 0; page < 100; page += 1) {
+      const query = new URLSearchParams({
+        inicio: new Date(from).toISOString(),
+        fim: new Date(now).toISOString(),
+        'paginacao.paginaAtual': String(page),
+        'paginacao.itensPorPagina': '100',
+      });
+      const exchange = await this.#call(null, null, (c) => c.api('pix-list', 'GET', `/pix?${query.toString()}`));
+      const answer = obj(exchange.response);
+      for (const pix of Array.isArray(answer.pix) ? answer.pix : []) {
+        const e2eid = text(obj(pix).endToEndId);
+        if (e2eid === undefined) continue;
+        const known = await q.pixReceived(store.read, e2eid);
+        if (known !== undefined) continue;
+        handled += 1;
+        await this.receive(e2eid).catch((error: unknown) =>
+          this.deps.logger.error({ err: error, e2eid }, 'a received Pix could not be handled now'),
+        );
+      }
+      const pages = Number(obj(obj(answer.parametros).paginacao).quantidadeDePaginas ?? 1);
+      if (page + 1 >= pages) break;
+    }
+    await this.#write((tx) => railq.setRailCursor(tx, 'apipix.received', now));
+    return handled;
+  }
+
+  /** Removes an ended order's charge at the PSP; one the PSP says was paid has its Pix handled instead. */
+  async #removeCharge(charge: q.PixChargeRow): Promise<void> {
+    const { clock } = this.deps;
+    try {
+      const exchange = await this.#call(charge.order_id, charge.txid, (c) =>
+        c.api('cob-patch', 'PATCH', `/cob/${charge.txid}`, { status: 'REMOVIDA_PELO_USUARIO_RECEBEDOR' }),
+      );
+      await this.#write(async (tx) => {
+        await q.setPixChargeState(tx, charge.txid, 'removed', clock.now());
+        await railq.insertRailMessages(tx, [this.#message(exchange, charge.order_id, charge.txid)]);
+      });
+      return;
+    } catch (error) {
+      if (!(error instanceof PixError) || error.kind !== 'invalid') throw error;
+    }
+    // Refused: the charge was paid meanwhile (CONCLUIDA) or is gone. Its Pix, if any, are handled.
+    const cob = await this.#existingCob(charge.order_id, charge.txid);
+    const paid = Array.isArray(obj(cob?.response).pix) ? (obj(cob?.response).pix as unknown[]) : [];
+    for (const pix of paid) {
+      const e2eid = text(obj(pix).endToEndId);
+      if (e2eid !== undefined) await this.receive(e2eid);
+    }
+    await this.#write((tx) => q.setPixChargeState(tx, charge.txid, paid.length > 0 ? 'paid' : 'removed', clock.now()));
+  }
+}
