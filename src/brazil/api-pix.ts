@@ -7,7 +7,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import { formatMoney, type Minor } from '../money.js';
 import { EventNotAllowedError, type OrderService } from '../orders/service.js';
 import { COLLECTION_STATUS } from '../orders/state-machine.js';
-import { PixError, problemText, type ApiPixClient, type PixExchange } from '../rails/pix/api-pix-client.js';
+import { PixError, type ApiPixClient, type PixExchange } from '../rails/pix/api-pix-client.js';
 import * as railq from '../rails/queries.js';
 import { RailRefusal, type Rail, type RailOrder, type RailStarted } from '../rails/rails.js';
 import { newId } from '../store/ids.js';
@@ -303,15 +303,14 @@ export class ApiPixBrazil {
   }
 
   async #pixReported(e2eid: string | undefined, element: Record<string, unknown>): Promise<void> {
+    const result = e2eid === undefined ? 'unmatched' : await this.receive(e2eid);
     const known = e2eid === undefined ? undefined : await q.pixReceived(this.deps.store.read, e2eid);
-    const orderId = known?.order_id ?? null;
+    const disposition = result === 'confirmed' ? 'matched' : result;
     await this.#write((tx) =>
       railq.insertRailMessages(tx, [
-        this.#inbound('webhook-pix', element, orderId, e2eid ?? null, e2eid === undefined ? 'unmatched' : 'matched'),
+        this.#inbound('webhook-pix', element, known?.order_id ?? null, e2eid ?? null, disposition),
       ]),
     );
-    if (e2eid === undefined) return;
-    const result = await this.receive(e2eid);
     this.#webhooks?.inc({ kind: 'pix', result });
   }
 
@@ -522,6 +521,7 @@ export class ApiPixBrazil {
       const exchange = await this.#call(order.orderId, idEnvio, (c) =>
         c.send('send-put', 'PUT', `/v3/gn/pix/${idEnvio}`, body),
       );
+      await this.#markProcessing(order.orderId);
       return this.#sendStarted(order, idEnvio, exchange);
     } catch (error) {
       if (!(error instanceof PixError) || error.kind !== 'invalid') throw error;
@@ -585,12 +585,15 @@ export class ApiPixBrazil {
       this.#webhooks?.inc({ kind: 'send', result: 'unmatched' });
       return;
     }
-    await this.#checkPayout(payout);
+    // Efí's status query carries no reason for a send that was not made; the webhook's does. It is
+    // only used as the text of a failure the query itself confirmed.
+    const erro = obj(obj(element.gnExtras).erro);
+    await this.#checkPayout(payout, text(erro.motivo) ?? text(element.motivo));
     this.#webhooks?.inc({ kind: 'send', result: 'confirmed' });
   }
 
   /** Asks the PSP how a payout went and settles its order when the answer is final. */
-  async #checkPayout(payout: q.PixPayoutRow): Promise<void> {
+  async #checkPayout(payout: q.PixPayoutRow, reportedReason?: string): Promise<void> {
     if (payout.state === 'settled') return;
     const { clock, orders } = this.deps;
     const exchange = await this.#sendStatus(payout.order_id, payout.id_envio);
@@ -620,6 +623,7 @@ export class ApiPixBrazil {
       await railq.insertRailMessages(tx, [this.#message(exchange, payout.order_id, payout.id_envio)]);
     };
     if (status === 'REALIZADO') {
+      await this.#markProcessing(payout.order_id);
       try {
         await orders.applyEvent(payout.order_id, 'succeeded', {
           source: 'apipix',
@@ -634,7 +638,10 @@ export class ApiPixBrazil {
     }
     if (status === 'NAO_REALIZADO') {
       const reason =
-        text(obj(answer.gnExtras).motivo) ?? text(answer.motivo) ?? problemText(answer) ?? 'the Pix was not made';
+        text(obj(obj(answer.gnExtras).erro).motivo) ??
+        text(answer.motivo) ??
+        reportedReason ??
+        'the receiving institution did not credit the Pix';
       await this.#failPayout(payout.order_id, reason, settle);
       return;
     }
@@ -647,6 +654,15 @@ export class ApiPixBrazil {
       });
       await railq.insertRailMessages(tx, [this.#message(exchange, payout.order_id, payout.id_envio)]);
     });
+  }
+
+  /** The PSP took the payout: the order is with the rail (2, BANK_PROCESSING). */
+  async #markProcessing(orderId: string): Promise<void> {
+    try {
+      await this.deps.orders.applyEvent(orderId, 'processing', { source: 'apipix' });
+    } catch (error) {
+      if (!(error instanceof EventNotAllowedError)) throw error;
+    }
   }
 
   async #failPayout(orderId: string, reason: string, also?: (tx: Tx) => Promise<void>): Promise<void> {

@@ -1,0 +1,383 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { ApiPixClient, PixError } from '../src/rails/pix/api-pix-client.js';
+import { brCodeValue, crc16ccitt, parseBrCode } from '../src/rails/pix/br-code.js';
+import { databaseLabel } from './support/database.js';
+import { freePort } from './support/fake-daraja.js';
+import { PSP_TEST, startFakePsp, type FakePsp } from './support/fake-psp.js';
+import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
+import { sleep, startReceiver, type CallbackReceiver } from './support/receiver.js';
+
+/** Retries `check` until it stops throwing (or rethrows its last failure after `timeoutMs`). */
+async function until(check: () => unknown, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+    }
+    await sleep(50);
+  }
+}
+
+const COLLECT = '/api/v3/bra/createCollectingOrder';
+const PIX_TRANSFER = '/api/v3/bra/createTransferOrder';
+const BANK_TRANSFER = '/api/v3/bra/bank/createTransferOrder';
+
+/** The environment of a gateway on the local PSP, its webhook reaching it on `port`. */
+function apiPixEnv(psp: Pick<FakePsp, 'url'>, port: number): Record<string, string> {
+  return {
+    PORT: String(port),
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+    BRAZIL_RAIL: 'apipix',
+    PIX_PSP_BASE_URL: `${psp.url}/v2`,
+    PIX_PSP_TOKEN_URL: `${psp.url}/oauth/token`,
+    PIX_PSP_CLIENT_ID: PSP_TEST.clientId,
+    PIX_PSP_CLIENT_SECRET: PSP_TEST.clientSecret,
+    PIX_PSP_CERT: PSP_TEST.certPath,
+    PIX_PSP_KEY: PSP_TEST.keyPath,
+    PIX_PSP_CA: PSP_TEST.caPath,
+    PIX_KEY: PSP_TEST.pixKey,
+    PIX_PSP_TIMEOUT_MS: '1000',
+    PIX_RECONCILE_INTERVAL_MS: '300',
+    PIX_PAYOUT_RESULT_TIMEOUT_MS: '400',
+    RAIL_POLL_INTERVAL_MS: '100',
+    CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
+    CALLBACK_POLL_INTERVAL_MS: '50',
+  };
+}
+
+describe('API Pix configuration', () => {
+  it('refuses BRAZIL_RAIL=apipix at start-up, naming each missing variable; the sandbox stays the default', () => {
+    assert.throws(
+      () => loadConfig({ BRAZIL_RAIL: 'apipix', PIX_PSP_CLIENT_ID: 'id' }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        for (const name of ['PIX_PSP_BASE_URL', 'PIX_PSP_CLIENT_SECRET', 'PIX_PSP_CERT', 'PIX_PSP_KEY', 'PIX_KEY'])
+          assert.ok(
+            error.problems.some((p) => p.startsWith(`${name}:`)),
+            `${name} is named: ${error.message}`,
+          );
+        assert.ok(!error.problems.some((p) => p.startsWith('PIX_PSP_CLIENT_ID:')));
+        return true;
+      },
+    );
+    assert.equal(loadConfig({}).brazil.rail, 'sandbox');
+  });
+
+  it('resolves the token and send addresses against the base, and refuses a certificate file that holds none', () => {
+    const env = {
+      BRAZIL_RAIL: 'apipix',
+      PIX_PSP_BASE_URL: 'https://pix.example.com/api/v2/',
+      PIX_PSP_CLIENT_ID: 'id',
+      PIX_PSP_CLIENT_SECRET: 'secret-value',
+      PIX_PSP_CERT: PSP_TEST.certPath,
+      PIX_PSP_KEY: PSP_TEST.keyPath,
+      PIX_KEY: PSP_TEST.pixKey,
+    };
+    const config = loadConfig(env).brazil;
+    assert.ok(config.rail === 'apipix');
+    assert.equal(config.apiPix.baseUrl, 'https://pix.example.com/api/v2');
+    assert.equal(config.apiPix.tokenUrl, 'https://pix.example.com/api/v2/oauth/token');
+    assert.equal(config.apiPix.sendBaseUrl, 'https://pix.example.com');
+    assert.throws(
+      () => loadConfig({ ...env, PIX_PSP_CERT: PSP_TEST.keyPath }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match(error.message, /PIX_PSP_CERT=".*": must be the path of a readable PEM file holding a certificate/);
+        assert.doesNotMatch(error.message, /secret-value/);
+        return true;
+      },
+    );
+  });
+
+  it('cannot reach the PSP without the client certificate the PSP trusts (mTLS)', async () => {
+    const psp = await startFakePsp();
+    try {
+      const client = new ApiPixClient(
+        {
+          baseUrl: `${psp.url}/v2`,
+          sendBaseUrl: psp.url,
+          tokenUrl: `${psp.url}/oauth/token`,
+          clientId: PSP_TEST.clientId,
+          clientSecret: PSP_TEST.clientSecret,
+          certPem: readFileSync(PSP_TEST.rogueCertPath, 'utf8'),
+          keyPem: readFileSync(PSP_TEST.rogueKeyPath, 'utf8'),
+          caPem: readFileSync(PSP_TEST.caPath, 'utf8'),
+          timeoutMs: 2000,
+        },
+        Date.now,
+      );
+      await assert.rejects(
+        client.api('cob-get', 'GET', '/cob/abcdefghijklmnopqrstuvwxyz12'),
+        (error: unknown) => error instanceof PixError,
+      );
+      await client.close();
+    } finally {
+      await psp.close();
+    }
+  });
+});
+
+describe(`Brazil on API Pix (${databaseLabel})`, () => {
+  let psp: FakePsp;
+  let gw: TestGateway;
+  let receiver: CallbackReceiver;
+  let merchant: Awaited<ReturnType<TestGateway['merchantWithKey']>>;
+  const call = (path: string, body: unknown) =>
+    signedCall(gw.url, merchant.credentials, { path, body }, gw.clock.now());
+  let seq = 0;
+  const collect = async (overrides: Record<string, unknown> = {}) => {
+    const body = {
+      amount: '125.50',
+      channelType: 'PIX',
+      externalOrderId: `pix-${Date.now()}-${++seq}`,
+      remark: 'Pedido 42',
+      ...overrides,
+    };
+    const response = await call(COLLECT, body);
+    assert.equal(response.body.code, '200', response.body.msgEn);
+    return { body, orderId: response.body.data.currencyOrderVo.orderId as string, data: response.body.data };
+  };
+  const order = async (orderId: string) => {
+    const found = await gw.gateway.orders.find(orderId);
+    assert.ok(found !== undefined);
+    return found;
+  };
+  const txidOf = async (orderId: string) => (await order(orderId)).channel_order_id ?? '';
+  const callbacksFor = (orderId: string) =>
+    receiver.received.map((r) => JSON.parse(r.body) as Record<string, any>).filter((json) => json.orderId === orderId);
+
+  before(async () => {
+    psp = await startFakePsp({ webhookRetryMs: 100 });
+    const port = await freePort();
+    gw = await startTestGateway({ env: apiPixEnv(psp, port) });
+    receiver = await startReceiver();
+    merchant = await gw.merchantWithKey();
+    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/callback`, { url: `${receiver.url}/cb` });
+    await gw.admin('POST', `/admin/v1/merchants/${merchant.merchantId}/balance-adjustments`, {
+      currency: 'BRL',
+      amount: '100000',
+      reason: 'float for payouts',
+    });
+    // The reconciliation worker registers the webhook with the PSP.
+    await until(() => assert.equal(psp.webhooks.size, 1));
+  });
+  after(async () => {
+    const breaches = await gw.auditBreaches();
+    await gw.close();
+    await psp.close();
+    await receiver.close();
+    assert.deepEqual(breaches, [], 'the ledger audits clean after the suite');
+  });
+
+  it('registers its webhook under an unguessable path of its public address', () => {
+    const [key, url] = [...psp.webhooks.entries()][0] ?? [];
+    assert.equal(key, PSP_TEST.pixKey);
+    assert.match(url ?? '', /^http:\/\/127\.0\.0\.1:\d+\/rails\/pix\/[0-9a-f]{32}$/);
+  });
+
+  it('makes each PIX collection a charge at the PSP and answers with the PSP’s code; a webhook confirmed by GET /pix pays it', async () => {
+    const created = await collect({ userInfoType: 'CPF', userInfoNo: '529.982.247-25', userInfoName: 'Maria Souza' });
+    const txid = await txidOf(created.orderId);
+    assert.match(txid, /^[a-zA-Z0-9]{26,35}$/);
+    const cob = psp.cobs.get(txid);
+    assert.ok(cob !== undefined, 'the charge exists at the PSP');
+    assert.equal(cob.valor.original, '125.50');
+    assert.equal(cob.chave, PSP_TEST.pixKey);
+    assert.deepEqual(cob.devedor, { cpf: '52998224725', nome: 'Maria Souza' });
+    assert.equal(cob.solicitacaoPagador, 'Pedido 42');
+    assert.ok(cob.calendario.expiracao > 0);
+    const payParam = created.data.currencyOrderVo.payParam as string;
+    assert.equal(payParam, cob.pixCopiaECola, 'the merchant gets the PSP’s copy-and-paste code');
+    assert.equal(payParam.slice(-4), crc16ccitt(payParam.slice(0, -4)));
+    assert.equal(brCodeValue(parseBrCode(payParam), '26', '00'), 'br.gov.bcb.pix');
+    const repeat = await call(COLLECT, created.body);
+    assert.equal(repeat.body.data.currencyOrderVo.payParam, payParam, 'an identical repeat gets the same code');
+    assert.equal(psp.requests.filter((r) => r.endpoint === 'cob-put').length >= 1, true);
+
+    const pix = await psp.pay(txid, { payer: { cpf: '52998224725', nome: 'Maria Souza' } });
+    await until(async () => assert.equal((await order(created.orderId)).status, 2));
+    const paid = await order(created.orderId);
+    const details = JSON.parse(paid.details) as Record<string, string>;
+    assert.equal(details.endToEndId, pix.endToEndId, 'the PSP’s end-to-end id is the order’s');
+    assert.equal(paid.actual_amount, 12550);
+    assert.ok(
+      psp.requests.some((r) => r.endpoint === 'pix-get' && r.path.endsWith(pix.endToEndId)),
+      'the webhook was confirmed with GET /pix/{e2eid}',
+    );
+    await until(() => assert.equal(callbacksFor(created.orderId).length, 1));
+    const messages = await gw.admin('GET', `/admin/v1/orders/${created.orderId}/rail-messages`);
+    const endpoints = messages.body.messages.map((m: { endpoint: string }) => m.endpoint);
+    assert.ok(endpoints.includes('cob-put') && endpoints.includes('webhook-pix') && endpoints.includes('pix-get'));
+    assert.doesNotMatch(JSON.stringify(messages.body), /52998224725/, 'documents are masked');
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    assert.match(metrics, /cashgate_pix_psp_requests_total\{operation="cob-put",outcome="ok"\} \d+/);
+    assert.match(metrics, /cashgate_pix_webhooks_total\{kind="pix",result="confirmed"\} \d+/);
+  });
+
+  it('never trusts a webhook body: a forged Pix changes nothing and is answered 200', async () => {
+    const created = await collect();
+    const txid = await txidOf(created.orderId);
+    const webhook = [...psp.webhooks.values()][0] ?? '';
+    const forged = await fetch(`${webhook}/pix`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        pix: [
+          { endToEndId: 'E00000000202611241200abcdefghijk', txid, valor: '125.50', horario: new Date().toISOString() },
+        ],
+      }),
+    });
+    assert.equal(forged.status, 200);
+    await sleep(300);
+    assert.equal((await order(created.orderId)).status, 1, 'the order still waits for its payment');
+    const wrongPath = await fetch(`${webhook.replace(/[0-9a-f]{32}$/, '0'.repeat(32))}/pix`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"pix":[]}',
+    });
+    assert.equal(wrongPath.status, 404);
+  });
+
+  it('finds a Pix whose webhook was lost by listing received Pix', async () => {
+    const created = await collect({ channelType: 'PIX_DYNAMIC', amount: '10.00' });
+    const txid = await txidOf(created.orderId);
+    await psp.pay(txid, { webhook: 'skip' });
+    await until(async () => assert.equal((await order(created.orderId)).status, 2));
+    assert.ok(psp.requests.some((r) => r.endpoint === 'pix-list'));
+  });
+
+  it('returns a second Pix for a paid order to its payer, with the money in and out of the ledger', async () => {
+    const created = await collect({ amount: '7.89' });
+    const txid = await txidOf(created.orderId);
+    await psp.pay(txid);
+    await until(async () => assert.equal((await order(created.orderId)).status, 2));
+    const second = await psp.pay(txid, { force: true });
+    await until(() =>
+      assert.ok(
+        psp.requests.some((r) => r.endpoint === 'devolucao-put' && r.path.includes(second.endToEndId)),
+        'a refund was asked for',
+      ),
+    );
+    await until(async () => {
+      const rows = await gw.gateway.store.read
+        .selectFrom('pix_received')
+        .selectAll()
+        .where('e2eid', '=', second.endToEndId)
+        .execute();
+      assert.equal(rows[0]?.disposition, 'returned');
+    });
+    assert.equal((await order(created.orderId)).actual_amount, 789, 'only the first Pix was credited');
+  });
+
+  it('removes the charge of an expired order at the PSP, and returns a Pix that arrives late', async () => {
+    const created = await collect({ amount: '3.00' });
+    const txid = await txidOf(created.orderId);
+    await gw.gateway.orders.applyEvent(created.orderId, 'expired', { source: 'test' });
+    await until(() => assert.equal(psp.cobs.get(txid)?.status, 'REMOVIDA_PELO_USUARIO_RECEBEDOR'));
+    const late = await psp.pay(txid, { force: true });
+    await until(() =>
+      assert.ok(psp.requests.some((r) => r.endpoint === 'devolucao-put' && r.path.includes(late.endToEndId))),
+    );
+    assert.equal((await order(created.orderId)).status, 3, 'the order stays expired');
+  });
+
+  it('asks for the charge before making it again when the PSP’s answer was lost', async () => {
+    psp.failNext('cob-put', 'timeout-after');
+    const created = await collect({ amount: '4.00' });
+    assert.equal(created.data.currencyOrderVo.payParam, '', 'the answer was lost: no code yet');
+    await until(async () => {
+      const repeat = await call(COLLECT, created.body);
+      assert.notEqual(repeat.body.data.currencyOrderVo.payParam, '');
+    });
+    assert.ok(
+      psp.requests.some((r) => r.endpoint === 'cob-get'),
+      'the PSP was asked first',
+    );
+    assert.equal([...psp.cobs.values()].filter((c) => c.valor.original === '4.00').length, 1, 'one charge');
+  });
+
+  it('sends a transfer by Pix key through the send extension and settles it on the PSP’s confirmed result', async () => {
+    const body = {
+      currencyAmount: '50.00',
+      channelType: 'PIX',
+      externalOrderId: `send-${Date.now()}`,
+      personIdType: 'CPF',
+      personId: '52998224725',
+      personName: 'João Fornecedor',
+      accountType: 'EMAIL',
+      accountId: 'fornecedor@example.com',
+    };
+    const created = await call(PIX_TRANSFER, body);
+    assert.equal(created.body.code, '200', created.body.msgEn);
+    const orderId = created.body.data.orderId as string;
+    await until(async () => assert.equal((await order(orderId)).status, 8));
+    const sent = [...psp.sent.values()].find((s) => s.favorecido?.chave === 'fornecedor@example.com');
+    assert.ok(sent !== undefined);
+    assert.equal(sent.valor, '50.00');
+    assert.equal(sent.pagador.chave, PSP_TEST.pixKey);
+    assert.ok(
+      psp.requests.some((r) => r.endpoint === 'send-get'),
+      'the result was confirmed by a status query',
+    );
+  });
+
+  it('fails a transfer the PSP did not make, with its reason, and releases the money', async () => {
+    psp.scriptSend('recusado@example.com', { status: 'NAO_REALIZADO', motivo: 'Conta destino encerrada' });
+    const body = {
+      currencyAmount: '12.00',
+      channelType: 'PIX',
+      externalOrderId: `send-fail-${Date.now()}`,
+      personIdType: 'CPF',
+      personId: '52998224725',
+      personName: 'Ana',
+      accountType: 'EMAIL',
+      accountId: 'recusado@example.com',
+    };
+    const created = await call(PIX_TRANSFER, body);
+    assert.equal(created.body.code, '200', created.body.msgEn);
+    const orderId = created.body.data.orderId as string;
+    await until(async () => assert.equal((await order(orderId)).status, 16));
+    assert.equal((await order(orderId)).error_msg_en, 'Conta destino encerrada', 'the PSP’s reason is the errorMsg');
+    assert.equal((await order(orderId)).fee, 0, 'amount and fee are released');
+  });
+
+  it('sends a transfer to an account by ISPB, branch and account, and asks before sending again after a lost answer', async () => {
+    psp.failNext('send-put', 'timeout-after');
+    const body = {
+      currencyAmount: '9.00',
+      channelType: 'BANK',
+      externalOrderId: `ted-${Date.now()}`,
+      personIdType: 'CPF',
+      personId: '52998224725',
+      personName: 'Maria Souza',
+      accountType: 'CC',
+      accountId: '12345-6',
+      bankName: 'Banco do Brasil S.A.',
+      agency: '1234',
+    };
+    const created = await call(BANK_TRANSFER, body);
+    assert.equal(created.body.code, '200', created.body.msgEn);
+    const orderId = created.body.data.orderId as string;
+    await until(async () => assert.equal((await order(orderId)).status, 8));
+    const sends = [...psp.sent.values()].filter((s) => s.favorecido?.contaBanco?.agencia === '1234');
+    assert.equal(sends.length, 1, 'sent once');
+    assert.equal(sends[0]?.favorecido.contaBanco.codigoBanco, '00000000');
+    assert.ok(psp.requests.some((r) => r.endpoint === 'send-get'));
+  });
+
+  it('says plainly that boletos are not yet live', async () => {
+    const response = await call(COLLECT, {
+      amount: '10.00',
+      channelType: 'BOLETO',
+      externalOrderId: `b-${Date.now()}`,
+    });
+    assert.equal(response.body.code, '300');
+    assert.match(response.body.msgEn, /channelType BOLETO is not yet live/);
+  });
+});
