@@ -641,6 +641,7 @@ export class ApiPixBrazil {
         text(obj(obj(answer.gnExtras).erro).motivo) ??
         text(answer.motivo) ??
         reportedReason ??
+        (await this.#reportedReason(payout.id_envio)) ??
         'the receiving institution did not credit the Pix';
       await this.#failPayout(payout.order_id, reason, settle);
       return;
@@ -654,6 +655,20 @@ export class ApiPixBrazil {
       });
       await railq.insertRailMessages(tx, [this.#message(exchange, payout.order_id, payout.id_envio)]);
     });
+  }
+
+  /**
+   * The reason a send webhook gave for a send that was not made (`gnExtras.erro.motivo`), from the
+   * webhooks recorded about it: one may have come before Cashgate had recorded the payout.
+   */
+  async #reportedReason(idEnvio: string): Promise<string | undefined> {
+    const messages = await railq.railMessagesAbout(this.deps.store.read, 'apipix', 'webhook-send', idEnvio);
+    for (const message of messages) {
+      const element = obj(JSON.parse(message.response ?? 'null') as unknown);
+      const reason = text(obj(obj(element.gnExtras).erro).motivo) ?? text(element.motivo);
+      if (reason !== undefined) return reason;
+    }
+    return undefined;
   }
 
   /** The PSP took the payout: the order is with the rail (2, BANK_PROCESSING). */

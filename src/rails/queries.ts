@@ -39,6 +39,19 @@ export function unmatchedRailMessages(db: ReadDb, limit: number): Promise<RailMe
     .execute();
 }
 
+/** The messages a rail sent or received about its reference `ref` at `endpoint`, newest first. */
+export function railMessagesAbout(db: ReadDb, rail: string, endpoint: string, ref: string): Promise<RailMessageRow[]> {
+  return db
+    .selectFrom('rail_messages')
+    .selectAll()
+    .where('ref', '=', ref)
+    .where('rail', '=', rail)
+    .where('endpoint', '=', endpoint)
+    .orderBy('at', 'desc')
+    .limit(20)
+    .execute();
+}
+
 /** Whether an order with this id exists. */
 export async function orderExists(db: ReadDb, orderId: string): Promise<boolean> {
   const row = await db.selectFrom('orders').select('id').where('id', '=', orderId).executeTakeFirst();

@@ -68,6 +68,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .where(sql.ref('next_check_at'), 'is not', null)
     .execute();
 
+  // A rail's messages about one of its references (a send's webhooks, say).
+  await db.schema.createIndex('rail_messages_ref').on('rail_messages').columns(['ref', 'at']).execute();
+
   // Where a rail's reconciliation has read up to (e.g. the end of the last window of received Pix listed).
   await db.schema
     .createTable('rail_cursors')
