@@ -201,10 +201,12 @@ describe(`Brazil on API Pix (${databaseLabel})`, () => {
     assert.equal(psp.requests.filter((r) => r.endpoint === 'cob-put').length >= 1, true);
 
     const pix = await psp.pay(txid, { payer: { cpf: '52998224725', nome: 'Maria Souza' } });
+    await psp.idle();
     await until(async () => assert.equal((await order(created.orderId)).status, 2));
     const paid = await order(created.orderId);
     const details = JSON.parse(paid.details) as Record<string, string>;
     assert.equal(details.endToEndId, pix.endToEndId, 'the PSP’s end-to-end id is the order’s');
+    assert.equal(details.payerName, 'Maria Souza', 'the payer the PSP named is kept');
     assert.equal(paid.actual_amount, 12550);
     assert.ok(
       psp.requests.some((r) => r.endpoint === 'pix-get' && r.path.endsWith(pix.endToEndId)),

@@ -341,7 +341,8 @@ export class ApiPixBrazil {
     }
     const txid = text(pix.txid);
     const charge = txid === undefined ? undefined : await q.pixChargeByTxid(store.read, txid);
-    const payer = obj(pix.pagador);
+    // The standard's Pix names no payer; PSPs add one (Efí in gnExtras.pagador).
+    const payer = obj(obj(pix.gnExtras).pagador ?? pix.pagador);
     const payerDocument = text(payer.cpf) ?? text(payer.cnpj);
     const payerName = text(payer.nome);
     const now = clock.now();

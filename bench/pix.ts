@@ -1,0 +1,136 @@
+// Brazil on API Pix against the local PSP (test/support/fake-psp.ts, in this process): PIX
+// collections created per second, each with its charge (cob) made at the PSP over mutual TLS before
+// the merchant is answered, beside the same create on the sandbox rail and the floor (a bare route
+// verifying the signature), all in one run; then the way from the PSP's webhook to the merchant's
+// callback (the Pix confirmed with GET /pix/{e2eid}, the order paid, the merchant called), as
+// p50/p99 over BENCH_CALLBACK_ORDERS orders (default 300).
+//   npm run bench:pix      (SQLite in a temporary directory)
+// Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { signedHeaders, type Credentials } from '@cashgate/sdk';
+import { cobTxid } from '../src/brazil/collection-codes.js';
+import { freePort } from '../test/support/fake-daraja.js';
+import { PSP_TEST, startFakePsp, type FakePsp } from '../test/support/fake-psp.js';
+import { adminCall, runCli, startServerProcess } from '../test/support/process.js';
+import { startReceiver } from '../test/support/receiver.js';
+import { connections, measure, measureFloor, printTable, seconds, signedPost, type Figures } from './harness.js';
+
+const ADMIN_TOKEN = 'bench-admin-token-0123456789';
+const callbackOrders = Number(process.env.BENCH_CALLBACK_ORDERS ?? 300);
+
+let seq = 0;
+const collection = () => ({ amount: '125.50', channelType: 'PIX', externalOrderId: `bp${process.pid}x${++seq}` });
+
+function apiPixEnv(psp: FakePsp, port: number): Record<string, string> {
+  return {
+    PORT: String(port),
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+    BRAZIL_RAIL: 'apipix',
+    PIX_PSP_BASE_URL: `${psp.url}/v2`,
+    PIX_PSP_TOKEN_URL: `${psp.url}/oauth/token`,
+    PIX_PSP_CLIENT_ID: PSP_TEST.clientId,
+    PIX_PSP_CLIENT_SECRET: PSP_TEST.clientSecret,
+    PIX_PSP_CERT: PSP_TEST.certPath,
+    PIX_PSP_KEY: PSP_TEST.keyPath,
+    PIX_PSP_CA: PSP_TEST.caPath,
+    PIX_KEY: PSP_TEST.pixKey,
+  };
+}
+
+async function withServer<T>(
+  env: Record<string, string>,
+  run: (url: string, credentials: Credentials, merchantId: string) => Promise<T>,
+): Promise<T> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'cashgate-bench-pix-'));
+  const full = {
+    ...env,
+    CASHGATE_DATA_DIR: dataDir,
+    KEY_ACTIVATION_DELAY_MS: '0',
+    RATE_LIMIT_PER_KEY_PER_MINUTE: '100000000',
+    LOG_LEVEL: 'info',
+    CASHGATE_ADMIN_TOKEN: ADMIN_TOKEN,
+    CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
+    CALLBACK_POLL_INTERVAL_MS: '50',
+  };
+  try {
+    const merchant = await runCli(['merchant', 'create', '--name', 'Bench'], full);
+    if (merchant.code !== 0) throw new Error(merchant.stderr);
+    const { merchantId } = JSON.parse(merchant.stdout) as { merchantId: string };
+    const key = await runCli(['key', 'create', '--merchant', merchantId, '--permissions', 'all'], full);
+    if (key.code !== 0) throw new Error(key.stderr);
+    const server = await startServerProcess(full);
+    try {
+      return await run(server.url, JSON.parse(key.stdout) as Credentials, merchantId);
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+const create = (name: string, url: string, credentials: Credentials) =>
+  measure(name, url, signedPost('/api/v3/bra/createCollectingOrder', credentials, collection));
+
+const rows: Figures[] = [];
+rows.push(await withServer({}, (url, credentials) => create('PIX collection create, sandbox rail', url, credentials)));
+const psp = await startFakePsp();
+const receiver = await startReceiver();
+let latencies: number[] = [];
+try {
+  const port = await freePort();
+  rows.push(
+    await withServer(apiPixEnv(psp, port), async (url, credentials, merchantId) => {
+      const figures = await create('PIX collection create, API Pix (local PSP, cob included)', url, credentials);
+      await adminCall({ url }, ADMIN_TOKEN, 'PUT', `/admin/v1/merchants/${merchantId}/callback`, {
+        url: `${receiver.url}/cb`,
+      });
+      // The PSP's webhook → the merchant's callback, order by order, a few at a time.
+      const orderIds: string[] = [];
+      for (let batch = 0; batch < callbackOrders / 10; batch++) {
+        await Promise.all(
+          Array.from({ length: 10 }, async () => {
+            const body = collection();
+            const answer = await fetch(new URL('/api/v3/bra/createCollectingOrder', url), {
+              method: 'POST',
+              headers: { ...signedHeaders(credentials, body), 'content-type': 'application/json;charset=utf-8' },
+              body: JSON.stringify(body),
+            });
+            const json = (await answer.json()) as { data: { currencyOrderVo: { orderId: string } } };
+            const orderId = json.data.currencyOrderVo.orderId;
+            orderIds.push(orderId);
+            await psp.pay(cobTxid(orderId));
+          }),
+        );
+      }
+      const deadline = Date.now() + 30_000;
+      while (receiver.received.length < orderIds.length && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 100));
+      const delivered = new Map<string, number>();
+      for (const delivery of psp.webhookDeliveries) {
+        const txid = (delivery.body as { pix?: { txid?: string }[] }).pix?.[0]?.txid;
+        if (txid !== undefined && !delivered.has(txid)) delivered.set(txid, delivery.at);
+      }
+      latencies = receiver.received
+        .map((r) => {
+          const { orderId } = JSON.parse(r.body) as { orderId: string };
+          const at = delivered.get(cobTxid(orderId));
+          return at === undefined ? undefined : r.at - at;
+        })
+        .filter((ms): ms is number => ms !== undefined)
+        .sort((a, b) => a - b);
+      return figures;
+    }),
+  );
+} finally {
+  await psp.close();
+  await receiver.close();
+}
+const base = await measureFloor();
+printTable(`Brazil on API Pix, SQLite: ${connections} connections, ${seconds} s each`, base, [base, ...rows]);
+const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
+console.log(
+  `\nPSP webhook → merchant callback over ${latencies.length} orders: p50 ${at(0.5)} ms, p99 ${at(0.99)} ms (the floor's p99: ${base.p99} ms, ratio ${(at(0.99) / Math.max(base.p99, 1)).toFixed(2)})`,
+);
