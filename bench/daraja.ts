@@ -5,14 +5,20 @@
 // merchant called), as p50/p99 over BENCH_CALLBACK_ORDERS orders (default 300).
 //   npm run bench:daraja      (SQLite in a temporary directory)
 // Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { signedHeaders, type Credentials } from '@cashgate/sdk';
 import { darajaGatewayEnv, freePort, startFakeDaraja } from '../test/support/fake-daraja.js';
-import { adminCall, runCli, startServerProcess } from '../test/support/process.js';
+import { adminCall } from '../test/support/process.js';
 import { startReceiver } from '../test/support/receiver.js';
-import { connections, measure, measureFloor, printTable, seconds, signedPost, type Figures } from './harness.js';
+import {
+  connections,
+  measure,
+  measureFloor,
+  printTable,
+  seconds,
+  signedPost,
+  withBenchServer,
+  type Figures,
+} from './harness.js';
 
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 const callbackOrders = Number(process.env.BENCH_CALLBACK_ORDERS ?? 300);
@@ -31,44 +37,14 @@ const collection = () => {
   };
 };
 
-async function withServer<T>(
-  env: Record<string, string>,
-  run: (url: string, credentials: Credentials, merchantId: string) => Promise<T>,
-): Promise<T> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'cashgate-bench-daraja-'));
-  const full = {
-    ...env,
-    CASHGATE_DATA_DIR: dataDir,
-    KEY_ACTIVATION_DELAY_MS: '0',
-    RATE_LIMIT_PER_KEY_PER_MINUTE: '100000000',
-    LOG_LEVEL: 'info',
-    CASHGATE_ADMIN_TOKEN: ADMIN_TOKEN,
-    CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
-    CALLBACK_POLL_INTERVAL_MS: '50',
-  };
-  try {
-    const merchant = await runCli(['merchant', 'create', '--name', 'Bench'], full);
-    if (merchant.code !== 0) throw new Error(merchant.stderr);
-    const { merchantId } = JSON.parse(merchant.stdout) as { merchantId: string };
-    const key = await runCli(['key', 'create', '--merchant', merchantId, '--permissions', 'all'], full);
-    if (key.code !== 0) throw new Error(key.stderr);
-    const server = await startServerProcess(full);
-    try {
-      return await run(server.url, JSON.parse(key.stdout) as Credentials, merchantId);
-    } finally {
-      await server.stop();
-    }
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
-}
-
 const create = (name: string, url: string, credentials: Credentials) =>
   measure(name, url, signedPost('/api/v3/ken/createCollectingOrder', credentials, collection));
 
 const rows: Figures[] = [];
 rows.push(
-  await withServer({}, (url, credentials) => create('Kenya STK collection create, sandbox rail', url, credentials)),
+  await withBenchServer({}, ADMIN_TOKEN, (url, credentials) =>
+    create('Kenya STK collection create, sandbox rail', url, credentials),
+  ),
 );
 const daraja = await startFakeDaraja();
 const receiver = await startReceiver();
@@ -76,7 +52,7 @@ let latencies: number[] = [];
 try {
   const port = await freePort();
   rows.push(
-    await withServer(darajaGatewayEnv(daraja, port), async (url, credentials, merchantId) => {
+    await withBenchServer(darajaGatewayEnv(daraja, port), ADMIN_TOKEN, async (url, credentials, merchantId) => {
       const figures = await create('Kenya STK collection create, Daraja (local fake)', url, credentials);
       await daraja.idle();
       // Daraja's callback → the merchant's callback, order by order, a few at a time.

@@ -2,9 +2,13 @@
 // request, and the floor case every ratio is taken to: a bare Fastify route that only verifies the
 // signature (bench/floor-server.ts, in a child process).
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { once } from 'node:events';
 import autocannon from 'autocannon';
 import { signedHeaders, type Credentials } from '@cashgate/sdk';
+import { runCli, startServerProcess } from '../test/support/process.js';
 
 export const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 export const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -112,5 +116,42 @@ export function printTable(title: string, base: Figures, rows: readonly Figures[
         ? ''
         : `  (${row.non2xx} non-2xx!)`,
     );
+  }
+}
+
+/**
+ * Runs `run` against a fresh server process on a temporary SQLite data directory, with a merchant
+ * and an API key of every permission made by the CLI; removes the directory afterwards.
+ */
+export async function withBenchServer<T>(
+  env: Record<string, string>,
+  adminToken: string,
+  run: (url: string, credentials: Credentials, merchantId: string) => Promise<T>,
+): Promise<T> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'cashgate-bench-'));
+  const full = {
+    ...env,
+    CASHGATE_DATA_DIR: dataDir,
+    KEY_ACTIVATION_DELAY_MS: '0',
+    RATE_LIMIT_PER_KEY_PER_MINUTE: '100000000',
+    LOG_LEVEL: 'info',
+    CASHGATE_ADMIN_TOKEN: adminToken,
+    CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
+    CALLBACK_POLL_INTERVAL_MS: '50',
+  };
+  try {
+    const merchant = await runCli(['merchant', 'create', '--name', 'Bench'], full);
+    if (merchant.code !== 0) throw new Error(merchant.stderr);
+    const { merchantId } = JSON.parse(merchant.stdout) as { merchantId: string };
+    const key = await runCli(['key', 'create', '--merchant', merchantId, '--permissions', 'all'], full);
+    if (key.code !== 0) throw new Error(key.stderr);
+    const server = await startServerProcess(full);
+    try {
+      return await run(server.url, JSON.parse(key.stdout) as Credentials, merchantId);
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
   }
 }

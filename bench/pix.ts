@@ -6,16 +6,22 @@
 // p50/p99 over BENCH_CALLBACK_ORDERS orders (default 300).
 //   npm run bench:pix      (SQLite in a temporary directory)
 // Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { signedHeaders, type Credentials } from '@cashgate/sdk';
 import { cobTxid } from '../src/brazil/collection-codes.js';
 import { freePort } from '../test/support/fake-daraja.js';
-import { PSP_TEST, startFakePsp, type FakePsp } from '../test/support/fake-psp.js';
-import { adminCall, runCli, startServerProcess } from '../test/support/process.js';
+import { apiPixGatewayEnv, startFakePsp } from '../test/support/fake-psp.js';
+import { adminCall } from '../test/support/process.js';
 import { startReceiver } from '../test/support/receiver.js';
-import { connections, measure, measureFloor, printTable, seconds, signedPost, type Figures } from './harness.js';
+import {
+  connections,
+  measure,
+  measureFloor,
+  printTable,
+  seconds,
+  signedPost,
+  withBenchServer,
+  type Figures,
+} from './harness.js';
 
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 const callbackOrders = Number(process.env.BENCH_CALLBACK_ORDERS ?? 300);
@@ -23,66 +29,22 @@ const callbackOrders = Number(process.env.BENCH_CALLBACK_ORDERS ?? 300);
 let seq = 0;
 const collection = () => ({ amount: '125.50', channelType: 'PIX', externalOrderId: `bp${process.pid}x${++seq}` });
 
-function apiPixEnv(psp: FakePsp, port: number): Record<string, string> {
-  return {
-    PORT: String(port),
-    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-    BRAZIL_RAIL: 'apipix',
-    PIX_PSP_BASE_URL: `${psp.url}/v2`,
-    PIX_PSP_TOKEN_URL: `${psp.url}/oauth/token`,
-    PIX_PSP_CLIENT_ID: PSP_TEST.clientId,
-    PIX_PSP_CLIENT_SECRET: PSP_TEST.clientSecret,
-    PIX_PSP_CERT: PSP_TEST.certPath,
-    PIX_PSP_KEY: PSP_TEST.keyPath,
-    PIX_PSP_CA: PSP_TEST.caPath,
-    PIX_KEY: PSP_TEST.pixKey,
-  };
-}
-
-async function withServer<T>(
-  env: Record<string, string>,
-  run: (url: string, credentials: Credentials, merchantId: string) => Promise<T>,
-): Promise<T> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'cashgate-bench-pix-'));
-  const full = {
-    ...env,
-    CASHGATE_DATA_DIR: dataDir,
-    KEY_ACTIVATION_DELAY_MS: '0',
-    RATE_LIMIT_PER_KEY_PER_MINUTE: '100000000',
-    LOG_LEVEL: 'info',
-    CASHGATE_ADMIN_TOKEN: ADMIN_TOKEN,
-    CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
-    CALLBACK_POLL_INTERVAL_MS: '50',
-  };
-  try {
-    const merchant = await runCli(['merchant', 'create', '--name', 'Bench'], full);
-    if (merchant.code !== 0) throw new Error(merchant.stderr);
-    const { merchantId } = JSON.parse(merchant.stdout) as { merchantId: string };
-    const key = await runCli(['key', 'create', '--merchant', merchantId, '--permissions', 'all'], full);
-    if (key.code !== 0) throw new Error(key.stderr);
-    const server = await startServerProcess(full);
-    try {
-      return await run(server.url, JSON.parse(key.stdout) as Credentials, merchantId);
-    } finally {
-      await server.stop();
-    }
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
-}
-
 const create = (name: string, url: string, credentials: Credentials) =>
   measure(name, url, signedPost('/api/v3/bra/createCollectingOrder', credentials, collection));
 
 const rows: Figures[] = [];
-rows.push(await withServer({}, (url, credentials) => create('PIX collection create, sandbox rail', url, credentials)));
+rows.push(
+  await withBenchServer({}, ADMIN_TOKEN, (url, credentials) =>
+    create('PIX collection create, sandbox rail', url, credentials),
+  ),
+);
 const psp = await startFakePsp();
 const receiver = await startReceiver();
 let latencies: number[] = [];
 try {
   const port = await freePort();
   rows.push(
-    await withServer(apiPixEnv(psp, port), async (url, credentials, merchantId) => {
+    await withBenchServer(apiPixGatewayEnv(psp, port), ADMIN_TOKEN, async (url, credentials, merchantId) => {
       const figures = await create('PIX collection create, API Pix (local PSP, cob included)', url, credentials);
       await adminCall({ url }, ADMIN_TOKEN, 'PUT', `/admin/v1/merchants/${merchantId}/callback`, {
         url: `${receiver.url}/cb`,

@@ -6,42 +6,18 @@ import { ApiPixClient, PixError } from '../src/rails/pix/api-pix-client.js';
 import { brCodeValue, crc16ccitt, parseBrCode } from '../src/rails/pix/br-code.js';
 import { databaseLabel } from './support/database.js';
 import { freePort } from './support/fake-daraja.js';
-import { PSP_TEST, startFakePsp, type FakePsp } from './support/fake-psp.js';
+import { apiPixGatewayEnv, PSP_TEST, startFakePsp, type FakePsp } from './support/fake-psp.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
-import { sleep, startReceiver, type CallbackReceiver } from './support/receiver.js';
-
-/** Retries `check` until it stops throwing (or rethrows its last failure after `timeoutMs`). */
-async function until(check: () => unknown, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-    }
-    await sleep(50);
-  }
-}
+import { sleep, startReceiver, until, type CallbackReceiver } from './support/receiver.js';
 
 const COLLECT = '/api/v3/bra/createCollectingOrder';
 const PIX_TRANSFER = '/api/v3/bra/createTransferOrder';
 const BANK_TRANSFER = '/api/v3/bra/bank/createTransferOrder';
 
-/** The environment of a gateway on the local PSP, its webhook reaching it on `port`. */
+/** The environment of a gateway on the local PSP, its webhook reaching it on `port`, with short waits. */
 function apiPixEnv(psp: Pick<FakePsp, 'url'>, port: number): Record<string, string> {
   return {
-    PORT: String(port),
-    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-    BRAZIL_RAIL: 'apipix',
-    PIX_PSP_BASE_URL: `${psp.url}/v2`,
-    PIX_PSP_TOKEN_URL: `${psp.url}/oauth/token`,
-    PIX_PSP_CLIENT_ID: PSP_TEST.clientId,
-    PIX_PSP_CLIENT_SECRET: PSP_TEST.clientSecret,
-    PIX_PSP_CERT: PSP_TEST.certPath,
-    PIX_PSP_KEY: PSP_TEST.keyPath,
-    PIX_PSP_CA: PSP_TEST.caPath,
-    PIX_KEY: PSP_TEST.pixKey,
+    ...apiPixGatewayEnv(psp, port),
     PIX_PSP_TIMEOUT_MS: '1000',
     PIX_RECONCILE_INTERVAL_MS: '300',
     PIX_PAYOUT_RESULT_TIMEOUT_MS: '400',

@@ -373,8 +373,9 @@ export class ApiPixBrazil {
         this.deps.logger.warn({ e2eid, txid, amount: String(amount) }, 'a Pix arrived that no charge asked for');
         return 'unmatched';
       }
+      let refused = false;
       try {
-        await orders.applyEvent(charge.order_id, 'paid', {
+        const applied = await orders.applyEvent(charge.order_id, 'paid', {
           source: 'apipix',
           amount,
           data: {
@@ -388,12 +389,16 @@ export class ApiPixBrazil {
             await railq.insertRailMessages(tx, [this.#message(exchange, charge.order_id, e2eid)]);
           },
         });
-        return 'confirmed';
+        // The order's rules refused this payment (an aggregate cashier's dynamicAmountNotify 2).
+        refused = applied.status !== COLLECTION_STATUS.paid;
+        if (!refused) return 'confirmed';
       } catch (error) {
         if (!(error instanceof EventNotAllowedError)) throw error;
       }
       // The order no longer waits for a payment (it expired, or another Pix paid it): return this one.
-      const reason = `the order no longer waits for a payment (status ${(await orders.find(charge.order_id))?.status ?? '?'})`;
+      const reason = refused
+        ? 'the order refused a payment of this amount'
+        : `the order no longer waits for a payment (status ${(await orders.find(charge.order_id))?.status ?? '?'})`;
       const returning: q.PixReceivedRow = {
         ...row,
         disposition: 'returning',
@@ -402,7 +407,8 @@ export class ApiPixBrazil {
         next_check_at: now,
       };
       await this.#write(async (tx) => {
-        await q.insertPixReceived(tx, returning);
+        if (refused) await q.updatePixReceived(tx, e2eid, { ...returning, updated_at: now });
+        else await q.insertPixReceived(tx, returning);
         await this.deps.ledger.post(tx, {
           kind: 'pix.return.received',
           currency: 'BRL',

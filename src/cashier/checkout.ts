@@ -214,8 +214,10 @@ export class CheckoutService {
       transition: collectionTransitions(this.deps.ledger, {
         clearing: (order) =>
           CASHIER_METHOD_SPECS[cashierDetails(order).method].rail === 'chain' ? 'token_clearing' : 'rail_clearing',
-        successDetails: (order, now) =>
-          CASHIER_METHOD_SPECS[cashierDetails(order).method].rail === 'brazil' ? brazilSuccessDetails(order, now) : {},
+        successDetails: (order, now, data) =>
+          CASHIER_METHOD_SPECS[cashierDetails(order).method].rail === 'brazil'
+            ? brazilSuccessDetails(order, now, data)
+            : {},
         // A token payment keeps what the chain reported: the units and the transaction hash; and
         // whether they differ from the units asked for (a difference the reais may round away).
         before: ({ order, event, options }) => {

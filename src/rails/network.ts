@@ -22,3 +22,35 @@ export function isConnectError(error: unknown): boolean {
     code === 'SELF_SIGNED_CERT_IN_CHAIN'
   );
 }
+
+/**
+ * An OAuth access token kept until a minute before it expires, fetched once however many calls
+ * wait for it (no stampede on the provider's token endpoint), and dropped when the provider
+ * refuses it so the next call fetches a new one.
+ */
+export class TokenCache {
+  #token: { value: string; refreshAt: number } | undefined;
+  #fetching: Promise<string> | undefined;
+
+  constructor(
+    private readonly fetchToken: () => Promise<{ value: string; expiresInSeconds: number }>,
+    private readonly now: () => number,
+  ) {}
+
+  async get(): Promise<string> {
+    const token = this.#token;
+    if (token !== undefined && token.refreshAt > this.now()) return token.value;
+    this.#fetching ??= this.fetchToken()
+      .then(({ value, expiresInSeconds }) => {
+        this.#token = { value, refreshAt: this.now() + Math.max(0, expiresInSeconds - 60) * 1000 };
+        return value;
+      })
+      .finally(() => (this.#fetching = undefined));
+    return this.#fetching;
+  }
+
+  /** The provider refused the token: the next call fetches a new one. */
+  drop(): void {
+    this.#token = undefined;
+  }
+}

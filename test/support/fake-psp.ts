@@ -1549,3 +1549,20 @@ class FakePspServer implements FakePsp {
     return delivery.status;
   }
 }
+
+/** The environment of a gateway on this local PSP, listening on `port` where the PSP posts its webhooks. */
+export function apiPixGatewayEnv(psp: Pick<FakePsp, 'url'>, port: number): Record<string, string> {
+  return {
+    PORT: String(port),
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+    BRAZIL_RAIL: 'apipix',
+    PIX_PSP_BASE_URL: `${psp.url}/v2`,
+    PIX_PSP_TOKEN_URL: `${psp.url}/oauth/token`,
+    PIX_PSP_CLIENT_ID: PSP_TEST.clientId,
+    PIX_PSP_CLIENT_SECRET: PSP_TEST.clientSecret,
+    PIX_PSP_CERT: PSP_TEST.certPath,
+    PIX_PSP_KEY: PSP_TEST.keyPath,
+    PIX_PSP_CA: PSP_TEST.caPath,
+    PIX_KEY: PSP_TEST.pixKey,
+  };
+}

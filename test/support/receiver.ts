@@ -123,3 +123,17 @@ export function receiverPool(): {
     },
   };
 }
+
+/** Retries `check` until it stops throwing (or rethrows its last failure after `timeoutMs`). */
+export async function until(check: () => unknown, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+    }
+    await sleep(50);
+  }
+}

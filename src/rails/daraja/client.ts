@@ -1,7 +1,7 @@
 import { constants, createPublicKey, publicEncrypt, type KeyObject } from 'node:crypto';
 import { Agent, request } from 'undici';
 import { Counter, Histogram, type Registry } from 'prom-client';
-import { isConnectError } from '../network.js';
+import { isConnectError, TokenCache } from '../network.js';
 
 /** What Cashgate needs to call Safaricom's Daraja for one deployment (see docs/going-live-kenya.md). */
 export interface DarajaConfig {
@@ -110,12 +110,6 @@ export function certificateKey(pem: string): KeyObject {
   return key;
 }
 
-interface Token {
-  value: string;
-  /** When Cashgate stops using it: a minute before Daraja says it expires. */
-  refreshAt: number;
-}
-
 /**
  * A Daraja API client: the OAuth token cached until shortly before it expires and fetched once
  * however many calls wait for it; every call with a timeout; gateway errors sorted into what the
@@ -124,8 +118,7 @@ interface Token {
 export class DarajaClient {
   readonly #agent: Agent;
   readonly #key: KeyObject;
-  #token: Token | undefined;
-  #fetching: Promise<Token> | undefined;
+  readonly #tokens: TokenCache;
   readonly #calls: Counter<'endpoint' | 'code'> | undefined;
   readonly #latency: Histogram<'endpoint'> | undefined;
 
@@ -134,6 +127,7 @@ export class DarajaClient {
     private readonly now: () => number,
     registry?: Registry,
   ) {
+    this.#tokens = new TokenCache(() => this.#fetchToken(), now);
     this.#agent = new Agent({ connections: 32, keepAliveTimeout: 10_000 });
     this.#key = certificateKey(config.b2c.certificatePem);
     if (registry === undefined) return;
@@ -169,11 +163,11 @@ export class DarajaClient {
   /** POSTs `body` to the endpoint with the current token; a token Daraja refuses is fetched again once. */
   async call(endpoint: Exclude<DarajaEndpoint, 'oauth'>, body: Record<string, unknown>): Promise<DarajaExchange> {
     try {
-      return await this.#post(endpoint, body, await this.#accessToken());
+      return await this.#post(endpoint, body, await this.#tokens.get());
     } catch (error) {
       if (!(error instanceof DarajaError) || !INVALID_TOKEN_CODES.has(error.code)) throw error;
-      this.#token = undefined;
-      return this.#post(endpoint, body, await this.#accessToken());
+      this.#tokens.drop();
+      return this.#post(endpoint, body, await this.#tokens.get());
     }
   }
 
@@ -181,15 +175,7 @@ export class DarajaClient {
     await this.#agent.close();
   }
 
-  async #accessToken(): Promise<string> {
-    const token = this.#token;
-    if (token !== undefined && token.refreshAt > this.now()) return token.value;
-    // One fetch however many calls are waiting: no stampede on Daraja's OAuth endpoint.
-    this.#fetching ??= this.#fetchToken().finally(() => (this.#fetching = undefined));
-    return (await this.#fetching).value;
-  }
-
-  async #fetchToken(): Promise<Token> {
+  async #fetchToken(): Promise<{ value: string; expiresInSeconds: number }> {
     const basic = Buffer.from(`${this.config.consumerKey}:${this.config.consumerSecret}`).toString('base64');
     const exchange = await this.#send('oauth', 'GET', `${DARAJA_PATHS.oauth}?grant_type=client_credentials`, {
       authorization: `Basic ${basic}`,
@@ -200,9 +186,7 @@ export class DarajaClient {
     if (typeof value !== 'string' || value === '' || !Number.isFinite(seconds) || seconds <= 0) {
       throw new DarajaError('oauth', 'invalid', 'bad-token', 'the OAuth answer holds no access token', exchange);
     }
-    const token = { value, refreshAt: this.now() + Math.max(0, seconds - 60) * 1000 };
-    this.#token = token;
-    return token;
+    return { value, expiresInSeconds: seconds };
   }
 
   #post(endpoint: Exclude<DarajaEndpoint, 'oauth'>, body: Record<string, unknown>, token: string) {

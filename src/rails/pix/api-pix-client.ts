@@ -1,6 +1,6 @@
 import { Agent, request } from 'undici';
 import { Counter, Histogram, type Registry } from 'prom-client';
-import { isConnectError } from '../network.js';
+import { isConnectError, TokenCache } from '../network.js';
 
 /** What Cashgate needs to call a PSP's API Pix and its Pix-send extension (see docs/going-live-brazil.md). */
 export interface ApiPixConfig {
@@ -113,12 +113,6 @@ function problemName(body: unknown): string | undefined {
   return typeof problem.nome === 'string' ? problem.nome : undefined;
 }
 
-interface Token {
-  value: string;
-  /** A minute before the PSP says it expires. */
-  refreshAt: number;
-}
-
 /**
  * A client of a PSP's API Pix over mutual TLS: OAuth2 client-credentials tokens cached until
  * shortly before they expire and fetched once however many calls wait; a token the PSP refuses is
@@ -127,8 +121,7 @@ interface Token {
  */
 export class ApiPixClient {
   readonly #agent: Agent;
-  #token: Token | undefined;
-  #fetching: Promise<Token> | undefined;
+  readonly #tokens: TokenCache;
   readonly #calls: Counter<'operation' | 'outcome'> | undefined;
   readonly #latency: Histogram<'operation'> | undefined;
 
@@ -137,6 +130,7 @@ export class ApiPixClient {
     private readonly now: () => number,
     registry?: Registry,
   ) {
+    this.#tokens = new TokenCache(() => this.#fetchToken(), now);
     this.#agent = new Agent({
       connections: 32,
       keepAliveTimeout: 10_000,
@@ -178,23 +172,16 @@ export class ApiPixClient {
 
   async #authorised(endpoint: PixEndpoint, method: string, url: string, body: unknown): Promise<PixExchange> {
     try {
-      return await this.#send(endpoint, method, url, { authorization: `Bearer ${await this.#accessToken()}` }, body);
+      return await this.#send(endpoint, method, url, { authorization: `Bearer ${await this.#tokens.get()}` }, body);
     } catch (error) {
       if (!(error instanceof PixError) || error.exchange.httpStatus !== 401) throw error;
       // A token the PSP no longer takes (revoked, expired early): fetched again once.
-      this.#token = undefined;
-      return this.#send(endpoint, method, url, { authorization: `Bearer ${await this.#accessToken()}` }, body);
+      this.#tokens.drop();
+      return this.#send(endpoint, method, url, { authorization: `Bearer ${await this.#tokens.get()}` }, body);
     }
   }
 
-  async #accessToken(): Promise<string> {
-    const token = this.#token;
-    if (token !== undefined && token.refreshAt > this.now()) return token.value;
-    this.#fetching ??= this.#fetchToken().finally(() => (this.#fetching = undefined));
-    return (await this.#fetching).value;
-  }
-
-  async #fetchToken(): Promise<Token> {
+  async #fetchToken(): Promise<{ value: string; expiresInSeconds: number }> {
     const basic = Buffer.from(`${this.config.clientId}:${this.config.clientSecret}`).toString('base64');
     const exchange = await this.#send(
       'oauth',
@@ -209,9 +196,7 @@ export class ApiPixClient {
     if (typeof value !== 'string' || value === '' || !Number.isFinite(seconds) || seconds <= 0) {
       throw new PixError('oauth', 'invalid', 'bad-token', 'the OAuth answer holds no access token', exchange);
     }
-    const token = { value, refreshAt: this.now() + Math.max(0, seconds - 60) * 1000 };
-    this.#token = token;
-    return token;
+    return { value, expiresInSeconds: seconds };
   }
 
   async #send(
