@@ -129,7 +129,9 @@ describe(`callbacks across processes (${databaseLabel})`, () => {
     await start({ CASHGATE_MASTER_KEY: 'ab'.repeat(32) }, 'worker');
     const h = await eventually(async () => {
       const found = await admin(apiOnly, 'GET', `/admin/v1/orders/${sent.body.orderId}/callbacks`);
-      return found.body.attempts.length > 0 ? found.body : undefined;
+      // The history's two reads (events, then attempts) are not one snapshot: a read between
+      // them may show the attempt while the event still looks in delivery, so wait for both.
+      return found.body.attempts.length > 0 && found.body.events[0]?.state !== 'delivering' ? found.body : undefined;
     });
     assert.equal(h.attempts[0].outcome, 'failed');
     assert.match(h.attempts[0].error, /could not be opened \(check CASHGATE_MASTER_KEY/);
