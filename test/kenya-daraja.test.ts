@@ -18,7 +18,21 @@ import {
 } from './support/fake-daraja.js';
 import { ADMIN_TOKEN, signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 import { adminCall, startServerProcess, type ServerProcess } from './support/process.js';
-import { sleep, startReceiver, until, type CallbackReceiver } from './support/receiver.js';
+import { sleep, startReceiver, type CallbackReceiver } from './support/receiver.js';
+
+/** Retries `check` until it stops throwing (or rethrows its last failure after `timeoutMs`). */
+async function until(check: () => unknown, timeoutMs = 8_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+    }
+    await sleep(50);
+  }
+}
 
 /** The merchant callbacks received for an order, parsed. */
 const callbacksFor = (receiver: CallbackReceiver, orderId: string) =>
