@@ -5,7 +5,7 @@
 // merchant called), as p50/p99 over BENCH_CALLBACK_ORDERS orders (default 300).
 //   npm run bench:daraja      (SQLite in a temporary directory)
 // Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32).
-import { signedHeaders, type Credentials } from '@cashgate/sdk';
+import type { Credentials } from '@cashgate/sdk';
 import { darajaGatewayEnv, freePort, startFakeDaraja } from '../test/support/fake-daraja.js';
 import { adminCall } from '../test/support/process.js';
 import { startReceiver } from '../test/support/receiver.js';
@@ -15,6 +15,8 @@ import {
   measureFloor,
   printTable,
   seconds,
+  printCallbackLatency,
+  createAndAwaitCallbacks,
   signedPost,
   withBenchServer,
   type Figures,
@@ -48,7 +50,6 @@ rows.push(
 );
 const daraja = await startFakeDaraja();
 const receiver = await startReceiver();
-let latencies: number[] = [];
 try {
   const port = await freePort();
   rows.push(
@@ -59,34 +60,14 @@ try {
       await adminCall({ url }, ADMIN_TOKEN, 'PUT', `/admin/v1/merchants/${merchantId}/callback`, {
         url: `${receiver.url}/cb`,
       });
-      const ids: string[] = [];
-      for (let batch = 0; batch < callbackOrders / 10; batch++) {
-        await Promise.all(
-          Array.from({ length: 10 }, async () => {
-            const body = collection();
-            ids.push(body.externalOrderId);
-            await fetch(new URL('/api/v3/ken/createCollectingOrder', url), {
-              method: 'POST',
-              headers: { ...signedHeaders(credentials, body), 'content-type': 'application/json;charset=utf-8' },
-              body: JSON.stringify(body),
-            });
-          }),
-        );
-      }
-      const deadline = Date.now() + 30_000;
-      while (receiver.received.length < ids.length && Date.now() < deadline)
-        await new Promise((r) => setTimeout(r, 100));
-      const sent = new Map(
-        daraja.prompts.map((p) => [(p.body as { AccountReference: string }).AccountReference, p.callbackSentAt]),
-      );
-      latencies = receiver.received
-        .map((r) => {
-          const { externalOrderId } = JSON.parse(r.body) as { externalOrderId: string };
-          const at = sent.get(externalOrderId);
-          return at === undefined ? undefined : r.at - at;
-        })
-        .filter((ms): ms is number => ms !== undefined)
-        .sort((a, b) => a - b);
+      await createAndAwaitCallbacks({
+        url,
+        credentials,
+        path: '/api/v3/ken/createCollectingOrder',
+        makeBody: collection,
+        count: callbackOrders,
+        receiver,
+      });
       return figures;
     }),
   );
@@ -96,7 +77,12 @@ try {
 }
 const base = await measureFloor();
 printTable(`Kenya on Daraja, SQLite: ${connections} connections, ${seconds} s each`, base, [base, ...rows]);
-const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
-console.log(
-  `\nDaraja STK callback → merchant callback over ${latencies.length} orders: p50 ${at(0.5)} ms, p99 ${at(0.99)} ms (the floor's p99: ${base.p99} ms, ratio ${(at(0.99) / Math.max(base.p99, 1)).toFixed(2)})`,
+const sent = new Map(
+  daraja.prompts.map((p) => [(p.body as { AccountReference: string }).AccountReference, p.callbackSentAt]),
+);
+printCallbackLatency(
+  'Daraja STK callback → merchant callback',
+  receiver,
+  (callback) => sent.get(String(callback.externalOrderId)),
+  base,
 );

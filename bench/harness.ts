@@ -9,6 +9,7 @@ import { once } from 'node:events';
 import autocannon from 'autocannon';
 import { signedHeaders, type Credentials } from '@cashgate/sdk';
 import { runCli, startServerProcess } from '../test/support/process.js';
+import type { CallbackReceiver } from '../test/support/receiver.js';
 
 export const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 export const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -154,4 +155,61 @@ export async function withBenchServer<T>(
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Creates `count` orders through the signed `path`, ten at a time, each followed by
+ * `afterCreate` with the answer's data (a payment made at the rail's fake, say), then waits (up
+ * to 30 s) for as many merchant callbacks at `receiver`.
+ */
+export async function createAndAwaitCallbacks(options: {
+  url: string;
+  credentials: Credentials;
+  path: string;
+  makeBody: () => Record<string, unknown>;
+  count: number;
+  receiver: CallbackReceiver;
+  /** Called with the answer's `data` member, as JSON. */
+  afterCreate?: (data: unknown) => Promise<void>;
+}): Promise<void> {
+  const { url, credentials, receiver, count } = options;
+  for (let batch = 0; batch < count / 10; batch++) {
+    await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        const body = options.makeBody();
+        const answer = await fetch(new URL(options.path, url), {
+          method: 'POST',
+          headers: { ...signedHeaders(credentials, body), 'content-type': 'application/json;charset=utf-8' },
+          body: JSON.stringify(body),
+        });
+        const json = (await answer.json()) as { data: unknown };
+        await options.afterCreate?.(json.data);
+      }),
+    );
+  }
+  const deadline = Date.now() + 30_000;
+  while (receiver.received.length < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+}
+
+/**
+ * Prints p50/p99 of the time from when the rail reported each order (`reportedAt`, from the
+ * merchant callback's JSON; undefined skips it) to when its merchant callback arrived.
+ */
+export function printCallbackLatency(
+  label: string,
+  receiver: CallbackReceiver,
+  reportedAt: (callback: Record<string, unknown>) => number | undefined,
+  floor: Figures,
+): void {
+  const latencies = receiver.received
+    .map((r) => {
+      const at = reportedAt(JSON.parse(r.body) as Record<string, unknown>);
+      return at === undefined ? undefined : r.at - at;
+    })
+    .filter((ms): ms is number => ms !== undefined)
+    .sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
+  console.log(
+    `\n${label} over ${latencies.length} orders: p50 ${at(0.5)} ms, p99 ${at(0.99)} ms (the floor's p99: ${floor.p99} ms, ratio ${(at(0.99) / Math.max(floor.p99, 1)).toFixed(2)})`,
+  );
 }

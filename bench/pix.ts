@@ -6,7 +6,7 @@
 // p50/p99 over BENCH_CALLBACK_ORDERS orders (default 300).
 //   npm run bench:pix      (SQLite in a temporary directory)
 // Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32).
-import { signedHeaders, type Credentials } from '@cashgate/sdk';
+import type { Credentials } from '@cashgate/sdk';
 import { cobTxid } from '../src/brazil/collection-codes.js';
 import { freePort } from '../test/support/fake-daraja.js';
 import { apiPixGatewayEnv, startFakePsp } from '../test/support/fake-psp.js';
@@ -18,6 +18,8 @@ import {
   measureFloor,
   printTable,
   seconds,
+  printCallbackLatency,
+  createAndAwaitCallbacks,
   signedPost,
   withBenchServer,
   type Figures,
@@ -40,7 +42,6 @@ rows.push(
 );
 const psp = await startFakePsp();
 const receiver = await startReceiver();
-let latencies: number[] = [];
 try {
   const port = await freePort();
   rows.push(
@@ -50,39 +51,17 @@ try {
         url: `${receiver.url}/cb`,
       });
       // The PSP's webhook → the merchant's callback, order by order, a few at a time.
-      const orderIds: string[] = [];
-      for (let batch = 0; batch < callbackOrders / 10; batch++) {
-        await Promise.all(
-          Array.from({ length: 10 }, async () => {
-            const body = collection();
-            const answer = await fetch(new URL('/api/v3/bra/createCollectingOrder', url), {
-              method: 'POST',
-              headers: { ...signedHeaders(credentials, body), 'content-type': 'application/json;charset=utf-8' },
-              body: JSON.stringify(body),
-            });
-            const json = (await answer.json()) as { data: { currencyOrderVo: { orderId: string } } };
-            const orderId = json.data.currencyOrderVo.orderId;
-            orderIds.push(orderId);
-            await psp.pay(cobTxid(orderId));
-          }),
-        );
-      }
-      const deadline = Date.now() + 30_000;
-      while (receiver.received.length < orderIds.length && Date.now() < deadline)
-        await new Promise((r) => setTimeout(r, 100));
-      const delivered = new Map<string, number>();
-      for (const delivery of psp.webhookDeliveries) {
-        const txid = (delivery.body as { pix?: { txid?: string }[] }).pix?.[0]?.txid;
-        if (txid !== undefined && !delivered.has(txid)) delivered.set(txid, delivery.at);
-      }
-      latencies = receiver.received
-        .map((r) => {
-          const { orderId } = JSON.parse(r.body) as { orderId: string };
-          const at = delivered.get(cobTxid(orderId));
-          return at === undefined ? undefined : r.at - at;
-        })
-        .filter((ms): ms is number => ms !== undefined)
-        .sort((a, b) => a - b);
+      await createAndAwaitCallbacks({
+        url,
+        credentials,
+        path: '/api/v3/bra/createCollectingOrder',
+        makeBody: collection,
+        count: callbackOrders,
+        receiver,
+        afterCreate: async (data) => {
+          await psp.pay(cobTxid((data as { currencyOrderVo: { orderId: string } }).currencyOrderVo.orderId));
+        },
+      });
       return figures;
     }),
   );
@@ -92,7 +71,14 @@ try {
 }
 const base = await measureFloor();
 printTable(`Brazil on API Pix, SQLite: ${connections} connections, ${seconds} s each`, base, [base, ...rows]);
-const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
-console.log(
-  `\nPSP webhook → merchant callback over ${latencies.length} orders: p50 ${at(0.5)} ms, p99 ${at(0.99)} ms (the floor's p99: ${base.p99} ms, ratio ${(at(0.99) / Math.max(base.p99, 1)).toFixed(2)})`,
+const delivered = new Map<string, number>();
+for (const delivery of psp.webhookDeliveries) {
+  const txid = (delivery.body as { pix?: { txid?: string }[] }).pix?.[0]?.txid;
+  if (txid !== undefined && !delivered.has(txid)) delivered.set(txid, delivery.at);
+}
+printCallbackLatency(
+  'PSP webhook → merchant callback',
+  receiver,
+  (callback) => delivered.get(cobTxid(String(callback.orderId))),
+  base,
 );
