@@ -295,7 +295,7 @@ function pemFile(read: EnvReader, cwd: string, name: string, what: RegExp, descr
   const path = read.optionalString(name) ?? '';
   try {
     const pem = readFileSync(resolve(cwd, path), 'utf8');
-    if (!what.test(pem)) throw new Error(`no ${described} in it`);
+    if (!what.test(pem)) throw new Error('the file holds no PEM block of that kind');
     return pem;
   } catch (error) {
     read.problems.push(

@@ -125,6 +125,21 @@ describe(`Brazil on API Pix (${databaseLabel})`, () => {
     return found;
   };
   const txidOf = async (orderId: string) => (await order(orderId)).channel_order_id ?? '';
+  /** A Pix transfer to an e-mail key; its order id once the create was answered 200. */
+  const sendToKey = async (amount: string, key: string, name: string) => {
+    const created = await call(PIX_TRANSFER, {
+      currencyAmount: amount,
+      channelType: 'PIX',
+      externalOrderId: `send-${Date.now()}-${++seq}`,
+      personIdType: 'CPF',
+      personId: '52998224725',
+      personName: name,
+      accountType: 'EMAIL',
+      accountId: key,
+    });
+    assert.equal(created.body.code, '200', created.body.msgEn);
+    return created.body.data.orderId as string;
+  };
   const callbacksFor = (orderId: string) =>
     receiver.received.map((r) => JSON.parse(r.body) as Record<string, any>).filter((json) => json.orderId === orderId);
 
@@ -281,19 +296,7 @@ describe(`Brazil on API Pix (${databaseLabel})`, () => {
   });
 
   it('sends a transfer by Pix key through the send extension and settles it on the PSP’s confirmed result', async () => {
-    const body = {
-      currencyAmount: '50.00',
-      channelType: 'PIX',
-      externalOrderId: `send-${Date.now()}`,
-      personIdType: 'CPF',
-      personId: '52998224725',
-      personName: 'João Fornecedor',
-      accountType: 'EMAIL',
-      accountId: 'fornecedor@example.com',
-    };
-    const created = await call(PIX_TRANSFER, body);
-    assert.equal(created.body.code, '200', created.body.msgEn);
-    const orderId = created.body.data.orderId as string;
+    const orderId = await sendToKey('50.00', 'fornecedor@example.com', 'João Fornecedor');
     await until(async () => assert.equal((await order(orderId)).status, 8));
     const sent = [...psp.sent.values()].find((s) => s.favorecido?.chave === 'fornecedor@example.com');
     assert.ok(sent !== undefined);
@@ -307,19 +310,7 @@ describe(`Brazil on API Pix (${databaseLabel})`, () => {
 
   it('fails a transfer the PSP did not make, with its reason, and releases the money', async () => {
     psp.scriptSend('recusado@example.com', { status: 'NAO_REALIZADO', motivo: 'Conta destino encerrada' });
-    const body = {
-      currencyAmount: '12.00',
-      channelType: 'PIX',
-      externalOrderId: `send-fail-${Date.now()}`,
-      personIdType: 'CPF',
-      personId: '52998224725',
-      personName: 'Ana',
-      accountType: 'EMAIL',
-      accountId: 'recusado@example.com',
-    };
-    const created = await call(PIX_TRANSFER, body);
-    assert.equal(created.body.code, '200', created.body.msgEn);
-    const orderId = created.body.data.orderId as string;
+    const orderId = await sendToKey('12.00', 'recusado@example.com', 'Ana');
     await until(async () => assert.equal((await order(orderId)).status, 16));
     assert.equal((await order(orderId)).error_msg_en, 'Conta destino encerrada', 'the PSP’s reason is the errorMsg');
     assert.equal((await order(orderId)).fee, 0, 'amount and fee are released');

@@ -303,13 +303,11 @@ export class ApiPixBrazil {
   }
 
   async #pixReported(e2eid: string | undefined, element: Record<string, unknown>): Promise<void> {
-    const result = e2eid === undefined ? 'unmatched' : await this.receive(e2eid);
-    const known = e2eid === undefined ? undefined : await q.pixReceived(this.deps.store.read, e2eid);
+    const { result, orderId } =
+      e2eid === undefined ? { result: 'unmatched' as const, orderId: null } : await this.receive(e2eid);
     const disposition = result === 'confirmed' ? 'matched' : result;
     await this.#write((tx) =>
-      railq.insertRailMessages(tx, [
-        this.#inbound('webhook-pix', element, known?.order_id ?? null, e2eid ?? null, disposition),
-      ]),
+      railq.insertRailMessages(tx, [this.#inbound('webhook-pix', element, orderId, e2eid ?? null, disposition)]),
     );
     this.#webhooks?.inc({ kind: 'pix', result });
   }
@@ -319,25 +317,25 @@ export class ApiPixBrazil {
    * to its order if that order still waits for it, or else returned to the payer; a Pix already
    * handled only has its refund followed. Safe to call any number of times, from any node.
    */
-  async receive(e2eid: string): Promise<'confirmed' | 'unmatched' | 'refused'> {
+  async receive(e2eid: string): Promise<{ result: 'confirmed' | 'unmatched' | 'refused'; orderId: string | null }> {
     const { store, clock, orders } = this.deps;
     const known = await q.pixReceived(store.read, e2eid);
     if (known !== undefined) {
       if (known.disposition === 'returning') await this.#followReturn(known);
-      return known.disposition === 'unmatched' ? 'unmatched' : 'confirmed';
+      return { result: known.disposition === 'unmatched' ? 'unmatched' : 'confirmed', orderId: known.order_id };
     }
     let exchange: PixExchange;
     try {
       exchange = await this.#call(null, e2eid, (c) => c.api('pix-get', 'GET', `/pix/${encodeURIComponent(e2eid)}`));
     } catch (error) {
-      if (error instanceof PixError && error.kind === 'not-found') return 'refused';
+      if (error instanceof PixError && error.kind === 'not-found') return { result: 'refused', orderId: null };
       throw error;
     }
     const pix = obj(exchange.response);
     const amount = centavos(pix.valor);
     if (text(pix.endToEndId) !== e2eid || amount === undefined) {
       await this.#write((tx) => railq.insertRailMessages(tx, [this.#message(exchange, null, e2eid)]));
-      return 'refused';
+      return { result: 'refused', orderId: null };
     }
     const txid = text(pix.txid);
     const charge = txid === undefined ? undefined : await q.pixChargeByTxid(store.read, txid);
@@ -371,7 +369,7 @@ export class ApiPixBrazil {
           await railq.insertRailMessages(tx, [this.#message(exchange, null, e2eid)]);
         });
         this.deps.logger.warn({ e2eid, txid, amount: String(amount) }, 'a Pix arrived that no charge asked for');
-        return 'unmatched';
+        return { result: 'unmatched', orderId: null };
       }
       let refused = false;
       try {
@@ -391,7 +389,7 @@ export class ApiPixBrazil {
         });
         // The order's rules refused this payment (an aggregate cashier's dynamicAmountNotify 2).
         refused = applied.status !== COLLECTION_STATUS.paid;
-        if (!refused) return 'confirmed';
+        if (!refused) return { result: 'confirmed', orderId: charge.order_id };
       } catch (error) {
         if (!(error instanceof EventNotAllowedError)) throw error;
       }
@@ -424,10 +422,10 @@ export class ApiPixBrazil {
       });
       this.deps.logger.warn({ e2eid, orderId: charge.order_id }, `a Pix is returned to its payer: ${reason}`);
       await this.#followReturn(returning);
-      return 'confirmed';
+      return { result: 'confirmed', orderId: charge.order_id };
     } catch (error) {
       // Another node or delivery handled this Pix first.
-      if (isUniqueViolation(error)) return 'confirmed';
+      if (isUniqueViolation(error)) return { result: 'confirmed', orderId: charge?.order_id ?? null };
       throw error;
     }
   }
@@ -446,6 +444,13 @@ export class ApiPixBrazil {
             )
           : await this.#call(row.order_id, row.e2eid, (c) => c.api('devolucao-get', 'GET', path));
     } catch (error) {
+      // A refused request for a refund may be the repeat of one the PSP already has (Efí answers
+      // 409 to a repeated id): ask for it before counting the return as failed.
+      const existing =
+        error instanceof PixError && error.kind === 'invalid' && row.refund_status === null
+          ? await this.#call(row.order_id, row.e2eid, (c) => c.api('devolucao-get', 'GET', path)).catch(() => undefined)
+          : undefined;
+      if (existing !== undefined) return this.#recordReturn(row, id, existing);
       const final = error instanceof PixError && error.kind === 'invalid';
       await this.#write((tx) =>
         q.updatePixReceived(tx, row.e2eid, {
@@ -457,9 +462,14 @@ export class ApiPixBrazil {
       if (final) return;
       throw error;
     }
+    await this.#recordReturn(row, id, exchange);
+  }
+
+  /** Records what the PSP said of a refund: under way, returned (with its ledger entry), or not made. */
+  async #recordReturn(row: q.PixReceivedRow, id: string, exchange: PixExchange): Promise<void> {
     const refund = obj(exchange.response);
     const status = text(refund.status) ?? 'EM_PROCESSAMENTO';
-    const now = clock.now();
+    const now = this.deps.clock.now();
     await this.#write(async (tx) => {
       const done = status === 'DEVOLVIDO';
       const failed = status === 'NAO_REALIZADO';
@@ -709,28 +719,48 @@ export class ApiPixBrazil {
    * Returns how many things it looked at.
    */
   async reconcile(limit = 50): Promise<number> {
-    let looked = 0;
-    looked += await this.#listReceived();
-    for (const charge of await q.pixChargesToRemove(this.deps.store.read, COLLECTION_STATUS.pending, limit)) {
-      looked += 1;
-      await this.#removeCharge(charge).catch((error: unknown) =>
-        this.deps.logger.error({ err: error, txid: charge.txid }, 'a charge could not be removed at the PSP now'),
-      );
+    const { store, clock } = this.deps;
+    const now = clock.now();
+    return (
+      (await this.#listReceived()) +
+      (await this.#settled(
+        await q.pixChargesToRemove(store.read, COLLECTION_STATUS.pending, limit),
+        (charge) => this.#removeCharge(charge),
+        (charge) => ({ txid: charge.txid, msg: 'a charge could not be removed at the PSP now' }),
+      )) +
+      (await this.#settled(
+        await q.pixReturnsDue(store.read, now, limit),
+        (row) => this.#followReturn(row),
+        (row) => ({ e2eid: row.e2eid, msg: 'a Pix return could not be followed now' }),
+      )) +
+      (await this.#settled(
+        await q.pixPayoutsDue(store.read, now, limit),
+        (payout) => this.#checkPayout(payout),
+        (payout) => ({ idEnvio: payout.id_envio, msg: 'a payout could not be asked about now' }),
+      ))
+    );
+  }
+
+  /**
+   * Works each item; returns how many were worked without an error. Failures are logged and not
+   * counted, so a PSP that keeps failing does not keep the worker looping within one run.
+   */
+  async #settled<T>(
+    items: readonly T[],
+    work: (item: T) => Promise<unknown>,
+    describe: (item: T) => { msg: string } & Record<string, string>,
+  ): Promise<number> {
+    let done = 0;
+    for (const item of items) {
+      try {
+        await work(item);
+        done += 1;
+      } catch (error) {
+        const { msg, ...context } = describe(item);
+        this.deps.logger.error({ err: error, ...context }, msg);
+      }
     }
-    const now = this.deps.clock.now();
-    for (const row of await q.pixReturnsDue(this.deps.store.read, now, limit)) {
-      looked += 1;
-      await this.#followReturn(row).catch((error: unknown) =>
-        this.deps.logger.error({ err: error, e2eid: row.e2eid }, 'a Pix return could not be followed now'),
-      );
-    }
-    for (const payout of await q.pixPayoutsDue(this.deps.store.read, now, limit)) {
-      looked += 1;
-      await this.#checkPayout(payout).catch((error: unknown) =>
-        this.deps.logger.error({ err: error, idEnvio: payout.id_envio }, 'a payout could not be asked about now'),
-      );
-    }
-    return looked;
+    return done;
   }
 
   /** The window of received Pix since the cursor (minus an overlap), page by page. */

@@ -16,7 +16,7 @@ import type { OrderArea, OrderKind } from '../store/schema.js';
 import type { ReadDb, Store, Tx } from '../store/store.js';
 import { sharedDetails, storeFeeRule, withDetails } from './details.js';
 import type { TransitionEffects, TransitionStep } from './effects.js';
-import { RailHandOver, type LeasedTask } from './hand-over.js';
+import { RailHandOver, type HandOverOutcome, type LeasedTask } from './hand-over.js';
 import type { Rail } from '../rails/rails.js';
 import { createOnce, requestHash } from './idempotency.js';
 import * as q from './queries.js';
@@ -239,23 +239,26 @@ export class OrderService implements CallbackOrderSource {
     });
     if ('created' in outcome) {
       const { order, data, leased } = outcome.created;
-      await this.#handOver(leased, order);
+      const handed = await this.#handOver(leased, order);
       // What the rail issued for the merchant (a PSP's Pix code) is in the result kept for repeats.
-      const issued =
-        order.create_result === JSON.stringify(data) ? data : (reviveExact(JSON.parse(order.create_result)) as R);
-      return { order, data: issued, created: true };
+      const recorded = handed.ok ? handed.recorded : undefined;
+      return {
+        order,
+        data: recorded === undefined ? data : (reviveExact(JSON.parse(recorded.create_result)) as R),
+        created: true,
+      };
     }
     const order = outcome.repeat;
     return { order, data: reviveExact(JSON.parse(order.create_result)) as R, created: false };
   }
 
   /** Works a hand-over this node holds; the order carries the rail's reference when the rail took it. */
-  async #handOver(leased: LeasedTask, order: q.OrderRow): Promise<boolean> {
+  async #handOver(leased: LeasedTask, order: q.OrderRow): Promise<HandOverOutcome> {
     const outcome = await this.handOver.work(leased, order);
     if (outcome.ok && (leased.task.action !== 'start' || order.channel_order_id === null))
       order.channel_order_id = outcome.channelOrderId;
     if (outcome.ok && outcome.recorded !== undefined) Object.assign(order, outcome.recorded);
-    return outcome.ok;
+    return outcome;
   }
 
   /** The create transaction: the draft, the kind's own work around its insert, the create result kept. */
@@ -534,7 +537,7 @@ export class OrderService implements CallbackOrderSource {
       const order = { ...locked, ...changes };
       return { order, leased: await this.handOver.plan(tx, order, 'restart', restarts + 1) };
     });
-    return planned !== undefined && this.#handOver(planned.leased, planned.order);
+    return planned !== undefined && (await this.#handOver(planned.leased, planned.order)).ok;
   }
 
   /** Expires collections whose cashier time ran out unpaid, and exchange quotes that lapsed; returns how many. */

@@ -1,3 +1,4 @@
+import { Counter, Histogram, type Registry } from 'prom-client';
 import { errors as undiciErrors } from 'undici';
 
 /**
@@ -53,4 +54,40 @@ export class TokenCache {
   drop(): void {
     this.#token = undefined;
   }
+}
+
+/**
+ * The metrics of a provider's client: calls counted by what was called and how it ended, and
+ * timed by what was called. Returns what records one call (nothing without a registry).
+ */
+export function providerCallMetrics(
+  registry: Registry | undefined,
+  metrics: {
+    /** `cashgate_<provider>_requests_total` and `cashgate_<provider>_request_duration_seconds`. */
+    prefix: string;
+    provider: string;
+    /** The label of what was called, and of how it ended. */
+    labels: readonly [string, string];
+    outcomes: string;
+  },
+): (called: string, outcome: string, durationMs: number) => void {
+  if (registry === undefined) return () => undefined;
+  const [what, how] = metrics.labels;
+  const calls = new Counter({
+    name: `${metrics.prefix}_requests_total`,
+    help: `Calls to ${metrics.provider} by ${what} and ${how} (${metrics.outcomes})`,
+    labelNames: [what, how],
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: `${metrics.prefix}_request_duration_seconds`,
+    help: `Time ${metrics.provider} took to answer, by ${what}`,
+    labelNames: [what],
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  return (called, outcome, durationMs) => {
+    calls.inc({ [what]: called, [how]: outcome });
+    latency.observe({ [what]: called }, durationMs / 1000);
+  };
 }

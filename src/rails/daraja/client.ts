@@ -1,7 +1,7 @@
 import { constants, createPublicKey, publicEncrypt, type KeyObject } from 'node:crypto';
 import { Agent, request } from 'undici';
-import { Counter, Histogram, type Registry } from 'prom-client';
-import { isConnectError, TokenCache } from '../network.js';
+import type { Registry } from 'prom-client';
+import { isConnectError, providerCallMetrics, TokenCache } from '../network.js';
 
 /** What Cashgate needs to call Safaricom's Daraja for one deployment (see docs/going-live-kenya.md). */
 export interface DarajaConfig {
@@ -119,8 +119,7 @@ export class DarajaClient {
   readonly #agent: Agent;
   readonly #key: KeyObject;
   readonly #tokens: TokenCache;
-  readonly #calls: Counter<'endpoint' | 'code'> | undefined;
-  readonly #latency: Histogram<'endpoint'> | undefined;
+  readonly #record: (called: string, outcome: string, durationMs: number) => void;
 
   constructor(
     readonly config: DarajaConfig,
@@ -130,19 +129,11 @@ export class DarajaClient {
     this.#tokens = new TokenCache(() => this.#fetchToken(), now);
     this.#agent = new Agent({ connections: 32, keepAliveTimeout: 10_000 });
     this.#key = certificateKey(config.b2c.certificatePem);
-    if (registry === undefined) return;
-    this.#calls = new Counter({
-      name: 'cashgate_daraja_requests_total',
-      help: 'Calls to Daraja by endpoint and answer code (ResponseCode, errorCode, or timeout/network)',
-      labelNames: ['endpoint', 'code'],
-      registers: [registry],
-    });
-    this.#latency = new Histogram({
-      name: 'cashgate_daraja_request_duration_seconds',
-      help: 'Time Daraja took to answer, by endpoint',
-      labelNames: ['endpoint'],
-      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-      registers: [registry],
+    this.#record = providerCallMetrics(registry, {
+      prefix: 'cashgate_daraja',
+      provider: 'Daraja',
+      labels: ['endpoint', 'code'],
+      outcomes: 'ResponseCode, errorCode, or timeout/network',
     });
   }
 
@@ -209,8 +200,7 @@ export class DarajaClient {
     const started = performance.now();
     const done = (httpStatus: number | null, response: unknown, code: string): DarajaExchange => {
       const durationMs = Math.round(performance.now() - started);
-      this.#calls?.inc({ endpoint, code });
-      this.#latency?.observe({ endpoint }, durationMs / 1000);
+      this.#record(endpoint, code, durationMs);
       return { endpoint, request: body ?? {}, httpStatus, response, code, durationMs };
     };
     let status: number;

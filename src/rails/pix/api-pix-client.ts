@@ -1,6 +1,6 @@
 import { Agent, request } from 'undici';
-import { Counter, Histogram, type Registry } from 'prom-client';
-import { isConnectError, TokenCache } from '../network.js';
+import type { Registry } from 'prom-client';
+import { isConnectError, providerCallMetrics, TokenCache } from '../network.js';
 
 /** What Cashgate needs to call a PSP's API Pix and its Pix-send extension (see docs/going-live-brazil.md). */
 export interface ApiPixConfig {
@@ -122,8 +122,7 @@ function problemName(body: unknown): string | undefined {
 export class ApiPixClient {
   readonly #agent: Agent;
   readonly #tokens: TokenCache;
-  readonly #calls: Counter<'operation' | 'outcome'> | undefined;
-  readonly #latency: Histogram<'operation'> | undefined;
+  readonly #record: (called: string, outcome: string, durationMs: number) => void;
 
   constructor(
     readonly config: ApiPixConfig,
@@ -140,19 +139,11 @@ export class ApiPixClient {
         ...(config.caPem !== undefined && { ca: config.caPem }),
       },
     });
-    if (registry === undefined) return;
-    this.#calls = new Counter({
-      name: 'cashgate_pix_psp_requests_total',
-      help: 'Calls to the Pix PSP by operation and outcome (ok, the problem name, http-<status>, timeout, network)',
-      labelNames: ['operation', 'outcome'],
-      registers: [registry],
-    });
-    this.#latency = new Histogram({
-      name: 'cashgate_pix_psp_request_duration_seconds',
-      help: 'Time the Pix PSP took to answer, by operation',
-      labelNames: ['operation'],
-      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-      registers: [registry],
+    this.#record = providerCallMetrics(registry, {
+      prefix: 'cashgate_pix_psp',
+      provider: 'the Pix PSP',
+      labels: ['operation', 'outcome'],
+      outcomes: 'ok, the problem name, http-<status>, timeout, network',
     });
   }
 
@@ -211,8 +202,7 @@ export class ApiPixClient {
     const shown = endpoint === 'oauth' ? null : (body ?? null);
     const done = (httpStatus: number | null, response: unknown, code: string): PixExchange => {
       const durationMs = Math.round(performance.now() - started);
-      this.#calls?.inc({ operation: endpoint, outcome: code });
-      this.#latency?.observe({ operation: endpoint }, durationMs / 1000);
+      this.#record(endpoint, code, durationMs);
       return { endpoint, method, path, request: shown, httpStatus, response, code, durationMs };
     };
     let status: number;
