@@ -28,6 +28,7 @@ import { balanceRoutes } from './ledger/balance-routes.js';
 import { registerMerchantAdminRoutes } from './merchants/admin-routes.js';
 import { registerOrderAdminRoutes } from './orders/admin-routes.js';
 import { registerDarajaCallbacks } from './kenya/daraja-routes.js';
+import { registerPixAdminRoutes } from './brazil/pix-admin-routes.js';
 import { registerRailCallbacks } from './rails/callback-routes.js';
 import { registerRailMessageAdminRoutes } from './rails/message-routes.js';
 
@@ -197,6 +198,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registerLedgerAdminRoutes(admin, catalog, { ledger: deps.ledger, merchants: deps.merchants });
     registerOrderAdminRoutes(admin, catalog, deps.sandbox);
     registerRailMessageAdminRoutes(admin, catalog, { store: deps.store });
+    if (deps.apiPix !== undefined) registerPixAdminRoutes(admin, catalog, { pix: deps.apiPix.connector });
     registerExchangeAdminRoutes(admin, catalog, deps.rates);
   });
 

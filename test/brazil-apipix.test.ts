@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { ApiPixClient, PixError } from '../src/rails/pix/api-pix-client.js';
 import { brCodeValue, crc16ccitt, parseBrCode } from '../src/rails/pix/br-code.js';
+import { consoleSignIn } from './support/console.js';
 import { databaseLabel } from './support/database.js';
 import { freePort } from './support/fake-daraja.js';
 import { apiPixGatewayEnv, PSP_TEST, startFakePsp, type FakePsp } from './support/fake-psp.js';
@@ -266,6 +267,118 @@ describe(`Brazil on API Pix (${databaseLabel})`, () => {
       assert.equal(rows[0]?.disposition, 'returned');
     });
     assert.equal((await order(created.orderId)).actual_amount, 789, 'only the first Pix was credited');
+    // The merchant sees both Pix on the order's console page, and the returned one among its returns.
+    const staff = await consoleSignIn(gw, merchant.merchantId);
+    const page = await staff.get(`/console/orders/${created.orderId}`);
+    assert.equal(page.status, 200);
+    assert.match(page.text, /Pix received/);
+    assert.ok(page.text.includes(second.endToEndId) && page.text.includes('Returned to the payer'), 'the return');
+    assert.ok(page.text.includes('Credited to the order'), 'the first Pix');
+    const returns = await staff.get('/console/pix-returns');
+    assert.equal(returns.status, 200);
+    assert.ok(returns.text.includes(second.endToEndId) && returns.text.includes(created.orderId));
+    assert.ok((await staff.get('/console/orders')).text.includes('href="/console/pix-returns"'), 'linked');
+    const listed = await gw.admin('GET', '/admin/v1/pix/received?disposition=returned');
+    assert.ok(listed.body.pix.some((p: { e2eid: string }) => p.e2eid === second.endToEndId));
+  });
+
+  it('keeps a Pix that no charge asked for for the operator, and returns it on request; a failed return is asked for again', async () => {
+    const pix = await psp.payKey(PSP_TEST.pixKey, '21.00', { payer: { cpf: '52998224725', nome: 'José Pagador' } });
+    await psp.idle();
+    const unmatched = async () =>
+      ((await gw.admin('GET', '/admin/v1/pix/received?disposition=unmatched')).body.pix as Record<string, any>[]).find(
+        (p) => p.e2eid === pix.endToEndId,
+      );
+    await until(async () => assert.ok((await unmatched()) !== undefined));
+    const row = await unmatched();
+    assert.equal(row?.amount, '21.00');
+    assert.equal(row?.orderId, null);
+    assert.equal(row?.payerDocument, '529••••••25', 'the payer’s document is masked');
+    const journals = await gw.gateway.store.read
+      .selectFrom('ledger_journals')
+      .select('kind')
+      .where('memo', 'like', `%${pix.endToEndId}%`)
+      .execute();
+    assert.deepEqual(
+      journals.map((j) => j.kind),
+      ['pix.unmatched.received'],
+      'the money is in the ledger, nobody’s yet',
+    );
+    assert.equal(psp.requests.filter((r) => r.path.includes(`${pix.endToEndId}/devolucao`)).length, 0, 'not returned');
+
+    // The operator has it returned; the payer's institution does not take it back.
+    psp.scriptRefund(pix.endToEndId, { status: 'NAO_REALIZADO', motivo: 'Conta do pagador encerrada' });
+    const asked = await gw.admin('POST', `/admin/v1/pix/received/${pix.endToEndId}/return`);
+    assert.equal(asked.status, 200, JSON.stringify(asked.body));
+    assert.ok(['returning', 'return_failed'].includes(asked.body.disposition));
+    const firstRefund = asked.body.refundId as string;
+    const state = async () =>
+      (await gw.gateway.store.read
+        .selectFrom('pix_received')
+        .selectAll()
+        .where('e2eid', '=', pix.endToEndId)
+        .executeTakeFirst())!;
+    await until(async () => assert.equal((await state()).disposition, 'return_failed'));
+    assert.equal((await state()).reason, 'Conta do pagador encerrada');
+    psp.scriptRefund(pix.endToEndId, { status: 'DEVOLVIDO' });
+    const again = await gw.admin('POST', `/admin/v1/pix/received/${pix.endToEndId}/return`);
+    assert.equal(again.status, 200, JSON.stringify(again.body));
+    assert.notEqual(again.body.refundId, firstRefund, 'a new refund id: the failed one is spent at the PSP');
+    await until(async () => assert.equal((await state()).disposition, 'returned'));
+    const kinds = await gw.gateway.store.read
+      .selectFrom('ledger_journals')
+      .select('kind')
+      .where('memo', 'like', `%${pix.endToEndId}%`)
+      .orderBy('created_at')
+      .execute();
+    assert.deepEqual(
+      kinds.map((j) => j.kind),
+      ['pix.unmatched.received', 'pix.unmatched.returning', 'pix.return.sent'],
+    );
+    const done = await gw.admin('POST', `/admin/v1/pix/received/${pix.endToEndId}/return`);
+    assert.equal(done.status, 409);
+    assert.match(done.body.error.message, /cannot be returned: it is returned/);
+    const unknown = await gw.admin('POST', '/admin/v1/pix/received/E00000000202611241200zzzzzzzzzzz/return');
+    assert.equal(unknown.status, 404);
+    const badFilter = await gw.admin('GET', '/admin/v1/pix/received?disposition=credited');
+    assert.equal(badFilter.status, 400);
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    assert.match(metrics, /cashgate_pix_returns_total\{result="failed"\} [1-9]/);
+    assert.match(metrics, /cashgate_pix_returns_total\{result="returned"\} [1-9]/);
+  });
+
+  it('takes the aggregate cashier’s Pix through the PSP: an amount its rules refuse is returned, the exact one pays', async () => {
+    const opened = await call('/api/v3/polymerize/createCollectingOrder', {
+      externalOrderId: `chk-${Date.now()}`,
+      dynamicAmountNotify: 2,
+    });
+    assert.equal(opened.body.code, '200', opened.body.msgEn);
+    const chosen = await fetch(new URL(new URL(opened.body.data as string).pathname, gw.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ amount: '20.00', method: 'PIX' }).toString(),
+      redirect: 'manual',
+    });
+    assert.equal(chosen.status, 303);
+    const cashierId = /^\/cashier\/([^?]+)/.exec(chosen.headers.get('location') ?? '')?.[1] ?? '';
+    const made = await gw.gateway.orders.findByCashier(cashierId);
+    assert.ok(made !== undefined);
+    await until(async () => assert.match(await txidOf(made.id), /^[a-zA-Z0-9]{26,35}$/));
+    const txid = await txidOf(made.id);
+    assert.equal(psp.cobs.get(txid)?.valor.original, '20.00', 'a charge at the PSP');
+    const page = await (await fetch(new URL(`/cashier/${cashierId}`, gw.url))).text();
+    assert.ok(page.includes(psp.cobs.get(txid)?.pixCopiaECola), 'the payer is shown the PSP’s code');
+
+    const short = await psp.pay(txid, { valor: '19.00' });
+    await until(() =>
+      assert.ok(psp.requests.some((r) => r.endpoint === 'devolucao-put' && r.path.includes(short.endToEndId))),
+    );
+    assert.equal((await order(made.id)).status, 1, 'refused: the order still waits');
+    const exact = await psp.pay(txid, { force: true });
+    await until(async () => assert.equal((await order(made.id)).status, 2));
+    const details = JSON.parse((await order(made.id)).details) as Record<string, string>;
+    assert.equal(details.endToEndId, exact.endToEndId, 'the PSP’s end-to-end id');
+    await until(() => assert.equal(callbacksFor(made.id).length, 1));
   });
 
   it('removes the charge of an expired order at the PSP, and returns a Pix that arrives late', async () => {

@@ -12,10 +12,13 @@ export interface AdminRouteDef<B extends TSchema | undefined, R extends TSchema>
   summary: string;
   description?: string;
   body?: B;
+  /** The query string's parameters, checked like a body (each value a string). */
+  query?: TSchema;
   response: R;
   handle(input: {
     body: StaticOrUndefined<B>;
     params: Record<string, string>;
+    query: Record<string, string | undefined>;
     reply: FastifyReply;
   }): Promise<Static<R>>;
 }
@@ -31,14 +34,19 @@ export function registerAdminRoute<B extends TSchema | undefined, R extends TSch
     method: def.method,
     url: def.path,
     handler: async (request, reply) => {
-      if (def.body !== undefined) {
-        const error = validateInput(def.body, request.body);
+      for (const [schema, value] of [
+        [def.body, request.body],
+        [def.query, request.query],
+      ] as const) {
+        if (schema === undefined) continue;
+        const error = validateInput(schema, value);
         if (error !== undefined) throw error;
       }
       const result = await def.handle({
         // Checked against def.body above; a route without a body schema reads none.
         body: (def.body === undefined ? undefined : request.body) as StaticOrUndefined<B>,
         params: request.params as Record<string, string>,
+        query: (request.query ?? {}) as Record<string, string | undefined>,
         reply,
       });
       return reply.code(200).send(result);

@@ -18,7 +18,10 @@ export type OperatorFailure =
   | { kind: 'invalid_cashier_settings'; detail: string }
   | { kind: 'invalid_console_user'; field: string; detail: string }
   | { kind: 'console_user_exists'; email: string }
-  | { kind: 'console_user_not_found'; userId: string };
+  | { kind: 'console_user_not_found'; userId: string }
+  | { kind: 'pix_not_found'; e2eid: string }
+  /** The received Pix is not unmatched and its return has not failed: `detail` says what it is. */
+  | { kind: 'pix_not_returnable'; e2eid: string; detail: string };
 
 type FailureOf<K extends OperatorFailure['kind']> = Extract<OperatorFailure, { kind: K }>;
 
@@ -59,6 +62,8 @@ const DESCRIPTIONS: {
   invalid_console_user: { status: 400, message: (f) => `${f.field}: ${f.detail}` },
   console_user_exists: { status: 409, message: (f) => `a console user with e-mail ${f.email} already exists` },
   console_user_not_found: { status: 404, message: (f) => `console user ${f.userId} does not exist for this merchant` },
+  pix_not_found: { status: 404, message: (f) => `no Pix with end-to-end id ${f.e2eid} was received` },
+  pix_not_returnable: { status: 409, message: (f) => `Pix ${f.e2eid} cannot be returned: ${f.detail}` },
   fee_channel_not_found: {
     status: 404,
     message: (f) => `there is no fee channel ${f.channel}: use one of ${f.channels.join(', ')}`,

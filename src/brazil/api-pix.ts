@@ -26,6 +26,17 @@ export interface ApiPixOptions {
   reconcileIntervalMs: number;
 }
 
+/** The operator asked to return a Pix that is unknown, or not in a state to be returned. */
+export class PixReturnRefusal extends Error {
+  constructor(
+    readonly kind: 'not_found' | 'not_returnable',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'PixReturnRefusal';
+  }
+}
+
 const obj = (value: unknown): Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
@@ -43,11 +54,15 @@ const derivedId = (label: string, length = 32) => createHash('sha256').update(la
 /** The idEnvio of a transfer's Pix: derived from the order, so a repeated attempt never pays twice. */
 export const envioId = (orderId: string) =>
   `${orderId.replace(/[^a-zA-Z0-9]/g, '')}${derivedId(`envio:${orderId}`)}`.slice(0, 32);
-/** The id of the refund (devolução) of a received Pix: derived from its e2eid, so it is asked for once. */
-export const refundId = (e2eid: string) => `R${derivedId(`devolucao:${e2eid}`, 31)}`;
+/**
+ * The id of the refund (devolução) of a received Pix: derived from its e2eid, so it is asked for
+ * once; a return the operator asks for again after one failed is derived from the failed one's id.
+ */
+export const refundId = (e2eid: string, failed?: string) =>
+  `R${derivedId(failed === undefined ? `devolucao:${e2eid}` : `devolucao:${e2eid}:${failed}`, 31)}`;
 
 /** A CPF or CNPJ shown masked in the operator's records: the first three and last two characters. */
-const maskDocument = (value: string) =>
+export const maskDocument = (value: string) =>
   value.length <= 5 ? value : `${value.slice(0, 3)}${'•'.repeat(value.length - 5)}${value.slice(-2)}`;
 
 /** Payers' and payees' documents masked, tokens and the webhook token removed: what the operator may see. */
@@ -79,6 +94,7 @@ const ISPB_BY_NAME = new Map(BRAZILIAN_BANKS.map((bank) => [bank.name, bank.ispb
  */
 export class ApiPixBrazil {
   readonly #webhooks: Counter<'kind' | 'result'> | undefined;
+  readonly #returns: Counter<'result'> | undefined;
   readonly #token: string;
 
   constructor(
@@ -101,6 +117,15 @@ export class ApiPixBrazil {
             name: 'cashgate_pix_webhooks_total',
             help: 'Pix webhook elements from the PSP by kind (pix, send) and result (confirmed, unmatched, refused, failed)',
             labelNames: ['kind', 'result'],
+            registers: [deps.registry],
+          });
+    this.#returns =
+      deps.registry === undefined
+        ? undefined
+        : new Counter({
+            name: 'cashgate_pix_returns_total',
+            help: 'Returns (devoluções) of received Pix by how they ended: returned (DEVOLVIDO) or failed (NAO_REALIZADO, or refused by the PSP)',
+            labelNames: ['result'],
             registers: [deps.registry],
           });
   }
@@ -366,6 +391,16 @@ export class ApiPixBrazil {
         // Money at Cashgate's key that no charge asked for: the operator's to look at.
         await this.#write(async (tx) => {
           await q.insertPixReceived(tx, row);
+          await this.deps.ledger.post(tx, {
+            kind: 'pix.unmatched.received',
+            currency: 'BRL',
+            merchantId: null,
+            memo: `Pix ${e2eid} received that no charge asked for`,
+            entries: [
+              { account: { kind: 'rail_clearing' }, amount: -amount },
+              { account: { kind: 'pix_unmatched' }, amount },
+            ],
+          });
           await railq.insertRailMessages(tx, [this.#message(exchange, null, e2eid)]);
         });
         this.deps.logger.warn({ e2eid, txid, amount: String(amount) }, 'a Pix arrived that no charge asked for');
@@ -459,8 +494,9 @@ export class ApiPixBrazil {
           updated_at: clock.now(),
         }),
       );
-      if (final) return;
-      throw error;
+      if (!final) throw error;
+      this.#returnFailed(row, error.message);
+      return;
     }
     await this.#recordReturn(row, id, exchange);
   }
@@ -497,6 +533,72 @@ export class ApiPixBrazil {
       }
       await railq.insertRailMessages(tx, [this.#message(exchange, row.order_id, row.e2eid)]);
     });
+    if (status === 'DEVOLVIDO') this.#returns?.inc({ result: 'returned' });
+    if (status === 'NAO_REALIZADO') this.#returnFailed(row, text(refund.motivo) ?? status);
+  }
+
+  #returnFailed(row: q.PixReceivedRow, reason: string): void {
+    this.#returns?.inc({ result: 'failed' });
+    this.deps.logger.warn(
+      { e2eid: row.e2eid, orderId: row.order_id, amount: String(row.amount) },
+      `a Pix could not be returned to its payer: ${reason}`,
+    );
+  }
+
+  /**
+   * The operator has a Pix returned to its payer: one that no charge asked for (its money moves from
+   * `pix_unmatched` to `pix_returns`), or one whose return failed (asked for again under a new
+   * refund id). Anything else is refused; two concurrent requests return it once.
+   */
+  async returnReceived(e2eid: string): Promise<q.PixReceivedRow> {
+    const { store, clock } = this.deps;
+    const row = await q.pixReceived(store.read, e2eid);
+    if (row === undefined) throw new PixReturnRefusal('not_found', 'it was never received');
+    if (row.disposition !== 'unmatched' && row.disposition !== 'return_failed')
+      throw new PixReturnRefusal(
+        'not_returnable',
+        `it is ${row.disposition}: only an unmatched Pix or one whose return failed is returned on request`,
+      );
+    const now = clock.now();
+    const returning: q.PixReceivedRow = {
+      ...row,
+      disposition: 'returning',
+      reason: row.disposition === 'unmatched' ? 'returned by the operator' : row.reason,
+      refund_id: row.disposition === 'unmatched' ? refundId(e2eid) : refundId(e2eid, row.refund_id ?? undefined),
+      refund_status: null,
+      refund_rtr_id: null,
+      next_check_at: now,
+      updated_at: now,
+    };
+    const claimed = await store.transact(async (tx) => {
+      if (!(await q.claimPixReturn(tx, e2eid, row.disposition, returning))) return false;
+      if (row.disposition === 'return_failed') return true;
+      await this.deps.ledger.post(tx, {
+        kind: 'pix.unmatched.returning',
+        currency: 'BRL',
+        merchantId: null,
+        memo: `Pix ${e2eid} that no charge asked for, to be returned (asked by the operator)`,
+        entries: [
+          { account: { kind: 'pix_unmatched' }, amount: -BigInt(row.amount) },
+          { account: { kind: 'pix_returns' }, amount: BigInt(row.amount) },
+        ],
+      });
+      return true;
+    });
+    if (!claimed) throw new PixReturnRefusal('not_returnable', 'another request is returning it already');
+    this.deps.logger.warn({ e2eid, amount: String(row.amount) }, 'the operator has a Pix returned to its payer');
+    await this.#followReturn(returning).catch((error: unknown) =>
+      this.deps.logger.error({ err: error, e2eid }, 'a Pix return could not be followed now'),
+    );
+    return (await q.pixReceived(store.read, e2eid)) ?? returning;
+  }
+
+  /** Pix received that were not credited to an order, newest first: all, or those of one disposition. */
+  receivedList(
+    disposition: Exclude<q.PixReceivedRow['disposition'], 'credited'> | undefined,
+    limit: number,
+  ): Promise<q.PixReceivedRow[]> {
+    return q.pixReceivedList(this.deps.store.read, disposition, limit);
   }
 
   // ---- payouts: the send extension ---------------------------------------------------------------

@@ -96,6 +96,68 @@ export async function updatePixReceived(
   await db.updateTable('pix_received').set(change).where('e2eid', '=', e2eid).execute();
 }
 
+/**
+ * Moves a received Pix from `from` to what `change` says (its return asked for by the operator);
+ * false when another request moved it first.
+ */
+export async function claimPixReturn(
+  db: Db,
+  e2eid: string,
+  from: PixReceivedRow['disposition'],
+  change: Pick<
+    PixReceivedRow,
+    'disposition' | 'reason' | 'refund_id' | 'refund_status' | 'refund_rtr_id' | 'next_check_at' | 'updated_at'
+  >,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('pix_received')
+    .set({
+      disposition: change.disposition,
+      reason: change.reason,
+      refund_id: change.refund_id,
+      refund_status: change.refund_status,
+      refund_rtr_id: change.refund_rtr_id,
+      next_check_at: change.next_check_at,
+      updated_at: change.updated_at,
+    })
+    .where('e2eid', '=', e2eid)
+    .where('disposition', '=', from)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/**
+ * Pix received that were not credited to an order, newest first: all of them, or those of one
+ * disposition (the `disposition <> 'credited'` term lets both databases use the partial index).
+ */
+export function pixReceivedList(
+  db: ReadDb,
+  disposition: Exclude<PixReceivedRow['disposition'], 'credited'> | undefined,
+  limit: number,
+): Promise<PixReceivedRow[]> {
+  let query = db.selectFrom('pix_received').selectAll().where('disposition', '<>', 'credited');
+  if (disposition !== undefined) query = query.where('disposition', '=', disposition);
+  return query.orderBy('created_at', 'desc').limit(limit).execute();
+}
+
+/** The merchant's Pix that were not credited to an order of theirs (returned, or being returned), newest first. */
+export function merchantPixReturns(db: ReadDb, merchantId: string, limit: number): Promise<PixReceivedRow[]> {
+  return db
+    .selectFrom('pix_received')
+    .innerJoin('orders', 'orders.id', 'pix_received.order_id')
+    .selectAll('pix_received')
+    .where('pix_received.disposition', '<>', 'credited')
+    .where('orders.merchant_id', '=', merchantId)
+    .orderBy('pix_received.created_at', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+/** Whether any Pix paid for the merchant's orders was not credited (it was returned, or is being). */
+export async function merchantHasPixReturns(db: ReadDb, merchantId: string): Promise<boolean> {
+  return (await merchantPixReturns(db, merchantId, 1)).length > 0;
+}
+
 /** Returns (refunds) due to be asked for or asked about. */
 export function pixReturnsDue(db: ReadDb, now: number, limit: number): Promise<PixReceivedRow[]> {
   return db

@@ -16,6 +16,7 @@ import { railMessagesOfOrder } from '../rails/queries.js';
 import { COLLECTION_STATUS, EXCHANGE_STATUS, isFinal, statusText, TRANSFER_STATUS } from '../orders/state-machine.js';
 import type { OrderArea, OrderKind } from '../store/schema.js';
 import { orderCallbacksPanel } from './callback-pages.js';
+import { pixReceivedPanel, pixReturnsLink } from './pix-pages.js';
 import { badge, dayRange, dayRangeLabels, errorSummary, notice, textField, type FieldError } from './forms.js';
 import { consoleTexts, dateTime, money, translate, type Translator } from './i18n.js';
 import type { ConsoleServices } from './plugin.js';
@@ -315,7 +316,14 @@ function orderRow(lang: Language, t: T, order: OrderRow): Html {
 function listPage(
   ctx: ConsoleContext,
   reply: FastifyReply,
-  input: { filters: Filters; errors: FieldError[]; orders: OrderRow[]; olderLink?: string | undefined; paged: boolean },
+  input: {
+    filters: Filters;
+    errors: FieldError[];
+    orders: OrderRow[];
+    olderLink?: string | undefined;
+    paged: boolean;
+    pixReturns: Html;
+  },
 ): FastifyReply {
   const t = translate(TEXTS, ctx.lang);
   const f = input.filters;
@@ -334,7 +342,7 @@ function listPage(
     status: input.errors.length > 0 ? 400 : 200,
     title: t('title'),
     section: 'orders',
-    body: html`<h1>${t('title')}</h1>${errorSummary(ctx.lang, input.errors)}${filterForm(t, ctx.lang, f, input.errors)}<div class="panel">${table}${pager}</div>`,
+    body: html`<h1>${t('title')}</h1>${errorSummary(ctx.lang, input.errors)}${filterForm(t, ctx.lang, f, input.errors)}<div class="panel">${table}${pager}</div>${input.pixReturns}`,
   });
 }
 
@@ -360,10 +368,11 @@ async function detailPage(
   const order = orderId.length > 64 ? undefined : await merchantOrder(deps.store.read, ctx.merchantId, orderId);
   if (order === undefined) return ctx.notFound(reply);
   const lang = ctx.lang;
-  const [events, entries, railMessages] = await Promise.all([
+  const [events, entries, railMessages, pixReceived] = await Promise.all([
     eventsOfOrder(deps.store.read, order.id),
     orderEntries(deps.store.read, ctx.merchantId, order.id),
     railMessagesOfOrder(deps.store.read, order.id),
+    pixReceivedPanel(ctx, deps, order.id),
   ]);
   const mpesa = order.area === 'ken' ? kenyaDetails(order) : undefined;
   const rail =
@@ -434,7 +443,7 @@ ${voucher !== undefined ? detailRow(t('voucher'), html`<a href="${voucher}">${t(
 </dl></div>
 <div class="panel"><h2>${t('history')}</h2>${history}</div>
 <div class="panel"><h2>${t('ledger')}</h2>${ledger}</div>
-${rail}${callbacks}`,
+${pixReceived}${rail}${callbacks}`,
   });
 }
 
@@ -458,7 +467,8 @@ export function registerOrderPages(router: ConsoleRouter, deps: ConsoleServices)
     const beforeAt = queryParam(request, 'before_at');
     const beforeId = queryParam(request, 'before_id');
     const { search, errors } = parseFilters(ctx, t, filters, beforeAt, beforeId);
-    if (errors.length > 0) return listPage(ctx, reply, { filters, errors, orders: [], paged: false });
+    const pixReturns = await pixReturnsLink(ctx, deps);
+    if (errors.length > 0) return listPage(ctx, reply, { filters, errors, orders: [], paged: false, pixReturns });
     const rows = await searchOrders(deps.store.read, search);
     const orders = rows.slice(0, PAGE_SIZE);
     const last = orders.at(-1);
@@ -466,7 +476,14 @@ export function registerOrderPages(router: ConsoleRouter, deps: ConsoleServices)
       rows.length > PAGE_SIZE && last !== undefined
         ? filterLink(filters, { before_at: String(last.created_at), before_id: last.id })
         : undefined;
-    return listPage(ctx, reply, { filters, errors, orders, olderLink, paged: search.before !== undefined });
+    return listPage(ctx, reply, {
+      filters,
+      errors,
+      orders,
+      olderLink,
+      paged: search.before !== undefined,
+      pixReturns,
+    });
   });
 
   router.get('/console/orders/:orderId', (ctx, request, reply) => detailPage(ctx, deps, request, reply));

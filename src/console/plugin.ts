@@ -16,6 +16,7 @@ import { registerBalancePages } from './balance-pages.js';
 import { registerCallbackPages } from './callback-pages.js';
 import { registerKeyPages } from './keys-pages.js';
 import { registerOrderPages } from './order-pages.js';
+import { registerPixPages } from './pix-pages.js';
 import type { RequestLog } from './request-log.js';
 import { registerRequestPages } from './request-pages.js';
 import { registerSignaturePages } from './signature-pages.js';
@@ -50,6 +51,7 @@ export async function registerConsole(parent: FastifyInstance, deps: ConsoleServ
     registerKeyPages(router, deps);
     registerCallbackPages(router, deps);
     registerOrderPages(router, deps);
+    registerPixPages(router, deps);
     registerBalancePages(router, deps);
     registerSignaturePages(router, deps);
     registerRequestPages(router, deps);

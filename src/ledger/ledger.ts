@@ -9,8 +9,13 @@ import * as q from './queries.js';
 const NON_NEGATIVE: ReadonlySet<LedgerAccountKind> = new Set(['available', 'frozen', 'awaiting_settlement']);
 
 export type MerchantAccountKind = 'available' | 'frozen' | 'awaiting_settlement';
-/** `pix_returns`: Pix received that belong to no payable order, until they are returned to their payers. */
-export type SystemAccountKind = 'fee_income' | 'rail_clearing' | 'token_clearing' | 'adjustments' | 'pix_returns';
+/**
+ * `pix_returns`: Pix received that belong to no payable order, until they are returned to their
+ * payers. `pix_unmatched`: Pix received that no charge of Cashgate's asked for, until the operator
+ * has them returned.
+ */
+export type SystemAccountKind =
+  'fee_income' | 'rail_clearing' | 'token_clearing' | 'adjustments' | 'pix_returns' | 'pix_unmatched';
 
 export type AccountRef =
   { merchantId: string; kind: MerchantAccountKind } | { merchantId?: undefined; kind: SystemAccountKind };

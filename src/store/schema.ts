@@ -112,7 +112,8 @@ export type LedgerAccountKind =
   | 'rail_clearing'
   | 'token_clearing'
   | 'adjustments'
-  | 'pix_returns';
+  | 'pix_returns'
+  | 'pix_unmatched';
 
 /** A ledger account: `code` is `<merchantId or "system">/<currency>/<kind>`. */
 export interface LedgerAccountTable {

@@ -157,6 +157,11 @@ export interface FakePsp {
    * appends the Pix to cob.pix. Resolves with the Pix once it is recorded; its webhook follows (await idle()).
    */
   pay(txid: string, options?: PayOptions): Promise<any>;
+  /**
+   * A payer sends a Pix of `valor` ("12.34") to the key directly, naming no charge: a received Pix without txid, and
+   * its webhook (await idle()). Resolves with the Pix.
+   */
+  payKey(chave: string, valor: string, options?: Omit<PayOptions, 'valor' | 'force'>): Promise<any>;
   /** How sends to this favorecido chave ('account' for contaBanco) end: default REALIZADO after 50 ms, one webhook. */
   scriptSend(target: string, script: SendScript): void;
   /** How refunds of this Pix end: default DEVOLVIDO after 50 ms, one webhook. */
@@ -452,7 +457,8 @@ interface Devolucao {
 
 interface Pix {
   endToEndId: string;
-  txid: string;
+  /** absent for a Pix paid to the key directly (no charge) */
+  txid?: string;
   valor: string;
   chave: string;
   horario: string;
@@ -997,6 +1003,33 @@ class FakePspServer implements FakePsp {
 
   scriptRefund(e2eid: string, script: RefundScript): void {
     this.refundScripts.set(e2eid, { ...script });
+  }
+
+  async payKey(chave: string, valor: string, options: Omit<PayOptions, 'valor' | 'force'> = {}): Promise<Pix> {
+    if (!/^\d{1,10}\.\d{2}$/.test(valor)) throw new Error(`valor ${valor} is not \\d{1,10}\\.\\d{2}`);
+    const now = this.now();
+    const pix: Pix = {
+      endToEndId: transactionId('E', options.payer?.codigoBanco ?? PSP_TEST.ispb, now),
+      valor,
+      chave,
+      horario: iso(now),
+      ...(options.infoPagador === undefined ? {} : { infoPagador: options.infoPagador }),
+      ...(options.payer === undefined
+        ? {}
+        : {
+            gnExtras: {
+              pagador: {
+                nome: options.payer.nome,
+                ...(options.payer.cpf === undefined ? {} : { cpf: options.payer.cpf }),
+                ...(options.payer.cnpj === undefined ? {} : { cnpj: options.payer.cnpj }),
+                codigoBanco: options.payer.codigoBanco ?? PSP_TEST.ispb,
+              },
+            },
+          }),
+    };
+    this.received.set(pix.endToEndId, pix);
+    this.notify(chave, () => pix, options.webhook ?? 'send', options.delayMs ?? 0);
+    return structuredClone(pix);
   }
 
   async pay(txid: string, options: PayOptions = {}): Promise<Pix> {
