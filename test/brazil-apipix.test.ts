@@ -1,14 +1,17 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { after, before, describe, it } from 'node:test';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { ApiPixClient, PixError } from '../src/rails/pix/api-pix-client.js';
 import { brCodeValue, crc16ccitt, parseBrCode } from '../src/rails/pix/br-code.js';
 import { consoleSignIn } from './support/console.js';
-import { databaseLabel } from './support/database.js';
+import { createTestDatabase, databaseLabel, TEST_DATABASE_URL } from './support/database.js';
 import { freePort } from './support/fake-daraja.js';
 import { apiPixGatewayEnv, PSP_TEST, startFakePsp, type FakePsp } from './support/fake-psp.js';
-import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
+import { ADMIN_TOKEN, signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
+import { adminCall, startServerProcess, type ServerProcess } from './support/process.js';
 import { sleep, startReceiver, until, type CallbackReceiver } from './support/receiver.js';
 
 const COLLECT = '/api/v3/bra/createCollectingOrder';
@@ -289,11 +292,11 @@ describe(`Brazil on API Pix (${databaseLabel})`, () => {
       ((await gw.admin('GET', '/admin/v1/pix/received?disposition=unmatched')).body.pix as Record<string, any>[]).find(
         (p) => p.e2eid === pix.endToEndId,
       );
-    await until(async () => assert.ok((await unmatched()) !== undefined));
-    const row = await unmatched();
-    assert.equal(row?.amount, '21.00');
-    assert.equal(row?.orderId, null);
-    assert.equal(row?.payerDocument, '529••••••25', 'the payer’s document is masked');
+    await until(async () => assert.ok((await unmatched()) !== undefined, 'listed as unmatched'));
+    const row = (await unmatched()) ?? {};
+    assert.equal(row.amount, '21.00');
+    assert.equal(row.orderId, null);
+    assert.equal(row.payerDocument, '529••••••25', 'the payer’s document is masked');
     const journals = await gw.gateway.store.read
       .selectFrom('ledger_journals')
       .select('kind')
@@ -312,12 +315,15 @@ describe(`Brazil on API Pix (${databaseLabel})`, () => {
     assert.equal(asked.status, 200, JSON.stringify(asked.body));
     assert.ok(['returning', 'return_failed'].includes(asked.body.disposition));
     const firstRefund = asked.body.refundId as string;
-    const state = async () =>
-      (await gw.gateway.store.read
+    const state = async () => {
+      const found = await gw.gateway.store.read
         .selectFrom('pix_received')
         .selectAll()
         .where('e2eid', '=', pix.endToEndId)
-        .executeTakeFirst())!;
+        .executeTakeFirst();
+      assert.ok(found !== undefined);
+      return found;
+    };
     await until(async () => assert.equal((await state()).disposition, 'return_failed'));
     assert.equal((await state()).reason, 'Conta do pagador encerrada');
     psp.scriptRefund(pix.endToEndId, { status: 'DEVOLVIDO' });
@@ -371,7 +377,10 @@ describe(`Brazil on API Pix (${databaseLabel})`, () => {
 
     const short = await psp.pay(txid, { valor: '19.00' });
     await until(() =>
-      assert.ok(psp.requests.some((r) => r.endpoint === 'devolucao-put' && r.path.includes(short.endToEndId))),
+      assert.ok(
+        psp.requests.some((r) => r.endpoint === 'devolucao-put' && r.path.includes(short.endToEndId)),
+        'a refund was asked for',
+      ),
     );
     assert.equal((await order(made.id)).status, 1, 'refused: the order still waits');
     const exact = await psp.pay(txid, { force: true });
@@ -388,7 +397,10 @@ describe(`Brazil on API Pix (${databaseLabel})`, () => {
     await until(() => assert.equal(psp.cobs.get(txid)?.status, 'REMOVIDA_PELO_USUARIO_RECEBEDOR'));
     const late = await psp.pay(txid, { force: true });
     await until(() =>
-      assert.ok(psp.requests.some((r) => r.endpoint === 'devolucao-put' && r.path.includes(late.endToEndId))),
+      assert.ok(
+        psp.requests.some((r) => r.endpoint === 'devolucao-put' && r.path.includes(late.endToEndId)),
+        'a refund was asked for',
+      ),
     );
     assert.equal((await order(created.orderId)).status, 3, 'the order stays expired');
   });
@@ -461,5 +473,125 @@ describe(`Brazil on API Pix (${databaseLabel})`, () => {
     });
     assert.equal(response.body.code, '300');
     assert.match(response.body.msgEn, /channelType BOLETO is not yet live/);
+  });
+});
+
+describe(`API Pix across a crash (${databaseLabel})`, () => {
+  let psp: FakePsp;
+  let receiver: CallbackReceiver;
+  let dataDir: string;
+  let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
+  const running = new Set<ServerProcess>();
+
+  before(async () => {
+    psp = await startFakePsp({ webhookRetryMs: 100 });
+    receiver = await startReceiver();
+    dataDir = mkdtempSync(join(tmpdir(), 'cashgate-apipix-crash-'));
+    database = TEST_DATABASE_URL === undefined ? undefined : await createTestDatabase();
+  });
+  afterEach(async () => {
+    await Promise.all([...running].map((server) => server.kill()));
+    running.clear();
+  });
+  after(async () => {
+    await psp.close();
+    await receiver.close();
+    await database?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('makes the charge and sends the payout exactly once when the node dies while the PSP holds its answers', async () => {
+    const port = await freePort();
+    const env = {
+      ...apiPixEnv(psp, port),
+      PIX_PSP_TIMEOUT_MS: '20000',
+      CASHGATE_DATA_DIR: dataDir,
+      CASHGATE_ADMIN_TOKEN: ADMIN_TOKEN,
+      KEY_ACTIVATION_DELAY_MS: '0',
+      RAIL_LEASE_MS: '1000',
+      LOG_LEVEL: 'info',
+      ...(database !== undefined && { DATABASE_URL: database.url }),
+    };
+    const first = await startServerProcess(env);
+    running.add(first);
+    const merchant = await adminCall(first, ADMIN_TOKEN, 'POST', '/admin/v1/merchants', { name: 'Crash' });
+    const merchantId = merchant.body.merchantId as string;
+    await adminCall(first, ADMIN_TOKEN, 'PUT', `/admin/v1/merchants/${merchantId}/callback`, {
+      url: `${receiver.url}/cb`,
+    });
+    const key = await adminCall(first, ADMIN_TOKEN, 'POST', `/admin/v1/merchants/${merchantId}/api-keys`, {
+      permissions: ['all'],
+      ipWhitelist: ['0.0.0.0'],
+      debug: false,
+    });
+    await adminCall(first, ADMIN_TOKEN, 'POST', `/admin/v1/merchants/${merchantId}/balance-adjustments`, {
+      currency: 'BRL',
+      amount: '1000',
+      reason: 'float',
+    });
+    const credentials = { accessKey: key.body.accessKey as string, secretKey: key.body.secretKey as string };
+    // The PSP makes the charge and takes the send, and holds both answers: the node dies meanwhile.
+    psp.failNext('cob-put', 'timeout-after');
+    psp.failNext('send-put', 'timeout-after');
+    const collect = {
+      amount: '33.10',
+      channelType: 'PIX',
+      externalOrderId: `crash-pix-${Date.now()}`,
+    };
+    const payee = `crash-${Date.now()}@example.com`;
+    const transfer = {
+      currencyAmount: '44.20',
+      channelType: 'PIX',
+      externalOrderId: `crash-send-${Date.now()}`,
+      personIdType: 'CPF',
+      personId: '52998224725',
+      personName: 'Ana Recebedora',
+      accountType: 'EMAIL',
+      accountId: payee,
+    };
+    const sign = (server: ServerProcess, path: string, body: unknown) =>
+      signedCall(server.url, credentials, { path, body }, Date.now());
+    const inFlight = [sign(first, COLLECT, collect).catch(() => undefined)];
+    const sent = await sign(first, PIX_TRANSFER, transfer);
+    assert.equal(sent.body.code, '200', sent.body.msgEn);
+    const chargesOf = () => [...psp.cobs.values()].filter((c) => c.valor.original === '33.10');
+    const sendsOf = () => [...psp.sent.values()].filter((s) => s.favorecido?.chave === payee);
+    await until(() => {
+      assert.equal(chargesOf().length, 1);
+      assert.equal(sendsOf().length, 1);
+    });
+    await first.kill();
+    running.delete(first);
+    await Promise.all(inFlight);
+
+    const second = await startServerProcess(env);
+    running.add(second);
+    // The collection's charge is found at the PSP (asked for before being made again) and its code
+    // answered; the payout is found by its idEnvio and settles. Nothing is made or sent twice.
+    let payParam = '';
+    await until(async () => {
+      const repeat = await sign(second, COLLECT, collect);
+      payParam = (repeat.body.data?.currencyOrderVo?.payParam as string | undefined) ?? '';
+      assert.notEqual(payParam, '');
+    }, 20_000);
+    assert.equal(payParam, chargesOf()[0]?.pixCopiaECola);
+    const txid = (chargesOf()[0]?.txid as string | undefined) ?? '';
+    await psp.pay(txid);
+    await until(() => {
+      const outcomes = receiver.received.map((r) => JSON.parse(r.body) as Record<string, unknown>);
+      assert.ok(
+        outcomes.some((o) => o.externalOrderId === collect.externalOrderId && o.orderStatus === 'PAYMENT_SUCCESS'),
+        'the collection was paid',
+      );
+      assert.ok(
+        outcomes.some((o) => o.externalOrderId === transfer.externalOrderId && o.orderStatus === 'SUCCESS'),
+        'the transfer was made',
+      );
+    }, 20_000);
+    await sleep(500);
+    assert.equal(chargesOf().length, 1, 'one charge');
+    assert.equal(sendsOf().length, 1, 'one send');
+    const askedToSend = psp.requests.filter((r) => r.endpoint === 'send-put' && r.body?.favorecido?.chave === payee);
+    assert.equal(askedToSend.length, 1, 'the send was asked about, never sent blindly again');
   });
 });

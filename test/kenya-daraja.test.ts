@@ -18,22 +18,9 @@ import {
 } from './support/fake-daraja.js';
 import { ADMIN_TOKEN, signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 import { adminCall, startServerProcess, type ServerProcess } from './support/process.js';
-import { sleep, startReceiver, type CallbackReceiver } from './support/receiver.js';
+import { sleep, startReceiver, until, type CallbackReceiver } from './support/receiver.js';
 
 /** Retries `check` until it stops throwing (or rethrows its last failure after `timeoutMs`). */
-async function until(check: () => unknown, timeoutMs = 8_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-    }
-    await sleep(50);
-  }
-}
-
 /** The merchant callbacks received for an order, parsed. */
 const callbacksFor = (receiver: CallbackReceiver, orderId: string) =>
   receiver.received.map((r) => JSON.parse(r.body) as Record<string, any>).filter((json) => json.orderId === orderId);
@@ -563,8 +550,14 @@ describe(`Daraja across a crash (${databaseLabel})`, () => {
     // by Transaction Status), each told to the merchant once.
     await until(() => {
       const outcomes = receiver.received.map((r) => JSON.parse(r.body) as Record<string, unknown>);
-      assert.ok(outcomes.some((o) => o.externalOrderId === externalCollect && o.orderStatus === 'PAYMENT_SUCCESS'));
-      assert.ok(outcomes.some((o) => o.externalOrderId === externalTransfer && o.orderStatus === 'SUCCESS'));
+      assert.ok(
+        outcomes.some((o) => o.externalOrderId === externalCollect && o.orderStatus === 'PAYMENT_SUCCESS'),
+        'the collection was paid',
+      );
+      assert.ok(
+        outcomes.some((o) => o.externalOrderId === externalTransfer && o.orderStatus === 'SUCCESS'),
+        'the payout was made',
+      );
     }, 20_000);
     await sleep(1_000);
     assert.equal(daraja.prompts.filter((p) => p.body.PhoneNumber === phone).length, 1, 'one prompt');

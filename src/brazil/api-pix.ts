@@ -134,8 +134,16 @@ export class ApiPixBrazil {
   rails(): { pix: Rail; pixPayout: Rail; bankPayout: Rail } {
     return {
       pix: { name: 'pix (api pix)', start: (order) => this.#startCob(order) },
-      pixPayout: { name: 'pix-payout (api pix)', start: (order) => this.#startSend(order, 'PIX') },
-      bankPayout: { name: 'pix-account (api pix)', start: (order) => this.#startSend(order, 'BANK') },
+      pixPayout: {
+        name: 'pix-payout (api pix)',
+        start: (order) => this.#startSend(order, 'PIX'),
+        startsAfterAnswer: true,
+      },
+      bankPayout: {
+        name: 'pix-account (api pix)',
+        start: (order) => this.#startSend(order, 'BANK'),
+        startsAfterAnswer: true,
+      },
     };
   }
 

@@ -127,6 +127,11 @@ export class RailHandOver {
     return { task, leaseToken };
   }
 
+  /** Whether the merchant's create waits for the order's rail to start it (see `Rail.startsAfterAnswer`). */
+  answerWaitsFor(order: q.OrderRow): boolean {
+    return this.deps.railOf(order).startsAfterAnswer !== true;
+  }
+
   /**
    * One attempt of a leased hand-over: the rail is asked (outside any transaction), then what it
    * answered is recorded in one unit of work: the rail's reference on the order and the hand-over

@@ -180,7 +180,7 @@ export class OrderService implements CallbackOrderSource {
     private readonly clock: Clock,
     private readonly ledger: LedgerService,
     private readonly outbox: CallbackOutbox,
-    logger: Logger,
+    private readonly logger: Logger,
     options: { railLeaseMs: number; registry?: Registry },
   ) {
     this.handOver = new RailHandOver(
@@ -239,6 +239,13 @@ export class OrderService implements CallbackOrderSource {
     });
     if ('created' in outcome) {
       const { order, data, leased } = outcome.created;
+      if (!this.handOver.answerWaitsFor(order)) {
+        // Started without holding the answer; a failure is the hand-over's to retry, as ever.
+        void this.#handOver(leased, { ...order }).catch((error: unknown) =>
+          this.logger.error({ err: error, orderId: order.id }, 'an order could not be handed to its rail now'),
+        );
+        return { order, data, created: true };
+      }
       const handed = await this.#handOver(leased, order);
       // What the rail issued for the merchant (a PSP's Pix code) is in the result kept for repeats.
       const recorded = handed.ok ? handed.recorded : undefined;

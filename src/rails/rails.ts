@@ -71,6 +71,12 @@ export interface Rail {
    * it before starting anything again.
    */
   start: (order: RailOrder) => Promise<RailStarted>;
+  /**
+   * The merchant's create does not wait for the rail: the answer needs nothing from it (a payout),
+   * so the start runs right after the commit without holding the answer, and a provider that is
+   * slow to answer does not make the create slow. Its hand-over is as durable either way.
+   */
+  readonly startsAfterAnswer?: boolean;
 }
 
 /** The fiat rails of the gateway, one per way money moves; the composition root builds them. */

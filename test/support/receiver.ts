@@ -124,7 +124,13 @@ export function receiverPool(): {
   };
 }
 
-/** Retries `check` until it stops throwing (or rethrows its last failure after `timeoutMs`). */
+/**
+ * Retries `check` until it stops throwing (or rethrows its last failure after `timeoutMs`).
+ *
+ * Give every `assert.ok` in `check` a message: without one, each failure makes Node's assert read
+ * and parse the test's source to describe the expression, which under the TypeScript loader can
+ * take the test process's event loop for minutes (a polling check fails many times).
+ */
 export async function until(check: () => unknown, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
