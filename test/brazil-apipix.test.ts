@@ -241,6 +241,41 @@ describe(`Brazil on API Pix (${databaseLabel})`, () => {
     assert.equal(wrongPath.status, 404);
   });
 
+  it('credits a Pix once however often and in whatever order its webhook comes', async () => {
+    const first = await collect({ amount: '6.10' });
+    const second = await collect({ amount: '6.20' });
+    const firstPix = await psp.pay(await txidOf(first.orderId), { webhook: 'twice' });
+    await psp.idle();
+    const before = psp.webhookDeliveries.length;
+    const secondPix = await psp.pay(await txidOf(second.orderId));
+    await psp.idle();
+    // The first payment's webhook again, after the second's: late, repeated, out of order.
+    const index = psp.webhookDeliveries.findIndex((d) => JSON.stringify(d.body).includes(firstPix.endToEndId));
+    assert.ok(index >= 0 && index < before, 'the first webhook was delivered');
+    assert.equal(await psp.redeliver(index), 200);
+    await until(async () => {
+      assert.equal((await order(first.orderId)).status, 2);
+      assert.equal((await order(second.orderId)).status, 2);
+    });
+    await sleep(300);
+    assert.equal((await order(first.orderId)).actual_amount, 610, 'credited once');
+    assert.equal((await order(second.orderId)).actual_amount, 620);
+    assert.equal(callbacksFor(first.orderId).length, 1, 'one callback');
+    const received = await gw.gateway.store.read
+      .selectFrom('pix_received')
+      .select('e2eid')
+      .where('e2eid', 'in', [firstPix.endToEndId, secondPix.endToEndId])
+      .execute();
+    assert.equal(received.length, 2);
+    const journals = await gw.gateway.store.read
+      .selectFrom('ledger_journals')
+      .select('id')
+      .where('order_id', '=', first.orderId)
+      .where('kind', '=', 'collection.paid')
+      .execute();
+    assert.equal(journals.length, 1, 'one ledger posting');
+  });
+
   it('finds a Pix whose webhook was lost by listing received Pix', async () => {
     const created = await collect({ channelType: 'PIX_DYNAMIC', amount: '10.00' });
     const txid = await txidOf(created.orderId);
