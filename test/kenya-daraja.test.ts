@@ -395,9 +395,10 @@ describe(`Kenya on Daraja (${databaseLabel})`, () => {
     const phone = nextPhone();
     daraja.scriptB2c(phone, { resultCode: 0, delayMs: 50, receiverName: 'JANE WANJIKU' });
     const created = await transfer(phone);
-    const payouts = daraja.payouts.filter((p) => p.body.PartyB === phone);
-    const [payout] = payouts;
-    assert.ok(payout !== undefined && payouts.length === 1, 'one payout');
+    // The create does not wait for Daraja: the payout is asked for right after the answer.
+    await until(() => assert.equal(daraja.payouts.filter((p) => p.body.PartyB === phone).length, 1, 'one payout'));
+    const [payout] = daraja.payouts.filter((p) => p.body.PartyB === phone);
+    assert.ok(payout !== undefined, 'the payout');
     assert.equal(payout.originatorConversationId, `${created.orderId}.b2c`);
     assert.equal(payout.body.CommandID, 'BusinessPayment');
     assert.equal(payout.body.Amount, 700);

@@ -140,7 +140,7 @@ export class DarajaKenya {
   rails(): { mpesaStk: Rail; mpesaB2c: Rail } {
     return {
       mpesaStk: { name: 'mpesa-stk (daraja)', start: (order) => this.#startStk(order) },
-      mpesaB2c: { name: 'mpesa-b2c (daraja)', start: (order) => this.#startB2c(order) },
+      mpesaB2c: { name: 'mpesa-b2c (daraja)', start: (order) => this.#startB2c(order), startsAfterAnswer: true },
     };
   }
 
