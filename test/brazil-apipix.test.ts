@@ -1,17 +1,15 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { ApiPixClient, PixError } from '../src/rails/pix/api-pix-client.js';
 import { brCodeValue, crc16ccitt, parseBrCode } from '../src/rails/pix/br-code.js';
 import { consoleSignIn } from './support/console.js';
-import { createTestDatabase, databaseLabel, TEST_DATABASE_URL } from './support/database.js';
+import { processMerchant, startCrashRig, type CrashRig } from './support/crash-rig.js';
+import { databaseLabel } from './support/database.js';
 import { freePort } from './support/fake-daraja.js';
 import { apiPixGatewayEnv, PSP_TEST, startFakePsp, type FakePsp } from './support/fake-psp.js';
-import { ADMIN_TOKEN, signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
-import { adminCall, startServerProcess, type ServerProcess } from './support/process.js';
+import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 import { sleep, startReceiver, until, type CallbackReceiver } from './support/receiver.js';
 
 const COLLECT = '/api/v3/bra/createCollectingOrder';
@@ -514,57 +512,29 @@ describe(`Brazil on API Pix (${databaseLabel})`, () => {
 describe(`API Pix across a crash (${databaseLabel})`, () => {
   let psp: FakePsp;
   let receiver: CallbackReceiver;
-  let dataDir: string;
-  let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
-  const running = new Set<ServerProcess>();
+  let rig: CrashRig;
 
   before(async () => {
     psp = await startFakePsp({ webhookRetryMs: 100 });
     receiver = await startReceiver();
-    dataDir = mkdtempSync(join(tmpdir(), 'cashgate-apipix-crash-'));
-    database = TEST_DATABASE_URL === undefined ? undefined : await createTestDatabase();
+    rig = await startCrashRig('apipix-crash');
   });
-  afterEach(async () => {
-    await Promise.all([...running].map((server) => server.kill()));
-    running.clear();
-  });
+  afterEach(() => rig.killAll());
   after(async () => {
     await psp.close();
     await receiver.close();
-    await database?.drop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await rig.close();
   });
 
   it('makes the charge and sends the payout exactly once when the node dies while the PSP holds its answers', async () => {
     const port = await freePort();
-    const env = {
-      ...apiPixEnv(psp, port),
-      PIX_PSP_TIMEOUT_MS: '20000',
-      CASHGATE_DATA_DIR: dataDir,
-      CASHGATE_ADMIN_TOKEN: ADMIN_TOKEN,
-      KEY_ACTIVATION_DELAY_MS: '0',
-      RAIL_LEASE_MS: '1000',
-      LOG_LEVEL: 'info',
-      ...(database !== undefined && { DATABASE_URL: database.url }),
-    };
-    const first = await startServerProcess(env);
-    running.add(first);
-    const merchant = await adminCall(first, ADMIN_TOKEN, 'POST', '/admin/v1/merchants', { name: 'Crash' });
-    const merchantId = merchant.body.merchantId as string;
-    await adminCall(first, ADMIN_TOKEN, 'PUT', `/admin/v1/merchants/${merchantId}/callback`, {
-      url: `${receiver.url}/cb`,
-    });
-    const key = await adminCall(first, ADMIN_TOKEN, 'POST', `/admin/v1/merchants/${merchantId}/api-keys`, {
-      permissions: ['all'],
-      ipWhitelist: ['0.0.0.0'],
-      debug: false,
-    });
-    await adminCall(first, ADMIN_TOKEN, 'POST', `/admin/v1/merchants/${merchantId}/balance-adjustments`, {
+    const env = { ...apiPixEnv(psp, port), PIX_PSP_TIMEOUT_MS: '20000', ...rig.env };
+    const first = await rig.start(env);
+    const { credentials } = await processMerchant(first, {
+      callbackUrl: `${receiver.url}/cb`,
       currency: 'BRL',
       amount: '1000',
-      reason: 'float',
     });
-    const credentials = { accessKey: key.body.accessKey as string, secretKey: key.body.secretKey as string };
     // The PSP makes the charge and takes the send, and holds both answers: the node dies meanwhile.
     psp.failNext('cob-put', 'timeout-after');
     psp.failNext('send-put', 'timeout-after');
@@ -584,7 +554,7 @@ describe(`API Pix across a crash (${databaseLabel})`, () => {
       accountType: 'EMAIL',
       accountId: payee,
     };
-    const sign = (server: ServerProcess, path: string, body: unknown) =>
+    const sign = (server: { url: string }, path: string, body: unknown) =>
       signedCall(server.url, credentials, { path, body }, Date.now());
     const inFlight = [sign(first, COLLECT, collect).catch(() => undefined)];
     const sent = await sign(first, PIX_TRANSFER, transfer);
@@ -595,12 +565,10 @@ describe(`API Pix across a crash (${databaseLabel})`, () => {
       assert.equal(chargesOf().length, 1);
       assert.equal(sendsOf().length, 1);
     });
-    await first.kill();
-    running.delete(first);
+    await rig.crash(first);
     await Promise.all(inFlight);
 
-    const second = await startServerProcess(env);
-    running.add(second);
+    const second = await rig.start(env);
     // The collection's charge is found at the PSP (asked for before being made again) and its code
     // answered; the payout is found by its idEnvio and settles. Nothing is made or sent twice.
     let payParam = '';

@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { MPESA_RESEND_COOLDOWN_MS } from '../src/cashier/views.js';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { DarajaError } from '../src/rails/daraja/client.js';
 import { consoleSignIn } from './support/console.js';
-import { createTestDatabase, databaseLabel, TEST_DATABASE_URL } from './support/database.js';
+import { processMerchant, startCrashRig, type CrashRig } from './support/crash-rig.js';
+import { databaseLabel } from './support/database.js';
 import {
   DARAJA_TEST,
   darajaGatewayEnv,
@@ -16,8 +14,7 @@ import {
   stkPassword,
   type FakeDaraja,
 } from './support/fake-daraja.js';
-import { ADMIN_TOKEN, signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
-import { adminCall, startServerProcess, type ServerProcess } from './support/process.js';
+import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 import { sleep, startReceiver, until, type CallbackReceiver } from './support/receiver.js';
 
 /** Retries `check` until it stops throwing (or rethrows its last failure after `timeoutMs`). */
@@ -457,57 +454,29 @@ describe(`Kenya on Daraja (${databaseLabel})`, () => {
 describe(`Daraja across a crash (${databaseLabel})`, () => {
   let daraja: FakeDaraja;
   let receiver: CallbackReceiver;
-  let dataDir: string;
-  let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
-  const running = new Set<ServerProcess>();
+  let rig: CrashRig;
 
   before(async () => {
     daraja = await startFakeDaraja();
     receiver = await startReceiver();
-    dataDir = mkdtempSync(join(tmpdir(), 'cashgate-daraja-crash-'));
-    database = TEST_DATABASE_URL === undefined ? undefined : await createTestDatabase();
+    rig = await startCrashRig('daraja-crash');
   });
-  afterEach(async () => {
-    await Promise.all([...running].map((server) => server.kill()));
-    running.clear();
-  });
+  afterEach(() => rig.killAll());
   after(async () => {
     await daraja.close();
     await receiver.close();
-    await database?.drop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await rig.close();
   });
 
   it('sends the prompt and the payout exactly once when the node dies during the hand-over', async () => {
     const port = await freePort();
-    const env = {
-      ...darajaEnv(daraja, port),
-      DARAJA_TIMEOUT_MS: '20000',
-      CASHGATE_DATA_DIR: dataDir,
-      CASHGATE_ADMIN_TOKEN: ADMIN_TOKEN,
-      KEY_ACTIVATION_DELAY_MS: '0',
-      RAIL_LEASE_MS: '1000',
-      LOG_LEVEL: 'info',
-      ...(database !== undefined && { DATABASE_URL: database.url }),
-    };
-    const first = await startServerProcess(env);
-    running.add(first);
-    const merchant = await adminCall(first, ADMIN_TOKEN, 'POST', '/admin/v1/merchants', { name: 'Crash' });
-    const merchantId = merchant.body.merchantId as string;
-    await adminCall(first, ADMIN_TOKEN, 'PUT', `/admin/v1/merchants/${merchantId}/callback`, {
-      url: `${receiver.url}/cb`,
-    });
-    const key = await adminCall(first, ADMIN_TOKEN, 'POST', `/admin/v1/merchants/${merchantId}/api-keys`, {
-      permissions: ['all'],
-      ipWhitelist: ['0.0.0.0'],
-      debug: false,
-    });
-    await adminCall(first, ADMIN_TOKEN, 'POST', `/admin/v1/merchants/${merchantId}/balance-adjustments`, {
+    const env = { ...darajaEnv(daraja, port), DARAJA_TIMEOUT_MS: '20000', ...rig.env };
+    const first = await rig.start(env);
+    const { credentials } = await processMerchant(first, {
+      callbackUrl: `${receiver.url}/cb`,
       currency: 'KES',
       amount: '10000',
-      reason: 'float',
     });
-    const credentials = { accessKey: key.body.accessKey as string, secretKey: key.body.secretKey as string };
     const phone = nextPhone();
     const payee = nextPhone();
     daraja.scriptStk(phone, { resultCode: 0, delayMs: 2_000 });
@@ -541,12 +510,10 @@ describe(`Daraja across a crash (${databaseLabel})`, () => {
       assert.equal(daraja.prompts.filter((p) => p.body.PhoneNumber === phone).length, 1);
       assert.equal(daraja.payouts.filter((p) => p.body.PartyB === payee).length, 1);
     });
-    await first.kill();
-    running.delete(first);
+    await rig.crash(first);
     await Promise.all(inFlight);
 
-    const second = await startServerProcess(env);
-    running.add(second);
+    await rig.start(env);
     // Both orders reach their end from what Daraja did (the lost answers found by the callback and
     // by Transaction Status), each told to the merchant once.
     await until(() => {
