@@ -262,6 +262,7 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
     requestLog: new RequestLog(store, clock, config.publicBaseUrl),
     clock,
     async close() {
+      await orders.drain();
       await callbacks.close();
       await daraja?.close();
       await apiPix?.close();

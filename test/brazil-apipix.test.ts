@@ -162,6 +162,20 @@ describe(`Brazil on API Pix (${databaseLabel})`, () => {
   });
   after(async () => {
     const breaches = await gw.auditBreaches();
+    // Balanced journals are not enough: no return may be posted twice, nor a Pix system account go negative.
+    const system = await gw.gateway.store.read
+      .selectFrom('ledger_accounts')
+      .select(['code', 'balance'])
+      .where('code', 'in', ['system/BRL/pix_returns', 'system/BRL/pix_unmatched'])
+      .execute();
+    for (const account of system) assert.ok(account.balance >= 0, `${account.code} is ${account.balance}`);
+    const sent = await gw.gateway.store.read
+      .selectFrom('ledger_journals')
+      .select('memo')
+      .where('kind', '=', 'pix.return.sent')
+      .execute();
+    const returned = sent.map((j) => /^Pix (\S+)/.exec(j.memo ?? '')?.[1]);
+    assert.equal(new Set(returned).size, returned.length, 'each return posted once');
     await gw.close();
     await psp.close();
     await receiver.close();
@@ -344,7 +358,11 @@ describe(`Brazil on API Pix (${databaseLabel})`, () => {
 
     // The operator has it returned; the payer's institution does not take it back.
     psp.scriptRefund(pix.endToEndId, { status: 'NAO_REALIZADO', motivo: 'Conta do pagador encerrada' });
-    const asked = await gw.admin('POST', `/admin/v1/pix/received/${pix.endToEndId}/return`);
+    const [asked, twin] = await Promise.all([
+      gw.admin('POST', `/admin/v1/pix/received/${pix.endToEndId}/return`),
+      gw.admin('POST', `/admin/v1/pix/received/${pix.endToEndId}/return`),
+    ]).then((both) => both.sort((a, b) => a.status - b.status));
+    assert.equal(twin.status, 409, 'two requests at once return it once');
     assert.equal(asked.status, 200, JSON.stringify(asked.body));
     assert.ok(['returning', 'return_failed'].includes(asked.body.disposition));
     const firstRefund = asked.body.refundId as string;
@@ -406,7 +424,8 @@ describe(`Brazil on API Pix (${databaseLabel})`, () => {
     const txid = await txidOf(made.id);
     assert.equal(psp.cobs.get(txid)?.valor.original, '20.00', 'a charge at the PSP');
     const page = await (await fetch(new URL(`/cashier/${cashierId}`, gw.url))).text();
-    assert.ok(page.includes(psp.cobs.get(txid)?.pixCopiaECola), 'the payer is shown the PSP’s code');
+    const code = psp.cobs.get(txid)?.pixCopiaECola as string | undefined;
+    assert.ok(code !== undefined && code.length > 20 && page.includes(code), 'the payer is shown the PSP’s code');
 
     const short = await psp.pay(txid, { valor: '19.00' });
     await until(() =>

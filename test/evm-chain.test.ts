@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Registry } from 'prom-client';
 import { EvmRpcClient, EvmRpcError } from '../src/rails/chain/evm-rpc.js';
@@ -179,7 +181,7 @@ describe('EVM client and transactions on a local node', () => {
     assert.equal(await client.receipt(deposit), undefined);
   });
 
-  it('sorts failures by what they mean: refused by the node, never sent, and counts them', async () => {
+  it('sorts failures by what they mean: refused by the node, never sent, unknown, invalid; and counts them', async () => {
     await assert.rejects(client.call('eth_noSuchMethod', []), (error: unknown) => {
       assert.ok(error instanceof EvmRpcError && error.kind === 'rpc' && error.code !== undefined, String(error));
       return true;
@@ -193,6 +195,47 @@ describe('EVM client and transactions on a local node', () => {
       return true;
     });
     await closed.close();
+    // A gateway that failed (whatever its body), a throttle, a timeout: the outcome is unknown.
+    // An answer that is not JSON-RPC, or does not read as what was asked: invalid.
+    const answers: [number, string][] = [
+      [503, '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"upstream unavailable"}}'],
+      [429, 'slow down'],
+      [200, '<html>not json</html>'],
+      [200, '{"jsonrpc":"2.0","id":1,"result":"0x"}'],
+      [200, '{"jsonrpc":"2.0","id":99,"error":{"code":-32000,"message":"another request"}}'],
+    ];
+    let next = 0;
+    const stub = createServer((request, response) => {
+      const [status, body] = answers[next++] ?? [200, ''];
+      if (request.url === '/hang') return;
+      response.writeHead(status, { 'content-type': 'application/json' }).end(body);
+    });
+    await new Promise<void>((done) => stub.listen(0, '127.0.0.1', done));
+    const port = (stub.address() as AddressInfo).port;
+    const stubbed = new EvmRpcClient({ chain: 'BSC', url: `http://127.0.0.1:${port}`, timeoutMs: 300 }, registry);
+    const kinds: string[] = [];
+    for (const call of [
+      () => stubbed.sendRaw('0x02'),
+      () => stubbed.sendRaw('0x02'),
+      () => stubbed.blockNumber(),
+      () => stubbed.tokenDecimals(node.usdt),
+      () => stubbed.blockNumber(),
+    ])
+      kinds.push(
+        await call().then(
+          () => 'ok',
+          (error: unknown) => (error instanceof EvmRpcError ? error.kind : 'other'),
+        ),
+      );
+    assert.deepEqual(kinds, ['unknown', 'unknown', 'invalid', 'invalid', 'invalid']);
+    const hanging = new EvmRpcClient({ chain: 'BSC', url: `http://127.0.0.1:${port}/hang`, timeoutMs: 200 }, registry);
+    await assert.rejects(
+      hanging.sendRaw('0x02'),
+      (error: unknown) => error instanceof EvmRpcError && error.kind === 'unknown',
+    );
+    await Promise.all([stubbed.close(), hanging.close()]);
+    stub.closeAllConnections();
+    await new Promise((done) => stub.close(done));
     const metrics = await registry.metrics();
     assert.match(
       metrics,

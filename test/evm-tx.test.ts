@@ -92,6 +92,10 @@ describe('EVM transactions', () => {
     assert.equal(TRANSFER_TOPIC, '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef');
     assert.equal(topicAddress(addressTopic(to)), to);
     assert.throws(() => topicAddress(`0x${'11'.repeat(32)}`), /not an address topic/);
+    assert.throws(() => erc20Transfer(to, -5n), /uint256/);
+    assert.throws(() => erc20Transfer(to, 2n ** 256n), /uint256/);
+    assert.throws(() => erc20Transfer(`${to}00`, 1n), /20 bytes/);
+    assert.throws(() => erc20BalanceOf(to.slice(0, -2)), /20 bytes/);
   });
 
   it('refuses a private key that is not one', () => {

@@ -391,6 +391,7 @@ export class ApiPixBrazil {
       refund_status: null,
       refund_rtr_id: null,
       next_check_at: null,
+      unmatched_posted: 0,
       created_at: now,
       updated_at: now,
     };
@@ -398,7 +399,7 @@ export class ApiPixBrazil {
       if (charge === undefined) {
         // Money at Cashgate's key that no charge asked for: the operator's to look at.
         await this.#write(async (tx) => {
-          await q.insertPixReceived(tx, row);
+          await q.insertPixReceived(tx, { ...row, unmatched_posted: 1 });
           await this.deps.ledger.post(tx, {
             kind: 'pix.unmatched.received',
             currency: 'BRL',
@@ -495,30 +496,33 @@ export class ApiPixBrazil {
           : undefined;
       if (existing !== undefined) return this.#recordReturn(row, id, existing);
       const final = error instanceof PixError && error.kind === 'invalid';
-      await this.#write((tx) =>
-        q.updatePixReceived(tx, row.e2eid, {
+      const moved = await this.deps.store.transact((tx) =>
+        q.updateReturning(tx, row.e2eid, id, {
           ...(final && { disposition: 'return_failed', reason: error.message.slice(0, 200) }),
           next_check_at: final ? null : clock.now() + this.options.reconcileIntervalMs,
           updated_at: clock.now(),
         }),
       );
       if (!final) throw error;
-      this.#returnFailed(row, error.message);
+      if (moved) this.#returnFailed(row, error.message);
       return;
     }
     await this.#recordReturn(row, id, exchange);
   }
 
-  /** Records what the PSP said of a refund: under way, returned (with its ledger entry), or not made. */
+  /**
+   * Records what the PSP said of a refund: under way, returned (with its ledger entry), or not made.
+   * Only a return still under way under this refund id moves: when several nodes or deliveries follow
+   * one return at once, the first to record its end posts the journal, the others change nothing.
+   */
   async #recordReturn(row: q.PixReceivedRow, id: string, exchange: PixExchange): Promise<void> {
     const refund = obj(exchange.response);
     const status = text(refund.status) ?? 'EM_PROCESSAMENTO';
     const now = this.deps.clock.now();
-    await this.#write(async (tx) => {
-      const done = status === 'DEVOLVIDO';
-      const failed = status === 'NAO_REALIZADO';
-      await q.updatePixReceived(tx, row.e2eid, {
-        refund_id: id,
+    const done = status === 'DEVOLVIDO';
+    const failed = status === 'NAO_REALIZADO';
+    const moved = await this.deps.store.transact(async (tx) => {
+      const updated = await q.updateReturning(tx, row.e2eid, id, {
         refund_status: status,
         refund_rtr_id: text(refund.rtrId) ?? row.refund_rtr_id,
         disposition: done ? 'returned' : failed ? 'return_failed' : 'returning',
@@ -526,6 +530,7 @@ export class ApiPixBrazil {
         next_check_at: done || failed ? null : now + this.options.reconcileIntervalMs,
         updated_at: now,
       });
+      if (!updated) return false;
       if (done) {
         await this.deps.ledger.post(tx, {
           kind: 'pix.return.sent',
@@ -540,9 +545,11 @@ export class ApiPixBrazil {
         });
       }
       await railq.insertRailMessages(tx, [this.#message(exchange, row.order_id, row.e2eid)]);
+      return true;
     });
-    if (status === 'DEVOLVIDO') this.#returns?.inc({ result: 'returned' });
-    if (status === 'NAO_REALIZADO') this.#returnFailed(row, text(refund.motivo) ?? status);
+    if (!moved) return;
+    if (done) this.#returns?.inc({ result: 'returned' });
+    if (failed) this.#returnFailed(row, text(refund.motivo) ?? status);
   }
 
   #returnFailed(row: q.PixReceivedRow, reason: string): void {
@@ -571,23 +578,31 @@ export class ApiPixBrazil {
     const returning: q.PixReceivedRow = {
       ...row,
       disposition: 'returning',
-      reason: row.disposition === 'unmatched' ? 'returned by the operator' : row.reason,
+      reason:
+        row.disposition === 'unmatched'
+          ? 'returned by the operator'
+          : `asked again by the operator after: ${row.reason ?? 'a failed return'}`.slice(0, 200),
       refund_id: row.disposition === 'unmatched' ? refundId(e2eid) : refundId(e2eid, row.refund_id ?? undefined),
       refund_status: null,
       refund_rtr_id: null,
-      next_check_at: now,
+      // Asked for at once below; reconciliation follows it from the next run on.
+      next_check_at: now + this.options.reconcileIntervalMs,
       updated_at: now,
     };
     const claimed = await store.transact(async (tx) => {
-      if (!(await q.claimPixReturn(tx, e2eid, row.disposition, returning))) return false;
+      if (!(await q.claimPixReturn(tx, row, returning))) return false;
       if (row.disposition === 'return_failed') return true;
+      // An unmatched Pix recorded before its arrival was posted (unmatched_posted 0) comes from the rail.
       await this.deps.ledger.post(tx, {
         kind: 'pix.unmatched.returning',
         currency: 'BRL',
         merchantId: null,
         memo: `Pix ${e2eid} that no charge asked for, to be returned (asked by the operator)`,
         entries: [
-          { account: { kind: 'pix_unmatched' }, amount: -BigInt(row.amount) },
+          {
+            account: { kind: row.unmatched_posted === 1 ? 'pix_unmatched' : 'rail_clearing' },
+            amount: -BigInt(row.amount),
+          },
           { account: { kind: 'pix_returns' }, amount: BigInt(row.amount) },
         ],
       });

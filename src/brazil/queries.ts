@@ -97,13 +97,12 @@ export async function updatePixReceived(
 }
 
 /**
- * Moves a received Pix from `from` to what `change` says (its return asked for by the operator);
- * false when another request moved it first.
+ * Moves a received Pix as `change` says (its return asked for by the operator), from the state it
+ * was read in (its disposition and refund id); false when another request moved it first.
  */
 export async function claimPixReturn(
   db: Db,
-  e2eid: string,
-  from: PixReceivedRow['disposition'],
+  from: Pick<PixReceivedRow, 'e2eid' | 'disposition' | 'refund_id'>,
   change: Pick<
     PixReceivedRow,
     'disposition' | 'reason' | 'refund_id' | 'refund_status' | 'refund_rtr_id' | 'next_check_at' | 'updated_at'
@@ -120,8 +119,29 @@ export async function claimPixReturn(
       next_check_at: change.next_check_at,
       updated_at: change.updated_at,
     })
+    .where('e2eid', '=', from.e2eid)
+    .where('disposition', '=', from.disposition)
+    .where((eb) => (from.refund_id === null ? eb('refund_id', 'is', null) : eb('refund_id', '=', from.refund_id)))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/**
+ * Changes a return still under way under `refundId`; false when it is no longer (another node or
+ * delivery recorded its end, or the operator asked again under another id).
+ */
+export async function updateReturning(
+  db: Db,
+  e2eid: string,
+  refundId: string,
+  change: Partial<Omit<PixReceivedRow, 'e2eid' | 'created_at'>>,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('pix_received')
+    .set(change)
     .where('e2eid', '=', e2eid)
-    .where('disposition', '=', from)
+    .where('disposition', '=', 'returning')
+    .where('refund_id', '=', refundId)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }

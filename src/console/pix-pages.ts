@@ -56,9 +56,9 @@ const TEXTS = consoleTexts('pix', {
   returning: ['Being returned to the payer', 'Sendo devolvido ao pagador', 'Devolviéndose al pagador'],
   returned: ['Returned to the payer', 'Devolvido ao pagador', 'Devuelto al pagador'],
   return_failed: [
-    'Return failed: the operator is returning it',
-    'Devolução falhou: o operador está devolvendo',
-    'La devolución falló: el operador lo está devolviendo',
+    'Return failed: waiting for the operator',
+    'Devolução falhou: aguardando o operador',
+    'La devolución falló: esperando al operador',
   ],
   unmatched: ['Not matched to an order', 'Sem pedido correspondente', 'Sin pedido correspondiente'],
 });

@@ -172,6 +172,8 @@ export function newOrderId(kind: Pick<OrderKindSpec, 'area' | 'kind'>): string {
 export class OrderService implements CallbackOrderSource {
   readonly kind = 'orders';
   readonly #specs = new Map<string, OrderKindSpec>();
+  /** First attempts of hand-overs started after the create's answer, still running. */
+  readonly #background = new Set<Promise<void>>();
   /** The durable hand-over of orders to their rails; its worker runs `handOver.runDue`. */
   readonly handOver: RailHandOver;
 
@@ -194,6 +196,11 @@ export class OrderService implements CallbackOrderSource {
       },
       { leaseMs: options.railLeaseMs },
     );
+  }
+
+  /** Waits for the hand-overs started after a create's answer (before the store closes). */
+  async drain(): Promise<void> {
+    while (this.#background.size > 0) await Promise.all([...this.#background]);
   }
 
   register(spec: OrderKindSpec): void {
@@ -241,9 +248,13 @@ export class OrderService implements CallbackOrderSource {
       const { order, data, leased } = outcome.created;
       if (!this.handOver.answerWaitsFor(order)) {
         // Started without holding the answer; a failure is the hand-over's to retry, as ever.
-        void this.#handOver(leased, { ...order }).catch((error: unknown) =>
-          this.logger.error({ err: error, orderId: order.id }, 'an order could not be handed to its rail now'),
-        );
+        const started = this.#handOver(leased, { ...order })
+          .then(() => undefined)
+          .catch((error: unknown) =>
+            this.logger.error({ err: error, orderId: order.id }, 'an order could not be handed to its rail now'),
+          )
+          .finally(() => this.#background.delete(started));
+        this.#background.add(started);
         return { order, data, created: true };
       }
       const handed = await this.#handOver(leased, order);

@@ -415,6 +415,8 @@ export interface PixReceivedTable {
   refund_status: string | null;
   refund_rtr_id: string | null;
   next_check_at: number | null;
+  /** 1 once an unmatched Pix's arrival was posted to pix_unmatched (0 for one recorded before that was done). */
+  unmatched_posted: number;
   created_at: number;
   updated_at: number;
 }

@@ -106,6 +106,19 @@ const str = (value: unknown, what: string): string => {
   if (typeof value !== 'string') throw new TypeError(`${what} is not a string`);
   return value;
 };
+/** A 32-byte word an `eth_call` returned, as an integer (`0x` alone: the address has no contract). */
+function word(value: unknown): bigint {
+  const text = str(value, 'the result');
+  if (!/^0x[0-9a-fA-F]{64}$/.test(text))
+    throw new TypeError(`the result is not one 32-byte word: ${text.slice(0, 80)}`);
+  return BigInt(text);
+}
+function transactionHash(value: unknown): string {
+  const text = str(value, 'the result');
+  if (!/^0x[0-9a-fA-F]{64}$/.test(text))
+    throw new TypeError(`the result is not a transaction hash: ${text.slice(0, 80)}`);
+  return text;
+}
 
 export class EvmRpcClient {
   readonly #agent: Agent;
@@ -128,12 +141,24 @@ export class EvmRpcClient {
     await this.#agent.close();
   }
 
-  /** One JSON-RPC call; its `result`, or an EvmRpcError of the kind that says what to do next. */
-  async call(method: string, params: readonly unknown[]): Promise<unknown> {
+  /**
+   * One JSON-RPC call: its `result` as `read` reads it, or an EvmRpcError of the kind that says
+   * what to do next (a result that does not read is `invalid`).
+   */
+  async call<T = unknown>(
+    method: string,
+    params: readonly unknown[],
+    read: (result: unknown) => T = (result) => result as T,
+  ): Promise<T> {
     const started = performance.now();
     let outcome = 'ok';
     try {
-      return await this.#call(method, params);
+      const result = await this.#call(method, params);
+      try {
+        return read(result);
+      } catch (error) {
+        throw new EvmRpcError('invalid', method, error instanceof Error ? error.message : String(error));
+      }
     } catch (error) {
       outcome =
         error instanceof EvmRpcError ? (error.kind === 'rpc' ? `rpc-${error.code ?? 'error'}` : error.kind) : 'unknown';
@@ -166,45 +191,52 @@ export class EvmRpcClient {
         error instanceof Error ? error.message : String(error),
       );
     }
+    // A gateway in front of the node that failed or throttled says nothing of what the node did,
+    // whatever its body says.
+    if (status >= 500 || status === 429) throw new EvmRpcError('unknown', method, `HTTP ${status}`);
     let answer: Record<string, unknown>;
     try {
       answer = obj(JSON.parse(text) as unknown);
     } catch {
-      throw new EvmRpcError(status >= 500 ? 'unknown' : 'invalid', method, `HTTP ${status}, not JSON`);
+      throw new EvmRpcError('invalid', method, `HTTP ${status}, not JSON`);
     }
     const failure = obj(answer.error);
     if (answer.error !== undefined && answer.error !== null) {
+      // An error names this request, or none (a request the node could not even parse).
+      if (answer.id !== id && answer.id !== null)
+        throw new EvmRpcError('invalid', method, `HTTP ${status}: an error answering another request`);
       const code = typeof failure.code === 'number' ? failure.code : undefined;
       const message = typeof failure.message === 'string' ? failure.message : 'an error without a message';
       throw new EvmRpcError('rpc', method, message, code);
     }
-    if (status >= 500) throw new EvmRpcError('unknown', method, `HTTP ${status}`);
     if (!('result' in answer) || answer.id !== id)
       throw new EvmRpcError('invalid', method, `HTTP ${status}: not a JSON-RPC answer to request ${id}`);
     return answer.result;
   }
 
   async chainId(): Promise<bigint> {
-    return quantity(await this.call('eth_chainId', []));
+    return this.call('eth_chainId', [], quantity);
   }
 
   async blockNumber(): Promise<bigint> {
-    return quantity(await this.call('eth_blockNumber', []));
+    return this.call('eth_blockNumber', [], quantity);
   }
 
   /** A block by number (`latest` allowed); undefined when the node has none at that height. */
   async block(number: bigint | 'latest'): Promise<EvmBlockRef | undefined> {
     const tag = number === 'latest' ? 'latest' : `0x${number.toString(16)}`;
-    const block = await this.call('eth_getBlockByNumber', [tag, false]);
-    if (block === null) return undefined;
-    const b = obj(block);
-    return {
-      number: quantity(b.number),
-      hash: str(b.hash, 'block.hash'),
-      parentHash: str(b.parentHash, 'block.parentHash'),
-      timestamp: quantity(b.timestamp),
-      baseFeePerGas: b.baseFeePerGas === undefined || b.baseFeePerGas === null ? undefined : quantity(b.baseFeePerGas),
-    };
+    return this.call('eth_getBlockByNumber', [tag, false], (block) => {
+      if (block === null) return undefined;
+      const b = obj(block);
+      return {
+        number: quantity(b.number),
+        hash: str(b.hash, 'block.hash'),
+        parentHash: str(b.parentHash, 'block.parentHash'),
+        timestamp: quantity(b.timestamp),
+        baseFeePerGas:
+          b.baseFeePerGas === undefined || b.baseFeePerGas === null ? undefined : quantity(b.baseFeePerGas),
+      };
+    });
   }
 
   /** Logs of `address` with these topics, blocks `from` to `to` inclusive. */
@@ -214,69 +246,70 @@ export class EvmRpcClient {
     from: bigint;
     to: bigint;
   }): Promise<EvmLog[]> {
-    const result = await this.call('eth_getLogs', [
-      {
-        address: filter.address,
-        topics: filter.topics,
-        fromBlock: `0x${filter.from.toString(16)}`,
-        toBlock: `0x${filter.to.toString(16)}`,
-      },
-    ]);
-    if (!Array.isArray(result)) throw new EvmRpcError('invalid', 'eth_getLogs', 'the result is not a list');
-    return result.map((entry) => {
-      const log = obj(entry);
-      return {
-        address: str(log.address, 'log.address'),
-        topics: Array.isArray(log.topics) ? log.topics.map((t) => str(t, 'log.topics')) : [],
-        data: str(log.data, 'log.data'),
-        blockNumber: quantity(log.blockNumber),
-        blockHash: str(log.blockHash, 'log.blockHash'),
-        transactionHash: str(log.transactionHash, 'log.transactionHash'),
-        logIndex: Number(quantity(log.logIndex)),
-        removed: log.removed === true,
-      };
+    const range = {
+      address: filter.address,
+      topics: filter.topics,
+      fromBlock: `0x${filter.from.toString(16)}`,
+      toBlock: `0x${filter.to.toString(16)}`,
+    };
+    return this.call('eth_getLogs', [range], (result) => {
+      if (!Array.isArray(result)) throw new TypeError('the result is not a list');
+      return result.map((entry) => {
+        const log = obj(entry);
+        return {
+          address: str(log.address, 'log.address'),
+          topics: Array.isArray(log.topics) ? log.topics.map((t) => str(t, 'log.topics')) : [],
+          data: str(log.data, 'log.data'),
+          blockNumber: quantity(log.blockNumber),
+          blockHash: str(log.blockHash, 'log.blockHash'),
+          transactionHash: str(log.transactionHash, 'log.transactionHash'),
+          logIndex: Number(quantity(log.logIndex)),
+          removed: log.removed === true,
+        };
+      });
     });
   }
 
   /** An `eth_call` at the latest block: the returned bytes, hex. */
   async ethCall(to: string, data: string): Promise<string> {
-    return str(await this.call('eth_call', [{ to, data }, 'latest']), 'eth_call result');
+    return this.call('eth_call', [{ to, data }, 'latest'], (result) => str(result, 'the result'));
   }
 
   /** The ERC-20 token's `decimals()`. */
   async tokenDecimals(token: string): Promise<number> {
-    return Number(quantity(await this.ethCall(token, erc20Decimals())));
+    return Number(await this.call('eth_call', [{ to: token, data: erc20Decimals() }, 'latest'], word));
   }
 
   /** The ERC-20 token's `balanceOf(owner)`, in its base units. */
   async tokenBalance(token: string, owner: string): Promise<bigint> {
-    return quantity(await this.ethCall(token, erc20BalanceOf(owner)));
+    return this.call('eth_call', [{ to: token, data: erc20BalanceOf(owner) }, 'latest'], word);
   }
 
   /** The native coin balance (wei) of an address. */
   async balance(address: string): Promise<bigint> {
-    return quantity(await this.call('eth_getBalance', [address, 'latest']));
+    return this.call('eth_getBalance', [address, 'latest'], quantity);
   }
 
   /** The nonce of the address's next transaction: `latest` (mined) or `pending` (the node's pool included). */
   async nonce(address: string, tag: 'latest' | 'pending'): Promise<bigint> {
-    return quantity(await this.call('eth_getTransactionCount', [address, tag]));
+    return this.call('eth_getTransactionCount', [address, tag], quantity);
   }
 
   /** The receipt of a transaction; undefined while it is not mined (or unknown). */
   async receipt(hash: string): Promise<EvmReceipt | undefined> {
-    const result = await this.call('eth_getTransactionReceipt', [hash]);
-    if (result === null) return undefined;
-    const r = obj(result);
-    return {
-      transactionHash: str(r.transactionHash, 'receipt.transactionHash'),
-      blockNumber: quantity(r.blockNumber),
-      blockHash: str(r.blockHash, 'receipt.blockHash'),
-      status: quantity(r.status) === 1n ? 1 : 0,
-      gasUsed: quantity(r.gasUsed),
-      effectiveGasPrice:
-        r.effectiveGasPrice === undefined || r.effectiveGasPrice === null ? undefined : quantity(r.effectiveGasPrice),
-    };
+    return this.call('eth_getTransactionReceipt', [hash], (result) => {
+      if (result === null) return undefined;
+      const r = obj(result);
+      return {
+        transactionHash: str(r.transactionHash, 'receipt.transactionHash'),
+        blockNumber: quantity(r.blockNumber),
+        blockHash: str(r.blockHash, 'receipt.blockHash'),
+        status: quantity(r.status) === 1n ? 1 : 0,
+        gasUsed: quantity(r.gasUsed),
+        effectiveGasPrice:
+          r.effectiveGasPrice === undefined || r.effectiveGasPrice === null ? undefined : quantity(r.effectiveGasPrice),
+      };
+    });
   }
 
   /** Whether the node knows the transaction at all (mined or in its pool). */
@@ -286,16 +319,16 @@ export class EvmRpcClient {
 
   /** Broadcasts a signed transaction; answers its hash. */
   async sendRaw(raw: string): Promise<string> {
-    return str(await this.call('eth_sendRawTransaction', [raw]), 'eth_sendRawTransaction result');
+    return this.call('eth_sendRawTransaction', [raw], transactionHash);
   }
 
   /** The node's suggested priority fee (wei per gas). */
   async maxPriorityFee(): Promise<bigint> {
-    return quantity(await this.call('eth_maxPriorityFeePerGas', []));
+    return this.call('eth_maxPriorityFeePerGas', [], quantity);
   }
 
   /** Gas the call would use, as the node estimates it. */
   async estimateGas(tx: { from: string; to: string; data: string }): Promise<bigint> {
-    return quantity(await this.call('eth_estimateGas', [tx]));
+    return this.call('eth_estimateGas', [tx], quantity);
   }
 }

@@ -137,11 +137,15 @@ export function signEip1559(tx: Eip1559Transaction, privateKey: Uint8Array): Sig
   return { raw: toHex(raw), hash: toHex(keccak256(raw)) };
 }
 
-/** A 32-byte ABI word of an address or an unsigned integer. */
+/** A 32-byte ABI word of an unsigned integer, or of an address (exactly 20 bytes). */
 function word(value: bigint | string): string {
-  const digits = typeof value === 'bigint' ? value.toString(16) : hex.encode(fromHex(value));
-  if (digits.length > 64) throw new RangeError('an ABI word holds 32 bytes');
-  return digits.padStart(64, '0');
+  if (typeof value === 'string') {
+    const address = fromHex(value);
+    if (address.length !== 20) throw new TypeError(`an address is 20 bytes: ${value}`);
+    return hex.encode(address).padStart(64, '0');
+  }
+  if (value < 0n || value >= 2n ** 256n) throw new RangeError(`a uint256 is 0 to 2^256 - 1: ${value}`);
+  return value.toString(16).padStart(64, '0');
 }
 
 /** The four-byte selector of a function signature, e.g. `transfer(address,uint256)` → `a9059cbb`. */

@@ -11,7 +11,7 @@ import * as railTasks from './0009_rail_tasks.js';
 import * as scaleIndexes from './0010_scale_indexes.js';
 import * as daraja from './0011_daraja.js';
 import * as apiPix from './0012_api_pix.js';
-import * as pixReturnsView from './0013_pix_returns_view.js';
+import * as pixReturns from './0013_pix_returns.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -27,7 +27,7 @@ const migrations: Record<string, Migration> = {
   '0010_scale_indexes': scaleIndexes,
   '0011_daraja': daraja,
   '0012_api_pix': apiPix,
-  '0013_pix_returns_view': pixReturnsView,
+  '0013_pix_returns': pixReturns,
 };
 
 export const migrationProvider: MigrationProvider = {
