@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { MAX_BACKGROUND_HANDOVERS } from '../src/orders/service.js';
 import { ApiPixClient, PixError } from '../src/rails/pix/api-pix-client.js';
 import { brCodeValue, crc16ccitt, parseBrCode } from '../src/rails/pix/br-code.js';
 import { consoleSignIn } from './support/console.js';
@@ -20,7 +21,7 @@ const BANK_TRANSFER = '/api/v3/bra/bank/createTransferOrder';
 function apiPixEnv(psp: Pick<FakePsp, 'url'>, port: number): Record<string, string> {
   return {
     ...apiPixGatewayEnv(psp, port),
-    PIX_PSP_TIMEOUT_MS: '1000',
+    PIX_PSP_TIMEOUT_MS: '3000',
     PIX_RECONCILE_INTERVAL_MS: '300',
     PIX_PAYOUT_RESULT_TIMEOUT_MS: '400',
     RAIL_POLL_INTERVAL_MS: '100',
@@ -515,6 +516,20 @@ describe(`Brazil on API Pix (${databaseLabel})`, () => {
     assert.equal(sends.length, 1, 'sent once');
     assert.equal(sends[0]?.favorecido.contaBanco.codigoBanco, '00000000');
     assert.ok(psp.requests.some((r) => r.endpoint === 'send-get'));
+  });
+
+  it('makes a transfer’s create wait for its own send once too many sends are under way', async () => {
+    // The PSP takes every send slowly. The first creates answer before the PSP has taken theirs;
+    // past the limit of sends under way, a create waits until the PSP took its own (status 2).
+    psp.delayNext('send-put', 400, MAX_BACKGROUND_HANDOVERS + 1);
+    const first = await Promise.all(
+      Array.from({ length: MAX_BACKGROUND_HANDOVERS }, (_, i) => sendToKey('1.00', `lote${i}@example.com`, 'Lote')),
+    );
+    const waited = await sendToKey('1.00', 'lote-extra@example.com', 'Lote');
+    assert.equal((await order(waited)).status, 2, 'past the limit, the create waited for the PSP to take its send');
+    await until(async () => {
+      for (const id of [...first, waited]) assert.equal((await order(id)).status, 8, `${id} was paid`);
+    }, 20_000);
   });
 
   it('says plainly that boletos are not yet live', async () => {

@@ -165,6 +165,9 @@ export function newOrderId(kind: Pick<OrderKindSpec, 'area' | 'kind'>): string {
   return `${prefix}${randomHex(12).toUpperCase()}`;
 }
 
+/** At most this many first hand-over attempts run after their creates' answers at once, per process. */
+export const MAX_BACKGROUND_HANDOVERS = 64;
+
 /**
  * Orders of every area and kind: idempotent creation, state transitions that carry their ledger
  * entries and callback in one transaction, and the lookups queries need.
@@ -246,8 +249,10 @@ export class OrderService implements CallbackOrderSource {
     });
     if ('created' in outcome) {
       const { order, data, leased } = outcome.created;
-      if (!this.handOver.answerWaitsFor(order)) {
-        // Started without holding the answer; a failure is the hand-over's to retry, as ever.
+      if (!this.handOver.answerWaitsFor(order) && this.#background.size < MAX_BACKGROUND_HANDOVERS) {
+        // Started without holding the answer; a failure is the hand-over's to retry, as ever. Past
+        // the limit, the create waits for its own attempt: a burst of creates cannot become an
+        // unbounded burst of calls to the provider.
         const started = this.#handOver(leased, { ...order })
           .then(() => undefined)
           .catch((error: unknown) =>

@@ -74,7 +74,8 @@ export interface Rail {
   /**
    * The merchant's create does not wait for the rail: the answer needs nothing from it (a payout),
    * so the start runs right after the commit without holding the answer, and a provider that is
-   * slow to answer does not make the create slow. Its hand-over is as durable either way.
+   * slow to answer does not make the create slow. Its hand-over is as durable either way. (Past
+   * MAX_BACKGROUND_HANDOVERS such attempts running at once in a process, a create waits for its own.)
    */
   readonly startsAfterAnswer?: boolean;
 }
