@@ -3,7 +3,7 @@
  * view of an order's rail traffic) and where a rail's reconciliation has read up to.
  */
 import type { Kysely, Selectable } from 'kysely';
-import type { Database, RailMessageTable } from '../store/schema.js';
+import type { ChainTransferTable, ChainWatchTable, Database, RailMessageTable } from '../store/schema.js';
 import type { ReadDb } from '../store/store.js';
 
 type Db = Kysely<Database>;
@@ -70,4 +70,132 @@ export async function setRailCursor(db: Db, name: string, position: number): Pro
     .values({ name, position })
     .onConflict((oc) => oc.column('name').doUpdateSet({ position }))
     .execute();
+}
+
+// ---- chains: deposit watches and the transfers they saw ---------------------------------------
+
+export type ChainWatchRow = Selectable<ChainWatchTable>;
+export type ChainTransferRow = Selectable<ChainTransferTable>;
+
+export function chainWatch(db: ReadDb, chain: string): Promise<ChainWatchRow | undefined> {
+  return db.selectFrom('chain_watches').selectAll().where('chain', '=', chain).executeTakeFirst();
+}
+
+/** Starts a chain's watch at a block, held by `owner`; nothing when the chain already has one. */
+export async function insertChainWatch(db: Db, row: ChainWatchRow): Promise<void> {
+  await db
+    .insertInto('chain_watches')
+    .values(row)
+    .onConflict((oc) => oc.column('chain').doNothing())
+    .execute();
+}
+
+/** Takes (or keeps) the chain's watch for `owner` until `until`, unless another node holds it now. */
+export async function leaseChainWatch(
+  db: Db,
+  chain: string,
+  owner: string,
+  now: number,
+  until: number,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('chain_watches')
+    .set({ lease_owner: owner, lease_until: until })
+    .where('chain', '=', chain)
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now), eb('lease_owner', '=', owner)]))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Moves the chain's cursor, if `owner` still holds the watch. */
+export async function moveChainWatch(
+  db: Db,
+  chain: string,
+  owner: string,
+  to: { block_number: number; block_hash: string; updated_at: number },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('chain_watches')
+    .set(to)
+    .where('chain', '=', chain)
+    .where('lease_owner', '=', owner)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export async function insertChainTransfers(db: Db, rows: readonly ChainTransferRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db
+    .insertInto('chain_transfers')
+    .values([...rows])
+    .onConflict((oc) => oc.columns(['chain', 'tx_hash', 'log_index']).doNothing())
+    .execute();
+}
+
+/** Transfers seen but not reported: those at or below `maxBlock` (final), oldest first. */
+export function seenChainTransfers(
+  db: ReadDb,
+  chain: string,
+  maxBlock: number,
+  limit: number,
+): Promise<ChainTransferRow[]> {
+  return db
+    .selectFrom('chain_transfers')
+    .selectAll()
+    .where('chain', '=', chain)
+    .where('state', '=', 'seen')
+    .where('block_number', '<=', maxBlock)
+    .orderBy('block_number')
+    .orderBy('log_index')
+    .limit(limit)
+    .execute();
+}
+
+export async function countSeenChainTransfers(db: ReadDb, chain: string): Promise<number> {
+  const row = await db
+    .selectFrom('chain_transfers')
+    .select((eb) => eb.fn.countAll<string | number>().as('n'))
+    .where('chain', '=', chain)
+    .where('state', '=', 'seen')
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/** Forgets the unreported transfers above `block` (a reorganisation took their blocks); answers how many. */
+export async function dropSeenChainTransfersAbove(db: Db, chain: string, block: number): Promise<number> {
+  const result = await db
+    .deleteFrom('chain_transfers')
+    .where('chain', '=', chain)
+    .where('state', '=', 'seen')
+    .where('block_number', '>', block)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** Reported transfers above `block`: a reorganisation deeper than finality took them. */
+export function reportedChainTransfersAbove(db: ReadDb, chain: string, block: number): Promise<ChainTransferRow[]> {
+  return db
+    .selectFrom('chain_transfers')
+    .selectAll()
+    .where('chain', '=', chain)
+    .where('state', '=', 'reported')
+    .where('block_number', '>', block)
+    .execute();
+}
+
+/** Marks a transfer reported; false when it already was (another node, or an earlier run). */
+export async function markChainTransferReported(
+  db: Db,
+  key: Pick<ChainTransferRow, 'chain' | 'tx_hash' | 'log_index'>,
+  now: number,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('chain_transfers')
+    .set({ state: 'reported', reported_at: now })
+    .where('chain', '=', key.chain)
+    .where('tx_hash', '=', key.tx_hash)
+    .where('log_index', '=', key.log_index)
+    .where('state', '=', 'seen')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }

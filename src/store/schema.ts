@@ -434,6 +434,33 @@ export interface PixPayoutTable {
   updated_at: number;
 }
 
+/** Where a chain's deposit watcher has read up to, and which node holds the watch (its lease). */
+export interface ChainWatchTable {
+  chain: string;
+  /** The last block read, and its hash as it was read: a later mismatch is a reorganisation. */
+  block_number: number;
+  block_hash: string;
+  lease_owner: string | null;
+  lease_until: number | null;
+  updated_at: number;
+}
+
+/** A token transfer to a watched address, seen in a block; reported once final. */
+export interface ChainTransferTable {
+  chain: string;
+  tx_hash: string;
+  log_index: number;
+  to_address: string;
+  from_address: string;
+  /** The token's base units, as decimal text. */
+  units: string;
+  block_number: number;
+  block_hash: string;
+  state: 'seen' | 'reported';
+  seen_at: number;
+  reported_at: number | null;
+}
+
 export interface RailCursorTable {
   name: string;
   position: number;
@@ -463,6 +490,8 @@ export interface Database {
   pix_received: PixReceivedTable;
   pix_payouts: PixPayoutTable;
   rail_cursors: RailCursorTable;
+  chain_watches: ChainWatchTable;
+  chain_transfers: ChainTransferTable;
   merchants: MerchantTable;
   checkouts: CheckoutTable;
   payer_documents: PayerDocumentTable;

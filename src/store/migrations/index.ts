@@ -12,6 +12,7 @@ import * as scaleIndexes from './0010_scale_indexes.js';
 import * as daraja from './0011_daraja.js';
 import * as apiPix from './0012_api_pix.js';
 import * as pixReturns from './0013_pix_returns.js';
+import * as chainWatch from './0014_chain_watch.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -28,6 +29,7 @@ const migrations: Record<string, Migration> = {
   '0011_daraja': daraja,
   '0012_api_pix': apiPix,
   '0013_pix_returns': pixReturns,
+  '0014_chain_watch': chainWatch,
 };
 
 export const migrationProvider: MigrationProvider = {
