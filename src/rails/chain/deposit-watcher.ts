@@ -163,7 +163,7 @@ export class DepositWatcher {
       await this.#rollBack(cursor, 'the cursor’s block changed');
       return 1;
     }
-    const read = await this.#readForward(cursor, head);
+    const read = await this.#readForward({ number: cursor, hash: watch.block_hash }, head);
     const reported = await this.#reportFinal(head);
     const moved = await q.chainWatch(store.read, chain);
     this.#metrics?.lag.set({ chain }, Number(head) - (moved?.block_number ?? watch.block_number));
@@ -172,9 +172,10 @@ export class DepositWatcher {
   }
 
   /** Reads blocks after the cursor (one batch), records the transfers to watched addresses and moves the cursor. */
-  async #readForward(cursor: bigint, head: bigint): Promise<number> {
+  async #readForward(at: ChainBlock, head: bigint): Promise<number> {
     const { store, clock, source } = this.deps;
     const { chain, owner } = this.options;
+    const cursor = at.number;
     const from = cursor + 1n;
     const to = head < cursor + BigInt(this.options.batchBlocks) ? head : cursor + BigInt(this.options.batchBlocks);
     if (from > to) return 0;
@@ -192,6 +193,10 @@ export class DepositWatcher {
         hashes.set(transfer.blockNumber, (await source.block(transfer.blockNumber))?.hash ?? '');
       if (hashes.get(transfer.blockNumber) !== transfer.blockHash) return 0;
     }
+    // And the cursor's block is still the chain's: a reorganisation during these reads that replaced
+    // blocks already read would otherwise leave their new transfers behind the cursor. The next run
+    // finds it and rolls back.
+    if ((await source.block(cursor))?.hash !== at.hash) return 0;
     const now = clock.now();
     const recorded = await store.transact(async (tx) => {
       if (
