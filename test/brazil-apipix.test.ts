@@ -21,7 +21,7 @@ const BANK_TRANSFER = '/api/v3/bra/bank/createTransferOrder';
 function apiPixEnv(psp: Pick<FakePsp, 'url'>, port: number): Record<string, string> {
   return {
     ...apiPixGatewayEnv(psp, port),
-    PIX_PSP_TIMEOUT_MS: '3000',
+    PIX_PSP_TIMEOUT_MS: '5000',
     PIX_RECONCILE_INTERVAL_MS: '300',
     PIX_PAYOUT_RESULT_TIMEOUT_MS: '400',
     RAIL_POLL_INTERVAL_MS: '100',
@@ -519,9 +519,10 @@ describe(`Brazil on API Pix (${databaseLabel})`, () => {
   });
 
   it('makes a transfer’s create wait for its own send once too many sends are under way', async () => {
-    // The PSP takes every send slowly. The first creates answer before the PSP has taken theirs;
-    // past the limit of sends under way, a create waits until the PSP took its own (status 2).
-    psp.delayNext('send-put', 400, MAX_BACKGROUND_HANDOVERS + 1);
+    // The PSP takes the first sends slowly (a second each; they hold every connection to it, so
+    // the last of them end after about two): their creates answer before the PSP has taken them.
+    // Past the limit of sends under way, a create waits until the PSP took its own (status 2).
+    psp.delayNext('send-put', 1_000, MAX_BACKGROUND_HANDOVERS);
     const first = await Promise.all(
       Array.from({ length: MAX_BACKGROUND_HANDOVERS }, (_, i) => sendToKey('1.00', `lote${i}@example.com`, 'Lote')),
     );
