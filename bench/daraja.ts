@@ -7,7 +7,6 @@
 // Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32).
 import type { Credentials } from '@cashgate/sdk';
 import { darajaGatewayEnv, freePort, startFakeDaraja } from '../test/support/fake-daraja.js';
-import { adminCall } from '../test/support/process.js';
 import { startReceiver } from '../test/support/receiver.js';
 import {
   connections,
@@ -22,7 +21,6 @@ import {
   type Figures,
 } from './harness.js';
 
-const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 const callbackOrders = Number(process.env.BENCH_CALLBACK_ORDERS ?? 300);
 
 let seq = 0;
@@ -44,7 +42,7 @@ const create = (name: string, url: string, credentials: Credentials) =>
 
 const rows: Figures[] = [];
 rows.push(
-  await withBenchServer({}, ADMIN_TOKEN, (url, credentials) =>
+  await withBenchServer({}, (url, credentials) =>
     create('Kenya STK collection create, sandbox rail', url, credentials),
   ),
 );
@@ -53,16 +51,14 @@ const receiver = await startReceiver();
 try {
   const port = await freePort();
   rows.push(
-    await withBenchServer(darajaGatewayEnv(daraja, port), ADMIN_TOKEN, async (url, credentials, merchantId) => {
+    await withBenchServer(darajaGatewayEnv(daraja, port), async (url, credentials, merchantId) => {
       const figures = await create('Kenya STK collection create, Daraja (local fake)', url, credentials);
       await daraja.idle();
       // Daraja's callback → the merchant's callback, order by order, a few at a time.
-      await adminCall({ url }, ADMIN_TOKEN, 'PUT', `/admin/v1/merchants/${merchantId}/callback`, {
-        url: `${receiver.url}/cb`,
-      });
       await createAndAwaitCallbacks({
         url,
         credentials,
+        merchantId,
         path: '/api/v3/ken/createCollectingOrder',
         makeBody: collection,
         count: callbackOrders,

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import autocannon from 'autocannon';
 import { signedHeaders, type Credentials } from '@cashgate/sdk';
-import { runCli, startServerProcess } from '../test/support/process.js';
+import { adminCall, runCli, startServerProcess } from '../test/support/process.js';
 import type { CallbackReceiver } from '../test/support/receiver.js';
 
 export const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -120,13 +120,15 @@ export function printTable(title: string, base: Figures, rows: readonly Figures[
   }
 }
 
+/** The admin token of the servers `withBenchServer` starts. */
+const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789';
+
 /**
  * Runs `run` against a fresh server process on a temporary SQLite data directory, with a merchant
  * and an API key of every permission made by the CLI; removes the directory afterwards.
  */
 export async function withBenchServer<T>(
   env: Record<string, string>,
-  adminToken: string,
   run: (url: string, credentials: Credentials, merchantId: string) => Promise<T>,
 ): Promise<T> {
   const dataDir = mkdtempSync(join(tmpdir(), 'cashgate-bench-'));
@@ -136,7 +138,7 @@ export async function withBenchServer<T>(
     KEY_ACTIVATION_DELAY_MS: '0',
     RATE_LIMIT_PER_KEY_PER_MINUTE: '100000000',
     LOG_LEVEL: 'info',
-    CASHGATE_ADMIN_TOKEN: adminToken,
+    CASHGATE_ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
     CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
     CALLBACK_POLL_INTERVAL_MS: '50',
   };
@@ -158,13 +160,14 @@ export async function withBenchServer<T>(
 }
 
 /**
- * Creates `count` orders through the signed `path`, ten at a time, each followed by
- * `afterCreate` with the answer's data (a payment made at the rail's fake, say), then waits (up
- * to 30 s) for as many merchant callbacks at `receiver`.
+ * Points the merchant's callbacks at `receiver`, creates `count` orders through the signed `path`,
+ * ten at a time, each followed by `afterCreate` with the answer's data (a payment made at the
+ * rail's fake, say), then waits (up to 30 s) for as many merchant callbacks at `receiver`.
  */
 export async function createAndAwaitCallbacks(options: {
   url: string;
   credentials: Credentials;
+  merchantId: string;
   path: string;
   makeBody: () => Record<string, unknown>;
   count: number;
@@ -173,6 +176,9 @@ export async function createAndAwaitCallbacks(options: {
   afterCreate?: (data: unknown) => Promise<void>;
 }): Promise<void> {
   const { url, credentials, receiver, count } = options;
+  await adminCall({ url }, BENCH_ADMIN_TOKEN, 'PUT', `/admin/v1/merchants/${options.merchantId}/callback`, {
+    url: `${receiver.url}/cb`,
+  });
   for (let batch = 0; batch < count / 10; batch++) {
     await Promise.all(
       Array.from({ length: 10 }, async () => {

@@ -10,7 +10,6 @@ import type { Credentials } from '@cashgate/sdk';
 import { cobTxid } from '../src/brazil/collection-codes.js';
 import { freePort } from '../test/support/fake-daraja.js';
 import { apiPixGatewayEnv, startFakePsp } from '../test/support/fake-psp.js';
-import { adminCall } from '../test/support/process.js';
 import { startReceiver } from '../test/support/receiver.js';
 import {
   connections,
@@ -25,7 +24,6 @@ import {
   type Figures,
 } from './harness.js';
 
-const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 const callbackOrders = Number(process.env.BENCH_CALLBACK_ORDERS ?? 300);
 
 let seq = 0;
@@ -36,24 +34,20 @@ const create = (name: string, url: string, credentials: Credentials) =>
 
 const rows: Figures[] = [];
 rows.push(
-  await withBenchServer({}, ADMIN_TOKEN, (url, credentials) =>
-    create('PIX collection create, sandbox rail', url, credentials),
-  ),
+  await withBenchServer({}, (url, credentials) => create('PIX collection create, sandbox rail', url, credentials)),
 );
 const psp = await startFakePsp();
 const receiver = await startReceiver();
 try {
   const port = await freePort();
   rows.push(
-    await withBenchServer(apiPixGatewayEnv(psp, port), ADMIN_TOKEN, async (url, credentials, merchantId) => {
+    await withBenchServer(apiPixGatewayEnv(psp, port), async (url, credentials, merchantId) => {
       const figures = await create('PIX collection create, API Pix (local PSP, cob included)', url, credentials);
-      await adminCall({ url }, ADMIN_TOKEN, 'PUT', `/admin/v1/merchants/${merchantId}/callback`, {
-        url: `${receiver.url}/cb`,
-      });
       // The PSP's webhook → the merchant's callback, order by order, a few at a time.
       await createAndAwaitCallbacks({
         url,
         credentials,
+        merchantId,
         path: '/api/v3/bra/createCollectingOrder',
         makeBody: collection,
         count: callbackOrders,
