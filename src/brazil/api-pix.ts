@@ -210,8 +210,8 @@ export class ApiPixBrazil {
     };
   }
 
-  async #write(work: (tx: Tx) => Promise<void>): Promise<void> {
-    await this.deps.store.transact(work);
+  #write<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.deps.store.transact(work);
   }
 
   /** Calls the PSP; a failed call is recorded in the order's rail history before it is thrown. */
@@ -496,7 +496,7 @@ export class ApiPixBrazil {
           : undefined;
       if (existing !== undefined) return this.#recordReturn(row, id, existing);
       const final = error instanceof PixError && error.kind === 'invalid';
-      const moved = await this.deps.store.transact((tx) =>
+      const moved = await this.#write((tx) =>
         q.updateReturning(tx, row.e2eid, id, {
           ...(final && { disposition: 'return_failed', reason: error.message.slice(0, 200) }),
           next_check_at: final ? null : clock.now() + this.options.reconcileIntervalMs,
@@ -521,7 +521,7 @@ export class ApiPixBrazil {
     const now = this.deps.clock.now();
     const done = status === 'DEVOLVIDO';
     const failed = status === 'NAO_REALIZADO';
-    const moved = await this.deps.store.transact(async (tx) => {
+    const moved = await this.#write(async (tx) => {
       const updated = await q.updateReturning(tx, row.e2eid, id, {
         refund_status: status,
         refund_rtr_id: text(refund.rtrId) ?? row.refund_rtr_id,
@@ -589,7 +589,7 @@ export class ApiPixBrazil {
       next_check_at: now + this.options.reconcileIntervalMs,
       updated_at: now,
     };
-    const claimed = await store.transact(async (tx) => {
+    const claimed = await this.#write(async (tx) => {
       if (!(await q.claimPixReturn(tx, row, returning))) return false;
       if (row.disposition === 'return_failed') return true;
       // An unmatched Pix recorded before its arrival was posted (unmatched_posted 0) comes from the rail.

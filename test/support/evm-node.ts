@@ -15,12 +15,6 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import ganache from 'ganache';
 
-/** keccak256("Transfer(address,address,uint256)"): topic 0 of every ERC-20 Transfer log. */
-export const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
-
-/** The token's decimals: 1 USDT is 1_000_000n base units. */
-export const USDT_DECIMALS = 6;
-
 /**
  * Gas given to every token call the helpers send. It is set explicitly so that gas use never depends on the node's
  * defaults or on estimation, and a call that will revert (a blocked sender, say) is always mined with a failed
@@ -83,9 +77,7 @@ export interface EvmNode {
   accounts: EvmAccount[];
   /** The TestUSDT contract address. */
   usdt: string;
-  /** The token's ABI as solc produced it, for tests that use a client library. */
-  usdtAbi: unknown[];
-  /** Any JSON-RPC call; throws EvmRpcError on a JSON-RPC error. */
+  /** Any JSON-RPC call; throws NodeRpcError on a JSON-RPC error. */
   rpc<T = unknown>(method: string, params?: unknown[]): Promise<T>;
   /** Mines `blocks` blocks (default 1), including whatever is pending, even while automine is off. */
   mine(blocks?: number): Promise<void>;
@@ -125,7 +117,8 @@ export interface EvmNode {
   close(): Promise<void>;
 }
 
-export class EvmRpcError extends Error {
+/** A JSON-RPC error the node answered to one of the helpers' calls. */
+class NodeRpcError extends Error {
   constructor(
     readonly method: string,
     readonly code: number,
@@ -133,7 +126,7 @@ export class EvmRpcError extends Error {
     readonly data?: unknown,
   ) {
     super(`${method}: ${message} (code ${code})`);
-    this.name = 'EvmRpcError';
+    this.name = 'NodeRpcError';
   }
 }
 
@@ -141,7 +134,7 @@ export class EvmRpcError extends Error {
 // Compiling the contract
 // ---------------------------------------------------------------------------------------------------------------
 
-export interface CompiledContract {
+interface CompiledContract {
   abi: unknown[];
   /** 0x-prefixed creation bytecode */
   bytecode: string;
@@ -159,7 +152,7 @@ let compiled: Promise<CompiledContract> | undefined;
  * because the node runs london rules: solc's default target is much newer, and its code uses opcodes (PUSH0) that
  * london lacks, so the deployment would be mined with status 0x0.
  */
-export function compileTestUsdt(): Promise<CompiledContract> {
+function compileTestUsdt(): Promise<CompiledContract> {
   compiled ??= (async () => {
     // Loaded lazily: solc-js is a ~9 MB compiler build that takes a moment to load.
     const { default: solc } = await import('solc');
@@ -211,9 +204,6 @@ const encodeUint = (value: bigint) => {
 };
 const toQuantity = (value: bigint | number) => `0x${value.toString(16)}`;
 
-/** Left-pads an address to a 32-byte log topic, as an indexed address appears in `topics`. */
-export const addressTopic = (address: string) => `0x${encodeAddress(address)}`;
-
 // ---------------------------------------------------------------------------------------------------------------
 // The node
 // ---------------------------------------------------------------------------------------------------------------
@@ -253,7 +243,7 @@ export async function startEvmNode(options: EvmNodeOptions = {}): Promise<EvmNod
       body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params }),
     });
     const body = (await response.json()) as { result?: T; error?: { code: number; message: string; data?: unknown } };
-    if (body.error) throw new EvmRpcError(method, body.error.code, body.error.message, body.error.data);
+    if (body.error) throw new NodeRpcError(method, body.error.code, body.error.message, body.error.data);
     return body.result as T;
   }
 
@@ -297,7 +287,6 @@ export async function startEvmNode(options: EvmNodeOptions = {}): Promise<EvmNod
     chainId,
     accounts,
     usdt,
-    usdtAbi: contract.abi,
     rpc,
     async mine(blocks = 1) {
       for (let i = 0; i < blocks; i++) await rpc('evm_mine', []);

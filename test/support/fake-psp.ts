@@ -1006,28 +1006,8 @@ class FakePspServer implements FakePsp {
   }
 
   async payKey(chave: string, valor: string, options: Omit<PayOptions, 'valor' | 'force'> = {}): Promise<Pix> {
-    if (!/^\d{1,10}\.\d{2}$/.test(valor)) throw new Error(`valor ${valor} is not \\d{1,10}\\.\\d{2}`);
-    const now = this.now();
-    const pix: Pix = {
-      endToEndId: transactionId('E', options.payer?.codigoBanco ?? PSP_TEST.ispb, now),
-      valor,
-      chave,
-      horario: iso(now),
-      ...(options.infoPagador === undefined ? {} : { infoPagador: options.infoPagador }),
-      ...(options.payer === undefined
-        ? {}
-        : {
-            gnExtras: {
-              pagador: {
-                nome: options.payer.nome,
-                ...(options.payer.cpf === undefined ? {} : { cpf: options.payer.cpf }),
-                ...(options.payer.cnpj === undefined ? {} : { cnpj: options.payer.cnpj }),
-                codigoBanco: options.payer.codigoBanco ?? PSP_TEST.ispb,
-              },
-            },
-          }),
-    };
-    this.received.set(pix.endToEndId, pix);
+    if (!MONEY.test(valor)) throw new Error(`valor ${valor} is not \\d{1,10}\\.\\d{2}`);
+    const pix = this.receive(chave, valor, undefined, options);
     this.notify(chave, () => pix, options.webhook ?? 'send', options.delayMs ?? 0);
     return structuredClone(pix);
   }
@@ -1041,6 +1021,20 @@ class FakePspServer implements FakePsp {
       const expiresAt = Date.parse(cob.calendario.criacao) + cob.calendario.expiracao * 1000;
       if (now >= expiresAt) throw new Error(`cob ${txid} expired at ${iso(expiresAt)}`);
     }
+    const pix = this.receive(cob.chave, options.valor ?? cob.valor.original, txid, options);
+    (cob.pix ??= []).push(pix);
+    if (cob.status === 'ATIVA') cob.status = 'CONCLUIDA';
+    this.notify(cob.chave, () => pix, options.webhook ?? 'send', options.delayMs ?? 0);
+    return structuredClone(pix);
+  }
+
+  /** Records a Pix received at `chave` (for the charge `txid`, or none), from the payer the options name. */
+  private receive(
+    chave: string,
+    valor: string,
+    txid: string | undefined,
+    options: Pick<PayOptions, 'payer' | 'infoPagador'>,
+  ): Pix {
     const payer = options.payer;
     const codigoBanco = payer?.codigoBanco ?? PSP_TEST.ispb;
     if (!ISPB.test(codigoBanco)) throw new Error(`payer codigoBanco ${codigoBanco} is not an ISPB`);
@@ -1050,20 +1044,18 @@ class FakePspServer implements FakePsp {
       ...(payer.cnpj === undefined ? {} : { cnpj: payer.cnpj }),
       codigoBanco,
     };
+    const now = this.now();
     const pix: Pix = {
       endToEndId: transactionId('E', codigoBanco, now),
-      txid,
-      valor: options.valor ?? cob.valor.original,
-      chave: cob.chave,
+      ...(txid === undefined ? {} : { txid }),
+      valor,
+      chave,
       horario: iso(now),
       ...(options.infoPagador === undefined ? {} : { infoPagador: options.infoPagador }),
       ...(pagador === undefined ? {} : { gnExtras: { pagador } }),
     };
     this.received.set(pix.endToEndId, pix);
-    (cob.pix ??= []).push(pix);
-    if (cob.status === 'ATIVA') cob.status = 'CONCLUIDA';
-    this.notify(cob.chave, () => pix, options.webhook ?? 'send', options.delayMs ?? 0);
-    return structuredClone(pix);
+    return pix;
   }
 
   async redeliver(index: number): Promise<number> {

@@ -165,8 +165,8 @@ export class DepositWatcher {
     }
     const read = await this.#readForward({ number: cursor, hash: watch.block_hash }, head);
     const reported = await this.#reportFinal(head);
-    const moved = await q.chainWatch(store.read, chain);
-    this.#metrics?.lag.set({ chain }, Number(head) - (moved?.block_number ?? watch.block_number));
+    // The cursor moved by the blocks read (a rollback while reporting shows at the next run).
+    this.#metrics?.lag.set({ chain }, Number(head - cursor) - read);
     this.#metrics?.pending.set({ chain }, await q.countSeenChainTransfers(store.read, chain));
     return read + reported;
   }
