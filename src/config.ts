@@ -5,6 +5,8 @@ import { certificateKey, type DarajaConfig } from './rails/daraja/client.js';
 import type { ApiPixConfig } from './rails/pix/api-pix-client.js';
 import { whitelistEntryProblem } from './auth/ip-whitelist.js';
 import { PIX_KEY_TYPES, pixKeyProblem } from './brazil/pix-keys.js';
+import { isTronAddress } from './rails/chain/addresses.js';
+import { CONFIRMATIONS } from './rails/chain/rail.js';
 import { ACCOUNT_PATHS, parseAccountXpub, SANDBOX_XPUBS, type AddressFamily } from './rails/chain/derivation.js';
 
 /** The Pix key the sandbox shows in its BR Codes until the operator sets PIX_KEY (a random key that belongs to no one). */
@@ -71,6 +73,8 @@ export interface Config {
   kenya: KenyaRailConfig;
   /** The Brazil Pix rail: the sandbox simulator, or a PSP's API Pix. */
   brazil: BrazilRailConfig;
+  /** The USDT chains: the sandbox simulator, or TRON and EVM nodes with the operator's hot wallets. */
+  chain: ChainRailConfig;
   trustProxy: TrustProxy;
   publicBaseUrl: string;
   /** Strict-Transport-Security max-age (seconds) sent on answers reached over HTTPS; 0 sends none. */
@@ -103,6 +107,72 @@ export type BrazilRailConfig =
       reconcileIntervalMs: number;
       /** How long a payout waits for its result webhook before the PSP is asked. */
       resultTimeoutMs: number;
+    };
+
+/**
+ * A hot wallet's private key, as read from the environment or its file: it is never printed
+ * (String(), JSON and util.inspect all show `[hot wallet key]`), so a logged config cannot leak it.
+ */
+export class HotWalletKey {
+  readonly #bytes: Uint8Array;
+
+  constructor(bytes: Uint8Array) {
+    this.#bytes = bytes;
+  }
+
+  /** The 32 key bytes, for the one module that signs. */
+  reveal(): Uint8Array {
+    return this.#bytes;
+  }
+
+  toString(): string {
+    return '[hot wallet key]';
+  }
+
+  toJSON(): string {
+    return '[hot wallet key]';
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return '[hot wallet key]';
+  }
+}
+
+/** One EVM chain under CHAIN_RAIL=live. */
+export interface EvmChainConfig {
+  rpcUrl: string;
+  usdtContract: string;
+  confirmations: number;
+  chainId: bigint;
+  /** The most a send offers per gas (maxFeePerGas), in wei; a stuck send is never replaced above it. */
+  maxFeePerGas: bigint;
+}
+
+export type ChainRailConfig =
+  | { rail: 'sandbox' }
+  | {
+      rail: 'live';
+      /** How often the deposit watchers and the token sender poll their nodes. */
+      pollIntervalMs: number;
+      /** Each call to a node is given this long. */
+      timeoutMs: number;
+      /** A send with no receipt this long after its broadcast is replaced (EVM) or rebuilt once expired (TRON). */
+      stuckAfterMs: number;
+      tron: {
+        apiUrl: string;
+        apiKey: string | undefined;
+        usdtContract: string;
+        confirmations: number;
+        /** fee_limit of each TRC-20 send, in sun. */
+        feeLimitSun: bigint;
+      };
+      /** Only the EVM chains with an endpoint (required for both when EXCHANGE_EVM_XPUB is set). */
+      eth: EvmChainConfig | undefined;
+      bsc: EvmChainConfig | undefined;
+      hotWallets: { tron: HotWalletKey | undefined; evm: HotWalletKey | undefined };
+      /** Send ceilings per chain, in micro-USDT (6 decimals, whatever the chain's token decimals). */
+      maxPerOrder: bigint;
+      maxPerDay: bigint;
     };
 
 export class ConfigError extends Error {
@@ -385,6 +455,131 @@ function kenyaConfig(read: EnvReader, cwd: string): KenyaRailConfig {
   };
 }
 
+/** Mainnet USDT contracts (rails.md §7). */
+const USDT_CONTRACTS = {
+  TRON: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t',
+  ETH: '0xdAC17F958D2ee523a2206206994597C13D831ec7',
+  BSC: '0x55d398326f99059fF775485246999027B3197955',
+} as const;
+
+/** A hot wallet key from NAME (hex) or NAME_FILE (a file holding the hex); both set is a problem. */
+function hotWalletKey(read: EnvReader, cwd: string, name: string): HotWalletKey | undefined {
+  const inline = read.optionalString(name);
+  const path = read.optionalString(`${name}_FILE`);
+  if (inline !== undefined && path !== undefined) {
+    read.problems.push(`${name} and ${name}_FILE: set one of them, not both`);
+    return undefined;
+  }
+  let text = inline;
+  if (path !== undefined) {
+    try {
+      text = readFileSync(resolve(cwd, path), 'utf8').trim();
+    } catch (error) {
+      read.problems.push(
+        `${name}_FILE=${JSON.stringify(path)}: must be the path of a readable file holding the key (${error instanceof Error ? ((error as NodeJS.ErrnoException).code ?? error.message) : String(error)})`,
+      );
+      return undefined;
+    }
+  }
+  if (text === undefined) return undefined;
+  const digits = text.replace(/^0x/i, '');
+  // Never echo the value: it is a private key.
+  if (!/^[0-9a-fA-F]{64}$/.test(digits) || /^0+$/.test(digits)) {
+    read.problems.push(
+      `${path === undefined ? name : `${name}_FILE`}: must be a private key of 64 hex digits (0x allowed)`,
+    );
+    return undefined;
+  }
+  return new HotWalletKey(Uint8Array.from(Buffer.from(digits, 'hex')));
+}
+
+/** Decimal USDT text (at most 6 places) as micro-USDT. */
+function usdtAmount(read: EnvReader, name: string, fallback: bigint): bigint {
+  const value = read.optionalString(name);
+  if (value === undefined) return fallback;
+  const match = /^(\d{1,15})(?:\.(\d{1,6}))?$/.exec(value);
+  if (match === null || BigInt(`${match[1]}${(match[2] ?? '').padEnd(6, '0')}`) === 0n) {
+    read.problems.push(`${name}=${JSON.stringify(value)}: must be a positive USDT amount with at most 6 decimals`);
+    return fallback;
+  }
+  return BigInt(`${match[1]}${(match[2] ?? '').padEnd(6, '0')}`);
+}
+
+/** Whole or decimal gwei (at most 9 places) as wei. */
+function gwei(read: EnvReader, name: string, fallback: bigint): bigint {
+  const value = read.optionalString(name);
+  if (value === undefined) return fallback;
+  const match = /^(\d{1,9})(?:\.(\d{1,9}))?$/.exec(value);
+  if (match === null || BigInt(`${match[1]}${(match[2] ?? '').padEnd(9, '0')}`) === 0n) {
+    read.problems.push(`${name}=${JSON.stringify(value)}: must be a positive number of gwei with at most 9 decimals`);
+    return fallback;
+  }
+  return BigInt(`${match[1]}${(match[2] ?? '').padEnd(9, '0')}`);
+}
+
+function evmChainConfig(
+  read: EnvReader,
+  chain: 'ETH' | 'BSC',
+  required: boolean,
+  defaults: { confirmations: number; chainId: number; maxFeeGwei: bigint },
+): EvmChainConfig | undefined {
+  const rpcUrl = read.url(`${chain}_RPC_URL`, undefined, ['https:', 'http:']);
+  if (rpcUrl === undefined) {
+    if (required)
+      read.problems.push(
+        `${chain}_RPC_URL: required when CHAIN_RAIL=live and EXCHANGE_EVM_XPUB is set (the ${chain} node's JSON-RPC URL)`,
+      );
+    return undefined;
+  }
+  const usdtContract = read.matching(
+    `${chain}_USDT_CONTRACT`,
+    USDT_CONTRACTS[chain],
+    /^0x[0-9a-fA-F]{40}$/,
+    'a contract address (0x and 40 hex digits)',
+  );
+  return {
+    rpcUrl,
+    usdtContract,
+    confirmations: read.integer(`${chain}_CONFIRMATIONS`, defaults.confirmations, 1, 10_000),
+    chainId: BigInt(read.integer(`${chain}_CHAIN_ID`, defaults.chainId, 1, 2 ** 32)),
+    maxFeePerGas: gwei(read, `${chain}_MAX_FEE_GWEI`, defaults.maxFeeGwei * 1_000_000_000n),
+  };
+}
+
+function chainConfig(read: EnvReader, cwd: string, evmXpub: boolean): ChainRailConfig {
+  const rail = read.oneOf('CHAIN_RAIL', 'sandbox', ['sandbox', 'live'] as const);
+  if (rail === 'sandbox') return { rail };
+  const tronUrl = read.url('TRON_API_URL', undefined, ['https:', 'http:']);
+  if (tronUrl === undefined)
+    read.problems.push(
+      'TRON_API_URL: required when CHAIN_RAIL=live (a TronGrid-compatible HTTP API, e.g. https://api.trongrid.io)',
+    );
+  const tronContract = read.optionalString('TRON_USDT_CONTRACT') ?? USDT_CONTRACTS.TRON;
+  if (!isTronAddress(tronContract))
+    read.problems.push(`TRON_USDT_CONTRACT=${JSON.stringify(tronContract)}: must be a TRON address (Base58Check, T…)`);
+  return {
+    rail,
+    pollIntervalMs: read.integer('CHAIN_POLL_INTERVAL_MS', 5_000, 10, 600_000),
+    timeoutMs: read.integer('CHAIN_TIMEOUT_MS', 15_000, 100, 120_000),
+    stuckAfterMs: read.integer('CHAIN_SEND_STUCK_AFTER_MS', 300_000, 100, 86_400_000),
+    tron: {
+      apiUrl: (tronUrl ?? '').replace(/\/+$/, ''),
+      apiKey: read.optionalString('TRON_API_KEY'),
+      usdtContract: tronContract,
+      confirmations: read.integer('TRON_CONFIRMATIONS', CONFIRMATIONS.TRON, 1, 10_000),
+      feeLimitSun: BigInt(read.integer('TRON_FEE_LIMIT_SUN', 100_000_000, 1, 15_000_000_000)),
+    },
+    eth: evmChainConfig(read, 'ETH', evmXpub, { confirmations: CONFIRMATIONS.ETH, chainId: 1, maxFeeGwei: 200n }),
+    bsc: evmChainConfig(read, 'BSC', evmXpub, { confirmations: CONFIRMATIONS.BSC, chainId: 56, maxFeeGwei: 20n }),
+    hotWallets: {
+      tron: hotWalletKey(read, cwd, 'TRON_HOT_WALLET_KEY'),
+      evm: hotWalletKey(read, cwd, 'EVM_HOT_WALLET_KEY'),
+    },
+    maxPerOrder: usdtAmount(read, 'CHAIN_SEND_MAX_PER_ORDER_USDT', 10_000_000_000n),
+    maxPerDay: usdtAmount(read, 'CHAIN_SEND_MAX_PER_DAY_USDT', 100_000_000_000n),
+  };
+}
+
 function exchangeConfig(read: EnvReader, sandbox: boolean): Config['exchange'] {
   const tron = read.accountXpub('EXCHANGE_TRON_XPUB', 'tron', sandbox, true);
   const evm = read.accountXpub('EXCHANGE_EVM_XPUB', 'evm', sandbox, false);
@@ -439,6 +634,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     exchange: exchangeConfig(read, sandbox),
     kenya: kenyaConfig(read, cwd),
     brazil: brazilConfig(read, cwd),
+    chain: chainConfig(read, cwd, env.EXCHANGE_EVM_XPUB !== undefined && env.EXCHANGE_EVM_XPUB.trim() !== ''),
     trustProxy: read.trustProxy('TRUST_PROXY'),
     publicBaseUrl: '',
     hstsMaxAgeSeconds: read.integer('HSTS_MAX_AGE_SECONDS', 31_536_000, 0),

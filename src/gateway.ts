@@ -25,6 +25,7 @@ import { OrderSandbox } from './orders/sandbox.js';
 import { CHAINS, type Chain } from './rails/chain/addresses.js';
 import { ACCOUNT_PATHS, DepositAddressDeriver } from './rails/chain/derivation.js';
 import { sandboxChainRail, type ChainRail } from './rails/chain/rail.js';
+import { LiveChains } from './chains.js';
 import { sandboxRails, type Rails } from './rails/rails.js';
 import { buildApp } from './server.js';
 import type { OrderKinds, Services } from './services.js';
@@ -119,10 +120,20 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
       evm: new DepositAddressDeriver('evm', config.exchange.xpubs.evm),
     }),
   });
-  const chainRails = Object.fromEntries(CHAINS.map((chain) => [chain, sandboxChainRail(chain)])) as Record<
-    Chain,
-    ChainRail
-  >;
+  const chains =
+    config.chain.rail === 'live'
+      ? new LiveChains({
+          config: config.chain,
+          store,
+          clock,
+          logger,
+          registry: metrics,
+          railLeaseMs: config.railLeaseMs,
+        })
+      : undefined;
+  const chainRails =
+    chains?.rails ??
+    (Object.fromEntries(CHAINS.map((chain) => [chain, sandboxChainRail(chain)])) as Record<Chain, ChainRail>);
   const publicBaseUrl = config.publicBaseUrl;
   const kenya = config.kenya;
   // The token in Daraja's callback paths: derived from the master key, so every node has the same one.
@@ -217,7 +228,11 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
     orders,
     config.sandbox,
     clock,
-    new Set([...(daraja === undefined ? [] : (['ken'] as const)), ...(apiPix === undefined ? [] : (['bra'] as const))]),
+    new Set([
+      ...(daraja === undefined ? [] : (['ken'] as const)),
+      ...(apiPix === undefined ? [] : (['bra'] as const)),
+      ...(chains === undefined ? [] : (['exchange'] as const)),
+    ]),
   );
   sandbox.registerDriver(
     ['fiat_to_token', 'token_to_fiat'],
@@ -247,6 +262,7 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
       apiPix === undefined || brazil.rail !== 'apipix'
         ? undefined
         : { connector: apiPix, token: pixToken, reconcileIntervalMs: brazil.reconcileIntervalMs },
+    chains,
     sandbox,
     exchange,
     checkouts,
@@ -266,6 +282,7 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
       await callbacks.close();
       await daraja?.close();
       await apiPix?.close();
+      await chains?.close();
       await store.close();
     },
   };
@@ -290,6 +307,7 @@ export function startBackgroundWork(
       ...(services.apiPix === undefined
         ? []
         : [pixReconcileWorker({ pix: services.apiPix.connector, logger }, services.apiPix.reconcileIntervalMs)]),
+      ...(services.chains?.workers(services) ?? []),
     ],
     logger,
   );
@@ -307,6 +325,12 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
   const clock = options.clock ?? systemClock;
   const services = await openServices(config, logger, clock);
   const { store, merchants, callbacks } = services;
+  try {
+    await services.chains?.verify();
+  } catch (error) {
+    await services.close();
+    throw error;
+  }
   const app = await buildApp({
     ...services,
     config,
@@ -331,6 +355,7 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
       sandbox: config.sandbox,
       kenyaRail: config.kenya.rail,
       brazilRail: config.brazil.rail,
+      chainRail: config.chain.rail,
     },
     'Cashgate is serving',
   );

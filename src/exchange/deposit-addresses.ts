@@ -1,6 +1,6 @@
 import type { AddressFamily, DepositAddressDeriver } from '../rails/chain/derivation.js';
 import { MAX_ADDRESS_INDEX } from '../rails/chain/derivation.js';
-import type { Tx } from '../store/store.js';
+import type { ReadDb, Tx } from '../store/store.js';
 import * as q from './queries.js';
 
 export interface DepositAddress {
@@ -44,4 +44,9 @@ export class DepositAddresses {
       created_at: now,
     });
   }
+}
+
+/** The addresses of `family` handed out since `since`, for a deposit watcher. */
+export function recentDepositAddresses(db: ReadDb, family: AddressFamily, since: number): Promise<string[]> {
+  return q.depositAddressesSince(db, family, since);
 }

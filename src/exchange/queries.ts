@@ -66,3 +66,15 @@ export async function advanceAddressCounter(db: Db, keyId: string): Promise<numb
 export async function insertDepositAddress(db: Db, row: DepositAddressRow): Promise<void> {
   await db.insertInto('deposit_addresses').values(row).execute();
 }
+
+/** The addresses of `family` handed to orders since `since`: the ones a deposit watcher follows. */
+export async function depositAddressesSince(db: ReadDb, family: string, since: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('deposit_addresses')
+    .select('address')
+    .where('family', '=', family)
+    .where('created_at', '>=', since)
+    .orderBy('created_at')
+    .execute();
+  return rows.map((row) => row.address);
+}

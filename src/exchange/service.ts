@@ -20,6 +20,7 @@ import type { TransitionStep } from '../orders/effects.js';
 import { EXCHANGE_STATUS } from '../orders/state-machine.js';
 import { isChainAddress, isTradeHash, randomTradeHash, type Chain } from '../rails/chain/addresses.js';
 import type { ChainRail } from '../rails/chain/rail.js';
+import type { SendOutcomes } from '../rails/chain/token-sender.js';
 import type { Rail } from '../rails/rails.js';
 import type { Store } from '../store/store.js';
 import {
@@ -86,6 +87,16 @@ const FAILURES = {
     'pt-BR': 'a transferência de tokens falhou na rede; o valor em moeda voltou ao saldo disponível',
     es: 'la transferencia de tokens falló en la red; el monto en moneda volvió al saldo disponible',
   },
+  sendRefused: (detail: string): Texts => ({
+    en: `the tokens were not sent: ${detail}; the fiat was returned to the available balance`,
+    'pt-BR': `os tokens não foram enviados (${detail}); o valor em moeda voltou ao saldo disponível`,
+    es: `los tokens no se enviaron (${detail}); el monto en moneda volvió al saldo disponible`,
+  }),
+  sendReverted: (hash: string, why: string): Texts => ({
+    en: `the token transfer ${hash} failed on the chain (${why}); the fiat was returned to the available balance`,
+    'pt-BR': `a transferência de tokens ${hash} falhou na rede (${why}); o valor em moeda voltou ao saldo disponível`,
+    es: `la transferencia de tokens ${hash} falló en la red (${why}); el monto en moneda volvió al saldo disponible`,
+  }),
   depositFailed: {
     en: 'the chain reported the deposit as failed',
     'pt-BR': 'a rede informou que o depósito falhou',
@@ -112,6 +123,11 @@ const FAILURES = {
     es: `el depósito vino de ${from}, no de addressFrom ${expected}; no se acreditó nada`,
   }),
 } as const;
+
+/** The source recorded on events a live chain's sender or watcher applies. */
+export const CHAIN_SOURCE = 'chain';
+
+const FINAL = new Set<number>([EXCHANGE_STATUS.complete, EXCHANGE_STATUS.failed]);
 
 const CHAIN_FORMAT = { TRON: 'tronAddress', ETH: 'evmAddress', BSC: 'evmAddress' } as const;
 
@@ -181,6 +197,14 @@ export class ExchangeService {
     const rate = quotedRate(d);
     const fee = feeFor(amount, feeRule);
     const units = tokensForFiat(amount - fee, CURRENCIES[currency], rate, d.tokenDecimals);
+    const ceiling = this.deps.rails[d.chainType].maxPerOrder;
+    if (ceiling !== undefined && units > ceiling) {
+      throw new ApiError({
+        kind: 'exchange_amount_too_large',
+        field: 'currencyAmount',
+        detail: `it buys ${formatUnits(units, d.tokenDecimals)} ${d.tokenType}, above the ${formatUnits(ceiling, d.tokenDecimals)} ${d.tokenType} one send may carry on ${d.chainType}`,
+      });
+    }
     if (units === 0n) {
       throw new ApiError({
         kind: 'exchange_amount_too_small',
@@ -241,17 +265,15 @@ export class ExchangeService {
                 })
               ).watchId,
             }
-          : {
-              channelOrderId: (
-                await chain.send({
-                  orderId: order.id,
-                  idempotencyKey,
-                  to: d.addressTo,
-                  token: d.tokenType,
-                  units: BigInt(d.tokenUnits),
-                })
-              ).sendId,
-            },
+          : await chain
+              .send({
+                orderId: order.id,
+                idempotencyKey,
+                to: d.addressTo,
+                token: d.tokenType,
+                units: BigInt(d.tokenUnits),
+              })
+              .then(({ sendId, record }) => ({ channelOrderId: sendId, ...(record !== undefined && { record }) })),
     };
   }
 
@@ -275,6 +297,9 @@ export class ExchangeService {
     });
     const amount = whole * 10n ** BigInt(CURRENCIES[currency]);
     checkAddress('addressTo', body.chainType, body.addressTo);
+    const missing = this.deps.rails[body.chainType].sendUnavailable;
+    if (missing !== undefined)
+      throw new ApiError({ kind: 'chain_send_unavailable', chainType: body.chainType, missing });
     const rate = await this.#price(body.currencyType, body.tokenType, 'fiat_to_token');
     const decimals = TOKEN_DECIMALS[body.chainType];
     const details: Omit<ExchangeDetails, 'tokenUnits'> = {
@@ -411,7 +436,15 @@ export class ExchangeService {
           },
         };
       case 'token_received':
-        return { changes: { complete_time: now } };
+        return {
+          changes: {
+            complete_time: now,
+            // The send's transaction that was mined (a replacement has its own hash).
+            ...(options.data?.tradeHash !== undefined && {
+              details: withDetails(order.details, { tradeHash: options.data.tradeHash }),
+            }),
+          },
+        };
       default: {
         // failed or expired: whatever was frozen or taken returns to available, fee included.
         if (order.status === EXCHANGE_STATUS.waitPayCurrency) {
@@ -419,13 +452,26 @@ export class ExchangeService {
         } else {
           await this.deps.ledger.returnExchangeFiat(tx, money);
         }
+        const { refused, reverted, tradeHash } = options.data ?? {};
         const failure =
           event === 'expired'
             ? FAILURES.quoteLapsed
-            : order.status === EXCHANGE_STATUS.waitReceiveToken
-              ? FAILURES.sendFailed
-              : FAILURES.failedBeforeSend;
-        return { changes: { complete_time: now, actual_amount: null, fee: 0 }, failure };
+            : refused !== undefined
+              ? FAILURES.sendRefused(refused)
+              : reverted !== undefined
+                ? FAILURES.sendReverted(tradeHash ?? '', reverted)
+                : order.status === EXCHANGE_STATUS.waitReceiveToken
+                  ? FAILURES.sendFailed
+                  : FAILURES.failedBeforeSend;
+        return {
+          changes: {
+            complete_time: now,
+            actual_amount: null,
+            fee: 0,
+            ...(tradeHash !== undefined && { details: withDetails(order.details, { tradeHash }) }),
+          },
+          failure,
+        };
       }
     }
   }
@@ -482,6 +528,52 @@ export class ExchangeService {
       default:
         return { changes: { complete_time: now, fee: 0 }, failure: FAILURES.depositFailed };
     }
+  }
+
+  /**
+   * What a chain's token sender tells fiat → token orders. Each is idempotent: a step the order
+   * has taken already (a sender repeating itself after a crash) changes nothing.
+   */
+  readonly sendOutcomes: SendOutcomes = {
+    take: async (orderId) => {
+      const order = await this.deps.orders.find(orderId);
+      if (order === undefined || FINAL.has(order.status)) return false;
+      if (order.status !== EXCHANGE_STATUS.waitPayCurrency) return true;
+      try {
+        await this.deps.orders.applyEvent(orderId, 'currency_received', { source: CHAIN_SOURCE });
+        return true;
+      } catch (error) {
+        // The quote lapsed at this moment: the order expired instead.
+        if (!(error instanceof EventNotAllowedError)) throw error;
+        return this.sendOutcomes.take(orderId);
+      }
+    },
+    refuse: async (orderId, refusal) => {
+      await this.#stepIfOpen(orderId, 'failed', { refused: refusal.detail });
+    },
+    sent: async (orderId, hash) => {
+      const order = await this.deps.orders.find(orderId);
+      if (order?.status === EXCHANGE_STATUS.receivingCurrency)
+        await this.deps.orders.applyEvent(orderId, 'token_sent', { source: CHAIN_SOURCE, data: { tradeHash: hash } });
+    },
+    confirmed: async (orderId, hash) => {
+      await this.sendOutcomes.sent(orderId, hash);
+      const order = await this.deps.orders.find(orderId);
+      if (order?.status === EXCHANGE_STATUS.waitReceiveToken)
+        await this.deps.orders.applyEvent(orderId, 'token_received', {
+          source: CHAIN_SOURCE,
+          data: { tradeHash: hash },
+        });
+    },
+    reverted: async (orderId, hash, why) => {
+      await this.#stepIfOpen(orderId, 'failed', { reverted: why, tradeHash: hash });
+    },
+  };
+
+  async #stepIfOpen(orderId: string, event: string, data: Record<string, string>): Promise<void> {
+    const order = await this.deps.orders.find(orderId);
+    if (order === undefined || FINAL.has(order.status)) return;
+    await this.deps.orders.applyEvent(orderId, event, { source: CHAIN_SOURCE, data });
   }
 
   /**

@@ -167,6 +167,8 @@ export type ApiFailure =
   | { kind: 'rate_unavailable'; currency: string; token: string }
   | { kind: 'channel_not_live'; field: string; channelType: string }
   | { kind: 'exchange_amount_too_small'; field: string; detail: string }
+  | { kind: 'chain_send_unavailable'; chainType: string; missing: string }
+  | { kind: 'exchange_amount_too_large'; field: string; detail: string }
   | { kind: 'internal_error'; requestId: string };
 
 export type FailureKind = ApiFailure['kind'];
@@ -566,6 +568,25 @@ const FAILURES: { [K in FailureKind]: { code: ApiCode; text: Texts<K> } } = {
         `${f.field} ${f.channelType} ainda não está disponível neste gateway: os pagamentos passam por um trilho real em que ${f.channelType} ainda não está conectado`,
       es: (f) =>
         `${f.field} ${f.channelType} aún no está disponible en este gateway: los pagos pasan por un riel real en el que ${f.channelType} aún no está conectado`,
+    },
+  },
+  chain_send_unavailable: {
+    code: '300',
+    text: {
+      en: (f) =>
+        `chainType ${f.chainType} cannot send tokens on this gateway: the operator has not set ${f.missing}; token → fiat orders are not affected`,
+      'pt-BR': (f) =>
+        `chainType ${f.chainType} não pode enviar tokens neste gateway: o operador não definiu ${f.missing}; pedidos de token para moeda não são afetados`,
+      es: (f) =>
+        `chainType ${f.chainType} no puede enviar tokens en este gateway: el operador no definió ${f.missing}; las órdenes de token a moneda no se ven afectadas`,
+    },
+  },
+  exchange_amount_too_large: {
+    code: '300',
+    text: {
+      en: (f) => `${f.field} is too large: ${f.detail}`,
+      'pt-BR': (f) => `${f.field} é grande demais: ${f.detail}`,
+      es: (f) => `${f.field} es demasiado grande: ${f.detail}`,
     },
   },
   exchange_amount_too_small: {

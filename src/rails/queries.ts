@@ -3,7 +3,16 @@
  * view of an order's rail traffic) and where a rail's reconciliation has read up to.
  */
 import type { Kysely, Selectable } from 'kysely';
-import type { ChainTransferTable, ChainWatchTable, Database, RailMessageTable } from '../store/schema.js';
+import type {
+  ChainHotWalletTable,
+  ChainSendAttemptTable,
+  ChainSendState,
+  ChainSendTable,
+  ChainTransferTable,
+  ChainWatchTable,
+  Database,
+  RailMessageTable,
+} from '../store/schema.js';
 import type { ReadDb } from '../store/store.js';
 
 type Db = Kysely<Database>;
@@ -198,4 +207,148 @@ export async function markChainTransferReported(
     .where('state', '=', 'seen')
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
+}
+
+export type ChainHotWalletRow = Selectable<ChainHotWalletTable>;
+export type ChainSendRow = Selectable<ChainSendTable>;
+export type ChainSendAttemptRow = Selectable<ChainSendAttemptTable>;
+
+/** Records the chain's hot wallet, with the nonce its next send starts from; nothing when it exists. */
+export async function insertChainHotWallet(db: Db, row: ChainHotWalletRow): Promise<void> {
+  await db
+    .insertInto('chain_hot_wallets')
+    .values(row)
+    .onConflict((oc) => oc.column('chain').doNothing())
+    .execute();
+}
+
+export function chainHotWallet(db: ReadDb, chain: string): Promise<ChainHotWalletRow | undefined> {
+  return db.selectFrom('chain_hot_wallets').selectAll().where('chain', '=', chain).executeTakeFirst();
+}
+
+/** Takes (or keeps) the chain's sending for `owner` until `until`, unless another node holds it now. */
+export async function leaseChainHotWallet(
+  db: Db,
+  chain: string,
+  owner: string,
+  now: number,
+  until: number,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('chain_hot_wallets')
+    .set({ lease_owner: owner, lease_until: until })
+    .where('chain', '=', chain)
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now), eb('lease_owner', '=', owner)]))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/**
+ * Gives the next nonce of the chain's hot wallet to a send, if `owner` still holds the sending
+ * (the update also serialises the sends of a chain across nodes); undefined otherwise.
+ */
+export async function takeChainNonce(db: Db, chain: string, owner: string, now: number): Promise<number | undefined> {
+  const row = await db
+    .updateTable('chain_hot_wallets')
+    .set((eb) => ({ next_nonce: eb('next_nonce', '+', 1), updated_at: now }))
+    .where('chain', '=', chain)
+    .where('lease_owner', '=', owner)
+    .returning('next_nonce')
+    .executeTakeFirst();
+  return row === undefined ? undefined : row.next_nonce - 1;
+}
+
+/** Moves the wallet's next nonce up to `nonce` (the chain has used nonces Cashgate did not give). */
+export async function raiseChainNonce(db: Db, chain: string, nonce: number, now: number): Promise<void> {
+  await db
+    .updateTable('chain_hot_wallets')
+    .set({ next_nonce: nonce, updated_at: now })
+    .where('chain', '=', chain)
+    .where('next_nonce', '<', nonce)
+    .execute();
+}
+
+export async function insertChainSend(db: Db, row: ChainSendRow): Promise<void> {
+  await db
+    .insertInto('chain_sends')
+    .values(row)
+    .onConflict((oc) => oc.column('order_id').doNothing())
+    .execute();
+}
+
+export function chainSend(db: ReadDb, orderId: string): Promise<ChainSendRow | undefined> {
+  return db.selectFrom('chain_sends').selectAll().where('order_id', '=', orderId).executeTakeFirst();
+}
+
+/** The chain's sends still under way (queued, signed or broadcast), oldest first. */
+export function openChainSends(db: ReadDb, chain: string, limit: number): Promise<ChainSendRow[]> {
+  return db
+    .selectFrom('chain_sends')
+    .selectAll()
+    .where('chain', '=', chain)
+    .where('state', 'in', ['queued', 'signed', 'broadcast'])
+    .orderBy('created_at')
+    .orderBy('order_id')
+    .limit(limit)
+    .execute();
+}
+
+/** Moves a send on from the state it was read in; false when it had moved already. */
+export async function updateChainSend(
+  db: Db,
+  orderId: string,
+  from: ChainSendState,
+  changes: Partial<Omit<ChainSendRow, 'order_id' | 'chain'>>,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('chain_sends')
+    .set(changes)
+    .where('order_id', '=', orderId)
+    .where('state', '=', from)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Units of the chain's token signed for sends since `since` (the day's ceiling), failed-before-broadcast excluded. */
+export async function unitsSignedSince(db: Db, chain: string, since: number): Promise<bigint> {
+  const rows = await db
+    .selectFrom('chain_sends')
+    .select('units')
+    .where('chain', '=', chain)
+    .where('signed_at', '>=', since)
+    .where('state', '!=', 'cancelled')
+    .execute();
+  return rows.reduce((sum, row) => sum + BigInt(row.units), 0n);
+}
+
+export async function insertChainSendAttempt(db: Db, row: ChainSendAttemptRow): Promise<void> {
+  await db.insertInto('chain_send_attempts').values(row).execute();
+}
+
+export function chainSendAttempts(db: ReadDb, orderId: string): Promise<ChainSendAttemptRow[]> {
+  return db
+    .selectFrom('chain_send_attempts')
+    .selectAll()
+    .where('order_id', '=', orderId)
+    .orderBy('created_at')
+    .orderBy('tx_hash')
+    .execute();
+}
+
+export async function updateChainSendAttempt(
+  db: Db,
+  hash: string,
+  changes: Partial<Pick<ChainSendAttemptRow, 'broadcast_at' | 'outcome'>>,
+): Promise<void> {
+  await db.updateTable('chain_send_attempts').set(changes).where('tx_hash', '=', hash).execute();
+}
+
+/** Sends by state per chain, for the operator's metrics. */
+export async function countChainSends(db: ReadDb): Promise<{ chain: string; state: string; n: number }[]> {
+  const rows = await db
+    .selectFrom('chain_sends')
+    .select(['chain', 'state', (eb) => eb.fn.countAll<string | number>().as('n')])
+    .groupBy(['chain', 'state'])
+    .execute();
+  return rows.map((row) => ({ chain: row.chain, state: row.state, n: Number(row.n) }));
 }

@@ -461,6 +461,60 @@ export interface ChainTransferTable {
   reported_at: number | null;
 }
 
+/** A chain's hot wallet as the token sender uses it, and the node sending for it (its lease). */
+export interface ChainHotWalletTable {
+  chain: string;
+  address: string;
+  /** The nonce the next EVM send is given (TRON has none: 0). */
+  next_nonce: number;
+  lease_owner: string | null;
+  lease_until: number | null;
+  updated_at: number;
+}
+
+export type ChainSendState = 'queued' | 'signed' | 'broadcast' | 'confirmed' | 'failed' | 'cancelled';
+
+/** The token send of a fiat → token order. */
+export interface ChainSendTable {
+  order_id: string;
+  chain: string;
+  to_address: string;
+  /** The token's base units, as decimal text. */
+  units: string;
+  state: ChainSendState;
+  from_address: string | null;
+  nonce: number | null;
+  /** The latest transaction signed for the send (a replacement has its own). */
+  tx_hash: string | null;
+  /** Where the transaction was mined, and how deep it was when last looked at. */
+  block_number: number | null;
+  block_hash: string | null;
+  confirmations: number | null;
+  /** Why the send failed or was cancelled, in English (the order's errorMsg says it to the merchant). */
+  failure: string | null;
+  signed_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A transaction signed for a send, kept (hash and raw bytes) before it is broadcast. */
+export interface ChainSendAttemptTable {
+  tx_hash: string;
+  order_id: string;
+  chain: string;
+  nonce: number | null;
+  /** The signed transaction as broadcast: EVM raw hex, or TRON's broadcast JSON. */
+  raw: string;
+  /** EVM fees offered (wei per gas), as decimal text. */
+  max_fee: string | null;
+  priority_fee: string | null;
+  /** TRON: when the transaction expires unmined (ms). */
+  expires_at: number | null;
+  created_at: number;
+  broadcast_at: number | null;
+  outcome: string | null;
+}
+
 export interface RailCursorTable {
   name: string;
   position: number;
@@ -492,6 +546,9 @@ export interface Database {
   rail_cursors: RailCursorTable;
   chain_watches: ChainWatchTable;
   chain_transfers: ChainTransferTable;
+  chain_hot_wallets: ChainHotWalletTable;
+  chain_sends: ChainSendTable;
+  chain_send_attempts: ChainSendAttemptTable;
   merchants: MerchantTable;
   checkouts: CheckoutTable;
   payer_documents: PayerDocumentTable;

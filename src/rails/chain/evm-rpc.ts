@@ -76,20 +76,20 @@ interface RpcMetrics {
 
 const METRICS = new WeakMap<Registry, RpcMetrics>();
 
-/** The registry's RPC metrics, made once however many chains share it. */
-function rpcMetrics(registry: Registry): RpcMetrics {
+/** The registry's chain-node call metrics, made once however many chains (EVM and TRON clients alike) share it. */
+export function chainRpcMetrics(registry: Registry): RpcMetrics {
   let metrics = METRICS.get(registry);
   if (metrics === undefined) {
     metrics = {
       calls: new Counter({
         name: 'cashgate_chain_rpc_requests_total',
-        help: 'JSON-RPC calls to EVM nodes by chain, method and outcome (ok, rpc-<code>, not-sent, unknown, invalid)',
+        help: 'Calls to chain nodes (EVM JSON-RPC methods, TRON API paths) by chain, method and outcome (ok, rpc-<code>, rejected-<code>, not-sent, unknown, invalid)',
         labelNames: ['chain', 'method', 'outcome'],
         registers: [registry],
       }),
       latency: new Histogram({
         name: 'cashgate_chain_rpc_request_duration_seconds',
-        help: 'Time EVM nodes took to answer, by chain and method',
+        help: 'Time chain nodes took to answer, by chain and method',
         labelNames: ['chain', 'method'],
         buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
         registers: [registry],
@@ -130,7 +130,7 @@ export class EvmRpcClient {
     registry?: Registry,
   ) {
     this.#agent = new Agent({ keepAliveTimeout: 10_000, connections: 8 });
-    this.#metrics = registry === undefined ? undefined : rpcMetrics(registry);
+    this.#metrics = registry === undefined ? undefined : chainRpcMetrics(registry);
   }
 
   get chain(): EvmRpcOptions['chain'] {

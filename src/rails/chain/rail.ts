@@ -1,3 +1,4 @@
+import type { Tx } from '../../store/store.js';
 import { derivedHex } from '../rails.js';
 import type { Chain, Token } from './addresses.js';
 
@@ -13,6 +14,15 @@ export interface ChainRail {
   /** Confirmations after which the rail reports a transfer as received; never reported earlier. */
   readonly confirmations: number;
   /**
+   * Whether the rail is a real chain: the sender takes the order's fiat itself before sending (in
+   * the sandbox, sandbox events move every step).
+   */
+  readonly live: boolean;
+  /** Why fiat → token orders cannot be sent on this chain (the missing variable), if they cannot. */
+  readonly sendUnavailable?: string;
+  /** The most one send may carry, in the token's base units, if capped. */
+  readonly maxPerOrder?: bigint;
+  /**
    * Starts watching a deposit address; returns the rail's reference for the watch. `idempotencyKey`
    * is the order's hand-over (see RailOrder): every attempt of one hand-over gives it the same.
    */
@@ -22,14 +32,18 @@ export interface ChainRail {
     address: string;
     token: Token;
   }): Promise<{ watchId: string }>;
-  /** Queues a send of `units` (the token's base units) to `to`, at most once per `idempotencyKey`; returns the rail's reference. */
+  /**
+   * Queues a send of `units` (the token's base units) to `to`, at most once per `idempotencyKey`;
+   * returns the rail's reference, and the rail's rows (the queued send), written in the unit of
+   * work that records the hand-over's answer.
+   */
   send(request: {
     orderId: string;
     idempotencyKey: string;
     to: string;
     token: Token;
     units: bigint;
-  }): Promise<{ sendId: string }>;
+  }): Promise<{ sendId: string; record?: (tx: Tx) => Promise<void> }>;
 }
 
 /** Confirmations real connectors wait for before reporting a transfer as received. */
@@ -41,6 +55,7 @@ export function sandboxChainRail(chain: Chain): ChainRail {
     name: `${chain.toLowerCase()} (sandbox)`,
     chain,
     confirmations: CONFIRMATIONS[chain],
+    live: false,
     watchDeposits: (r) => Promise.resolve({ watchId: `WATCH${derivedHex(r.idempotencyKey, 20).toUpperCase()}` }),
     send: (r) => Promise.resolve({ sendId: `SEND${derivedHex(r.idempotencyKey, 20).toUpperCase()}` }),
   };

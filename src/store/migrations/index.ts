@@ -13,6 +13,7 @@ import * as daraja from './0011_daraja.js';
 import * as apiPix from './0012_api_pix.js';
 import * as pixReturns from './0013_pix_returns.js';
 import * as chainWatch from './0014_chain_watch.js';
+import * as chainSends from './0015_chain_sends.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '0012_api_pix': apiPix,
   '0013_pix_returns': pixReturns,
   '0014_chain_watch': chainWatch,
+  '0015_chain_sends': chainSends,
 };
 
 export const migrationProvider: MigrationProvider = {

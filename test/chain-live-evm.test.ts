@@ -1,0 +1,154 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { Wallet } from 'ethers';
+import { databaseLabel } from './support/database.js';
+import { QUERY_TO_WALLET, TO_WALLET } from './support/exchange.js';
+import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
+import { startEvmNode, type EvmNode } from './support/evm-node.js';
+import { startReceiver, until, type CallbackReceiver } from './support/receiver.js';
+
+const CONFIRMATIONS = 3;
+let seq = 0;
+const ext = (prefix: string) => `${prefix}-${Date.now()}-${++seq}`;
+
+/** A fresh payee address, never seen by the node. */
+const payee = () => Wallet.createRandom().address;
+
+/**
+ * Fiat → USDT on a real local EVM node (ganache, a 6-decimal test USDT compiled by solc) with
+ * CHAIN_RAIL=live: the server's token sender pays from its hot wallet, through the public API.
+ */
+describe(`USDT live on an EVM chain: the token sender (${databaseLabel})`, () => {
+  let node: EvmNode;
+  let gw: TestGateway;
+  let receiver: CallbackReceiver;
+  let merchant: Awaited<ReturnType<TestGateway['merchantWithKey']>>;
+  const hotKey = `0x${randomBytes(32).toString('hex')}`;
+  const hot = new Wallet(hotKey).address;
+  const call = (path: string, body: unknown) =>
+    signedCall(gw.url, merchant.credentials, { path, body }, gw.clock.now());
+  const query = async (orderId: string, externalOrderId: string) =>
+    (await call(QUERY_TO_WALLET, { orderId, externalOrderId })).body.data as Record<string, unknown>;
+  const callbacksFor = (orderId: string) =>
+    receiver.received.map((r) => JSON.parse(r.body) as Record<string, unknown>).filter((b) => b.orderId === orderId);
+  const create = async (amount: number, addressTo: string, chainType = 'ETH') => {
+    const externalOrderId = ext('xf');
+    const response = await call(TO_WALLET, {
+      addressTo,
+      chainType,
+      tokenType: 'USDT',
+      currencyAmount: amount,
+      currencyType: 'BRL',
+      externalOrderId,
+    });
+    return { externalOrderId, response };
+  };
+  const balance = async () => {
+    const response = await gw.admin('GET', `/admin/v1/merchants/${merchant.merchantId}/balances`);
+    return response.body.balances.find((b: { currency: string }) => b.currency === 'BRL') as {
+      available: string;
+      frozen: string;
+    };
+  };
+
+  before(async () => {
+    node = await startEvmNode({ chainId: 1337 });
+    await node.setEthBalance(hot, 10n ** 18n);
+    // The local node treats a raw transaction with nonce 0 as nonce-less: the wallet starts at 1.
+    await node.setNonce(hot, 1);
+    await node.mint(hot, 1_000_000_000n); // 1,000 USDT
+    gw = await startTestGateway({
+      env: {
+        CHAIN_RAIL: 'live',
+        // TRON is not exercised here: its API is an address nothing listens on.
+        TRON_API_URL: 'http://127.0.0.1:9',
+        ETH_RPC_URL: node.url,
+        ETH_USDT_CONTRACT: node.usdt,
+        ETH_CHAIN_ID: '1337',
+        ETH_CONFIRMATIONS: String(CONFIRMATIONS),
+        EVM_HOT_WALLET_KEY: hotKey,
+        CHAIN_POLL_INTERVAL_MS: '100',
+        CHAIN_SEND_MAX_PER_ORDER_USDT: '500',
+        CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
+        CALLBACK_POLL_INTERVAL_MS: '50',
+        RAIL_POLL_INTERVAL_MS: '100',
+      },
+    });
+    receiver = await startReceiver();
+    merchant = await gw.merchantWithKey();
+    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/callback`, { url: receiver.url });
+    assert.equal((await gw.admin('PUT', '/admin/v1/rates/BRL/USDT', { buy: '5.00', sell: '5.00' })).status, 200);
+    await gw.admin('POST', `/admin/v1/merchants/${merchant.merchantId}/balance-adjustments`, {
+      currency: 'BRL',
+      amount: '100000.00',
+      reason: 'test funds',
+    });
+  });
+  after(async () => {
+    const breaches = await gw?.auditBreaches();
+    await gw?.close();
+    await receiver?.close();
+    await node?.close();
+    assert.deepEqual(breaches, [], 'the ledger audit finds nothing');
+  });
+
+  it('sends the tokens after taking the fiat, and completes once the transfer is final', async () => {
+    const to = payee();
+    const before = await balance();
+    const { externalOrderId, response } = await create(50, to);
+    assert.equal(response.body.code, '200', JSON.stringify(response.body));
+    const orderId = response.body.data.orderId as string;
+    // Taken, signed, broadcast and mined (the node mines each transaction at once): waiting for confirmations.
+    await until(async () => assert.equal((await query(orderId, externalOrderId)).orderStatus, 4, 'token sent'));
+    assert.equal(await node.balanceOf(to), 10_000_000n, '50 BRL at 5.00 is 10 USDT');
+    await node.mine(CONFIRMATIONS);
+    await until(async () => assert.equal((await query(orderId, externalOrderId)).orderStatus, 8, 'complete'));
+    const data = await query(orderId, externalOrderId);
+    const receipt = await node.receipt(String(data.tradeHash));
+    assert.equal(receipt?.status, '0x1', 'tradeHash is the mined transfer');
+    assert.equal(receipt?.from.toLowerCase(), hot.toLowerCase(), 'sent from the hot wallet');
+    await until(() => assert.equal(callbacksFor(orderId).at(-1)?.orderStatus, 8, 'callback of the completion'));
+    const after = await balance();
+    assert.equal(
+      BigInt(before.available.replace('.', '')) - BigInt(after.available.replace('.', '')),
+      5000n,
+      'the fiat was taken',
+    );
+  });
+
+  it('refuses at creation a chain without its endpoint, and a send above the per-order ceiling', async () => {
+    const bsc = await create(50, payee(), 'BSC');
+    assert.equal(bsc.response.body.code, '300');
+    assert.match(bsc.response.body.msgEn as string, /chainType BSC cannot send tokens.*BSC_RPC_URL/);
+    const big = await create(5_000, payee());
+    assert.equal(big.response.body.code, '300');
+    assert.match(
+      big.response.body.msgEn as string,
+      /currencyAmount is too large: it buys 1000 USDT, above the 500 USDT/,
+    );
+  });
+
+  it('fails the order early when the hot wallet lacks the tokens; later sends take nonces past one Cashgate did not sign', async () => {
+    // The operator sweeps the wallet down to 5 USDT with a transaction of its own.
+    await node.transferUsdt(hotKey, payee(), (await node.balanceOf(hot)) - 5_000_000n);
+    const before = await balance();
+    const { externalOrderId, response } = await create(50, payee());
+    const orderId = response.body.data.orderId as string;
+    await until(async () => assert.equal((await query(orderId, externalOrderId)).orderStatus, 32, 'failed'));
+    const failed = await query(orderId, externalOrderId);
+    assert.match(
+      failed.errorMsgEn as string,
+      /the tokens were not sent: the hot wallet holds 5 USDT, the send needs 10 USDT; the fiat was returned/,
+    );
+    assert.deepEqual(await balance(), before, 'the fiat was released whole');
+    await node.mint(hot, 100_000_000n);
+    const to = payee();
+    const next = await create(50, to);
+    const nextId = next.response.body.data.orderId as string;
+    await until(async () => assert.equal((await query(nextId, next.externalOrderId)).orderStatus, 4, 'token sent'));
+    await node.mine(CONFIRMATIONS);
+    await until(async () => assert.equal((await query(nextId, next.externalOrderId)).orderStatus, 8, 'complete'));
+    assert.equal(await node.balanceOf(to), 10_000_000n, 'paid');
+  });
+});
