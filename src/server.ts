@@ -199,7 +199,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registerOrderAdminRoutes(admin, catalog, deps.sandbox);
     registerRailMessageAdminRoutes(admin, catalog, { store: deps.store });
     if (deps.apiPix !== undefined) registerPixAdminRoutes(admin, catalog, { pix: deps.apiPix.connector });
-    registerExchangeAdminRoutes(admin, catalog, deps.rates);
+    registerExchangeAdminRoutes(admin, catalog, { rates: deps.rates, orders: deps.orders, store: deps.store });
   });
 
   return app;

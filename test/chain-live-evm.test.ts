@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { Wallet } from 'ethers';
+import { Interface, Wallet } from 'ethers';
 import { databaseLabel } from './support/database.js';
 import { QUERY_TO_WALLET, TO_WALLET } from './support/exchange.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
@@ -44,6 +44,7 @@ describe(`USDT live on an EVM chain: the token sender (${databaseLabel})`, () =>
     });
     return { externalOrderId, response };
   };
+  const chainView = async (orderId: string) => (await gw.admin('GET', `/admin/v1/orders/${orderId}/chain`)).body;
   const balance = async () => {
     const response = await gw.admin('GET', `/admin/v1/merchants/${merchant.merchantId}/balances`);
     return response.body.balances.find((b: { currency: string }) => b.currency === 'BRL') as {
@@ -69,6 +70,7 @@ describe(`USDT live on an EVM chain: the token sender (${databaseLabel})`, () =>
         ETH_CONFIRMATIONS: String(CONFIRMATIONS),
         EVM_HOT_WALLET_KEY: hotKey,
         CHAIN_POLL_INTERVAL_MS: '100',
+        CHAIN_SEND_STUCK_AFTER_MS: '1000',
         CHAIN_SEND_MAX_PER_ORDER_USDT: '500',
         CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
         CALLBACK_POLL_INTERVAL_MS: '50',
@@ -86,10 +88,10 @@ describe(`USDT live on an EVM chain: the token sender (${databaseLabel})`, () =>
     });
   });
   after(async () => {
-    const breaches = await gw?.auditBreaches();
-    await gw?.close();
-    await receiver?.close();
-    await node?.close();
+    const breaches = await gw.auditBreaches();
+    await gw.close();
+    await receiver.close();
+    await node.close();
     assert.deepEqual(breaches, [], 'the ledger audit finds nothing');
   });
 
@@ -106,8 +108,9 @@ describe(`USDT live on an EVM chain: the token sender (${databaseLabel})`, () =>
     await until(async () => assert.equal((await query(orderId, externalOrderId)).orderStatus, 8, 'complete'));
     const data = await query(orderId, externalOrderId);
     const receipt = await node.receipt(String(data.tradeHash));
-    assert.equal(receipt?.status, '0x1', 'tradeHash is the mined transfer');
-    assert.equal(receipt?.from.toLowerCase(), hot.toLowerCase(), 'sent from the hot wallet');
+    assert.ok(receipt !== null, 'tradeHash is a mined transaction');
+    assert.equal(receipt.status, '0x1', 'tradeHash is the mined transfer');
+    assert.equal(receipt.from.toLowerCase(), hot.toLowerCase(), 'sent from the hot wallet');
     await until(() => assert.equal(callbacksFor(orderId).at(-1)?.orderStatus, 8, 'callback of the completion'));
     const after = await balance();
     assert.equal(
@@ -120,13 +123,10 @@ describe(`USDT live on an EVM chain: the token sender (${databaseLabel})`, () =>
   it('refuses at creation a chain without its endpoint, and a send above the per-order ceiling', async () => {
     const bsc = await create(50, payee(), 'BSC');
     assert.equal(bsc.response.body.code, '300');
-    assert.match(bsc.response.body.msgEn as string, /chainType BSC cannot send tokens.*BSC_RPC_URL/);
+    assert.match(bsc.response.body.msgEn, /chainType BSC cannot send tokens.*BSC_RPC_URL/);
     const big = await create(5_000, payee());
     assert.equal(big.response.body.code, '300');
-    assert.match(
-      big.response.body.msgEn as string,
-      /currencyAmount is too large: it buys 1000 USDT, above the 500 USDT/,
-    );
+    assert.match(big.response.body.msgEn, /currencyAmount is too large: it buys 1000 USDT, above the 500 USDT/);
   });
 
   it('fails the order early when the hot wallet lacks the tokens; later sends take nonces past one Cashgate did not sign', async () => {
@@ -150,5 +150,78 @@ describe(`USDT live on an EVM chain: the token sender (${databaseLabel})`, () =>
     await node.mine(CONFIRMATIONS);
     await until(async () => assert.equal((await query(nextId, next.externalOrderId)).orderStatus, 8, 'complete'));
     assert.equal(await node.balanceOf(to), 10_000_000n, 'paid');
+  });
+
+  it('replaces a send the chain does not mine in time with the same nonce and higher fees; the mined one decides', async () => {
+    await node.setAutomine(false);
+    try {
+      const to = payee();
+      const { externalOrderId, response } = await create(25, to);
+      const orderId = response.body.data.orderId as string;
+      await until(async () => assert.equal((await query(orderId, externalOrderId)).orderStatus, 4, 'token sent'));
+      const first = (await chainView(orderId)).send;
+      // Nothing is mined: after CHAIN_SEND_STUCK_AFTER_MS the sender signs a replacement.
+      await until(async () => assert.equal((await chainView(orderId)).send.attempts.length, 2, 'replaced'), 15_000);
+      const { send } = await chainView(orderId);
+      const [a, b] = send.attempts;
+      assert.equal(a.nonce, b.nonce, 'the same nonce');
+      assert.ok(BigInt(b.maxFeePerGas) * 10n >= BigInt(a.maxFeePerGas) * 11n, 'maxFeePerGas raised by a tenth or more');
+      assert.ok(
+        BigInt(b.maxPriorityFeePerGas) * 10n >= BigInt(a.maxPriorityFeePerGas) * 11n,
+        'the tip raised by a tenth or more',
+      );
+      assert.equal(first.txHash, a.txHash, 'the first transaction was the one signed before');
+      await until(async () => assert.ok((await chainView(orderId)).send.attempts[1].broadcastAt !== null, 'broadcast'));
+      await node.mine(1 + CONFIRMATIONS);
+      await until(async () => assert.equal((await query(orderId, externalOrderId)).orderStatus, 8, 'complete'));
+      const data = await query(orderId, externalOrderId);
+      assert.equal(data.tradeHash, b.txHash, 'tradeHash is the replacement, the one mined');
+      assert.equal(await node.receipt(a.txHash), null, 'the replaced transaction was never mined');
+      assert.equal(await node.balanceOf(to), 5_000_000n, 'paid once');
+      const view = await chainView(orderId);
+      assert.equal(view.send.state, 'confirmed');
+      assert.deepEqual(
+        view.send.attempts.map((x: { outcome: string }) => x.outcome),
+        ['replaced', 'mined'],
+      );
+    } finally {
+      await node.setAutomine(true);
+    }
+  });
+
+  it('fails the order when its transfer reverts on chain, and returns the fiat', async () => {
+    await node.setAutomine(false);
+    const before = await balance();
+    try {
+      const { externalOrderId, response } = await create(25, payee());
+      const orderId = response.body.data.orderId as string;
+      await until(async () => assert.equal((await query(orderId, externalOrderId)).orderStatus, 4, 'token sent'));
+      // The token's owner blocks the hot wallet in the same block, ahead of the send (a higher tip).
+      const data = new Interface(['function setBlocked(address,bool)']).encodeFunctionData('setBlocked', [hot, true]);
+      const gwei = 10n ** 9n;
+      await node.rpc('eth_sendTransaction', [
+        {
+          from: node.accounts[0]?.address,
+          to: node.usdt,
+          data,
+          gas: '0x30d40',
+          maxFeePerGas: `0x${(500n * gwei).toString(16)}`,
+          maxPriorityFeePerGas: `0x${(400n * gwei).toString(16)}`,
+        },
+      ]);
+      await node.mine(1 + CONFIRMATIONS);
+      await until(async () => assert.equal((await query(orderId, externalOrderId)).orderStatus, 32, 'failed'));
+      const failed = await query(orderId, externalOrderId);
+      assert.match(
+        failed.errorMsgEn as string,
+        /failed on the chain \(the token transfer reverted\); the fiat was returned/,
+      );
+      assert.equal((await node.receipt(String(failed.tradeHash)))?.status, '0x0', 'tradeHash is the reverted transfer');
+      assert.deepEqual(await balance(), before, 'the fiat is back, fee included');
+      assert.equal((await chainView(orderId)).send.state, 'failed');
+    } finally {
+      await node.setBlocked(hot, false);
+      await node.setAutomine(true);
+    }
   });
 });

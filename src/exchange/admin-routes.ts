@@ -3,6 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import { registerAdminRoute } from '../admin/admin-route.js';
 import { OperatorError } from '../admin/failures.js';
 import type { RouteCatalog } from '../http/route-catalog.js';
+import type { OrderService } from '../orders/service.js';
+import { chainView } from '../rails/chain/chain-view.js';
+import type { Store } from '../store/store.js';
 import { parseRate, RATE_DECIMALS, TOKENS, type Token } from './amounts.js';
 import { EXCHANGE_CURRENCIES, type ExchangeCurrency, type OperatorRates } from './rates.js';
 
@@ -38,7 +41,12 @@ function price(field: 'buy' | 'sell', text: string): bigint {
 }
 
 /** Operator routes: the prices the exchange quotes from. */
-export function registerExchangeAdminRoutes(scope: FastifyInstance, catalog: RouteCatalog, rates: OperatorRates): void {
+export function registerExchangeAdminRoutes(
+  scope: FastifyInstance,
+  catalog: RouteCatalog,
+  deps: { rates: OperatorRates; orders: OrderService; store: Store },
+): void {
+  const { rates } = deps;
   registerAdminRoute(scope, catalog, {
     method: 'PUT',
     path: '/admin/v1/rates/:currency/:token',
@@ -81,5 +89,25 @@ export function registerExchangeAdminRoutes(scope: FastifyInstance, catalog: Rou
     summary: 'Every configured price, with the rates orders get now',
     response: Type.Object({ rates: Type.Array(RateView) }),
     handle: async () => ({ rates: await rates.list() }),
+  });
+
+  registerAdminRoute(scope, catalog, {
+    method: 'GET',
+    path: '/admin/v1/orders/:orderId/chain',
+    tag: 'Admin: orders',
+    summary: 'What happened on chain for an order: its token send and the deposits to its address',
+    description:
+      'For a fiat → token order under CHAIN_RAIL=live: the send (state, hot wallet, nonce, the transaction that decided, ' +
+      'its block and confirmations, why it failed) and every transaction signed for it (a stuck send is replaced: each ' +
+      'replacement is listed, with the fees it offered and what became of it). For a token → fiat order or a cashier USDT ' +
+      'payment: every transfer the deposit watcher saw to its deposit address, seen (not yet final) or reported. ' +
+      'Amounts are in the token’s base units. An order with neither answers empty lists.',
+    response: Type.Unsafe<Awaited<ReturnType<typeof chainView>>>(Type.Object({}, { additionalProperties: true })),
+    handle: async ({ params }) => {
+      const orderId = params.orderId ?? '';
+      const order = await deps.orders.find(orderId);
+      if (order === undefined) throw new OperatorError({ kind: 'order_not_found', orderId });
+      return chainView(deps.store.read, orderId, order.rail_ref);
+    },
   });
 }

@@ -352,3 +352,14 @@ export async function countChainSends(db: ReadDb): Promise<{ chain: string; stat
     .execute();
   return rows.map((row) => ({ chain: row.chain, state: row.state, n: Number(row.n) }));
 }
+
+/** The transfers the deposit watcher saw to an address, oldest first. */
+export function chainTransfersTo(db: ReadDb, address: string): Promise<ChainTransferRow[]> {
+  return db
+    .selectFrom('chain_transfers')
+    .selectAll()
+    .where('to_address', '=', address)
+    .orderBy('block_number')
+    .orderBy('log_index')
+    .execute();
+}

@@ -244,7 +244,7 @@ class Refusal extends Error {
   }
 }
 
-const normalize = (path: string): string => path.replace(/^\/+/, '').replace(/\/+$/, '').toLowerCase();
+const normalize = (path: string): string => path.replace(/^\/+/, '').replace(/\/+$/, '');
 
 export async function startTronApi(options: TronApiFakeOptions = {}): Promise<TronApiFake> {
   const tokenHex = hex41(options.contract ?? MAINNET_USDT);
