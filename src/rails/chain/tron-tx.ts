@@ -420,10 +420,3 @@ export function recoverTronSigner(txID: string, signature: string): string {
   const point = secp256k1.Point.fromBytes(publicKey).toBytes(false);
   return tronAddress(keccak256(point.subarray(1)).subarray(-20));
 }
-
-/** The token units a `transfer(address,uint256)` word carries, for callers holding a log's data. */
-export const unitsOfWord = (word: string): bigint => {
-  const bytes = fromHex(word);
-  if (bytes.length !== 32) throw new TypeError(`not one 32-byte word: ${word}`);
-  return BigInt(toHex(bytes));
-};
