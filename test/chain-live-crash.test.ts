@@ -63,10 +63,10 @@ describe(`USDT live: the token sender survives crashes (${databaseLabel})`, () =
     await adminCall(server, ADMIN_TOKEN, 'PUT', '/admin/v1/rates/BRL/USDT', { buy: '5.00', sell: '5.00' });
   });
   after(async () => {
-    await rig?.close();
-    await proxy?.close();
-    await receiver?.close();
-    await node?.close();
+    await rig.close();
+    await proxy.close();
+    await receiver.close();
+    await node.close();
   });
 
   for (const moment of [
