@@ -21,6 +21,8 @@ import { evmDepositSource } from './rails/chain/evm-deposits.js';
 import { EvmRpcClient } from './rails/chain/evm-rpc.js';
 import { evmHotWallet } from './rails/chain/evm-wallet.js';
 import { liveChainRail } from './rails/chain/live-rail.js';
+import { TronApiClient, tronDepositSource } from './rails/chain/tron-api.js';
+import { tronHotWallet } from './rails/chain/tron-wallet.js';
 import { sandboxChainRail, type ChainRail } from './rails/chain/rail.js';
 import { TokenSender, type HotWallet } from './rails/chain/token-sender.js';
 import type { ChainTransferRow } from './rails/queries.js';
@@ -67,13 +69,10 @@ export class LiveChains {
   /** Chains whose token decimals were read from the contract and matched. */
   readonly #verified = new Set<Chain>();
 
-  constructor(
-    private readonly deps: LiveChainsDeps,
-    tron: (config: LiveChainsDeps['config']) => ChainParts | undefined = () => undefined,
-  ) {
+  constructor(private readonly deps: LiveChainsDeps) {
     const { config } = deps;
     this.#parts = [
-      tron(config),
+      this.#tron(),
       config.eth === undefined ? undefined : this.#evm('ETH', config.eth),
       config.bsc === undefined ? undefined : this.#evm('BSC', config.bsc),
     ].filter((p): p is ChainParts => p !== undefined);
@@ -93,6 +92,40 @@ export class LiveChains {
         ];
       }),
     ) as Record<Chain, ChainRail>;
+  }
+
+  #tron(): ChainParts {
+    const { deps } = this;
+    const config = deps.config.tron;
+    const client = new TronApiClient(
+      {
+        url: config.apiUrl,
+        timeoutMs: deps.config.timeoutMs,
+        ...(config.apiKey !== undefined && { apiKey: config.apiKey }),
+      },
+      deps.registry,
+    );
+    const key = deps.config.hotWallets.tron;
+    return {
+      chain: 'TRON',
+      family: 'tron',
+      confirmations: config.confirmations,
+      token: config.usdtContract,
+      source: tronDepositSource(client, config.usdtContract),
+      decimals: () => client.tokenDecimals(config.usdtContract),
+      wallet:
+        key === undefined
+          ? undefined
+          : tronHotWallet({
+              client,
+              privateKey: key.reveal(),
+              token: config.usdtContract,
+              confirmations: config.confirmations,
+              feeLimitSun: config.feeLimitSun,
+            }),
+      sendUnavailable: key === undefined ? 'TRON_HOT_WALLET_KEY' : undefined,
+      close: () => client.close(),
+    };
   }
 
   #evm(chain: 'ETH' | 'BSC', config: EvmChainConfig): ChainParts {

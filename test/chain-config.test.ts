@@ -47,15 +47,15 @@ describe('configuration of the USDT chains', () => {
       TRON_API_KEY: 'k',
       ETH_RPC_URL: 'https://eth.example.com',
     }).chain;
-    assert.equal(config.rail, 'live');
-    if (config.rail !== 'live') return;
+    if (config.rail !== 'live') throw new Error('CHAIN_RAIL=live expected');
+    assert.ok(config.eth !== undefined, 'ETH is configured');
     assert.equal(config.tron.apiUrl, 'https://api.trongrid.io');
     assert.equal(config.tron.usdtContract, 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t');
     assert.equal(config.tron.confirmations, 19);
-    assert.equal(config.eth?.usdtContract, '0xdAC17F958D2ee523a2206206994597C13D831ec7');
-    assert.equal(config.eth?.confirmations, 12);
-    assert.equal(config.eth?.chainId, 1n);
-    assert.equal(config.eth?.maxFeePerGas, 200_000_000_000n);
+    assert.equal(config.eth.usdtContract, '0xdAC17F958D2ee523a2206206994597C13D831ec7');
+    assert.equal(config.eth.confirmations, 12);
+    assert.equal(config.eth.chainId, 1n);
+    assert.equal(config.eth.maxFeePerGas, 200_000_000_000n);
     assert.equal(config.bsc, undefined);
     assert.equal(config.pollIntervalMs, 5_000);
     assert.equal(config.maxPerOrder, 10_000_000_000n);

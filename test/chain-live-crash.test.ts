@@ -5,6 +5,7 @@ import { Wallet } from 'ethers';
 import { processMerchant, startCrashRig, type CrashRig } from './support/crash-rig.js';
 import { databaseLabel } from './support/database.js';
 import { startEvmNode, type EvmNode } from './support/evm-node.js';
+import { startTronApi, type TronApiFake } from './support/tron-api-fake.js';
 import { QUERY_TO_WALLET, TO_WALLET } from './support/exchange.js';
 import { ADMIN_TOKEN, signedCall } from './support/gateway.js';
 import { adminCall, type ServerProcess } from './support/process.js';
@@ -21,6 +22,7 @@ const CONFIRMATIONS = 2;
  */
 describe(`USDT live: the token sender survives crashes (${databaseLabel})`, () => {
   let node: EvmNode;
+  let tron: TronApiFake;
   let proxy: RpcProxy;
   let rig: CrashRig;
   let receiver: CallbackReceiver;
@@ -39,6 +41,8 @@ describe(`USDT live: the token sender survives crashes (${databaseLabel})`, () =
 
   before(async () => {
     node = await startEvmNode({ chainId: 1337 });
+    // TRON is not exercised here, but CHAIN_RAIL=live always watches it.
+    tron = await startTronApi();
     proxy = await startRpcProxy(node.url);
     rig = await startCrashRig('chain-crash');
     receiver = await startReceiver();
@@ -48,7 +52,7 @@ describe(`USDT live: the token sender survives crashes (${databaseLabel})`, () =
     env = {
       ...rig.env,
       CHAIN_RAIL: 'live',
-      TRON_API_URL: 'http://127.0.0.1:9',
+      TRON_API_URL: tron.url,
       ETH_RPC_URL: proxy.url,
       ETH_USDT_CONTRACT: node.usdt,
       ETH_CHAIN_ID: '1337',
@@ -67,6 +71,7 @@ describe(`USDT live: the token sender survives crashes (${databaseLabel})`, () =
     await proxy.close();
     await receiver.close();
     await node.close();
+    await tron.close();
   });
 
   for (const moment of [

@@ -6,6 +6,7 @@ import { databaseLabel } from './support/database.js';
 import { QUERY_TO_WALLET, TO_WALLET } from './support/exchange.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 import { startEvmNode, type EvmNode } from './support/evm-node.js';
+import { startTronApi, type TronApiFake } from './support/tron-api-fake.js';
 import { startReceiver, until, type CallbackReceiver } from './support/receiver.js';
 
 const CONFIRMATIONS = 3;
@@ -21,6 +22,7 @@ const payee = () => Wallet.createRandom().address;
  */
 describe(`USDT live on an EVM chain: the token sender (${databaseLabel})`, () => {
   let node: EvmNode;
+  let tron: TronApiFake;
   let gw: TestGateway;
   let receiver: CallbackReceiver;
   let merchant: Awaited<ReturnType<TestGateway['merchantWithKey']>>;
@@ -55,6 +57,8 @@ describe(`USDT live on an EVM chain: the token sender (${databaseLabel})`, () =>
 
   before(async () => {
     node = await startEvmNode({ chainId: 1337 });
+    // TRON is not exercised here, but CHAIN_RAIL=live always watches it.
+    tron = await startTronApi();
     await node.setEthBalance(hot, 10n ** 18n);
     // The local node treats a raw transaction with nonce 0 as nonce-less: the wallet starts at 1.
     await node.setNonce(hot, 1);
@@ -62,8 +66,7 @@ describe(`USDT live on an EVM chain: the token sender (${databaseLabel})`, () =>
     gw = await startTestGateway({
       env: {
         CHAIN_RAIL: 'live',
-        // TRON is not exercised here: its API is an address nothing listens on.
-        TRON_API_URL: 'http://127.0.0.1:9',
+        TRON_API_URL: tron.url,
         ETH_RPC_URL: node.url,
         ETH_USDT_CONTRACT: node.usdt,
         ETH_CHAIN_ID: '1337',
@@ -92,6 +95,7 @@ describe(`USDT live on an EVM chain: the token sender (${databaseLabel})`, () =>
     await gw.close();
     await receiver.close();
     await node.close();
+    await tron.close();
     assert.deepEqual(breaches, [], 'the ledger audit finds nothing');
   });
 

@@ -136,7 +136,7 @@ export interface TronApiFake {
   reorg(depth: number, options?: { drop?: boolean }): void;
   /** The real head (whatever `lagBlocks` makes the API answer). */
   head(): { number: bigint; id: string; timestamp: number };
-  /** Moves the clock on (the next block is at least this much later). */
+  /** Moves the fake's clock on by `ms` (blocks carry that clock's time, never less than a slot after their parent). */
   advanceTime(ms: number): void;
   /** Gives TRX (sun), creating the account: as if it always had it (every block's state). */
   fund(address: string, sun: bigint): void;
@@ -164,6 +164,10 @@ export interface TronApiFake {
    * (while getblockbynum still serves them, from a node that has them).
    */
   lagBlocks(n: number, options?: { receipts?: boolean }): void;
+  /** Forgets the faults still queued for `path`. */
+  clearFaults(path: string): void;
+  /** Changes the energy price (the chain parameter getEnergyFee, which the network votes on). */
+  setEnergyPrice(sun: bigint): void;
   calls(path?: string): TronApiCall[];
 }
 
@@ -251,7 +255,7 @@ export async function startTronApi(options: TronApiFakeOptions = {}): Promise<Tr
   if (tokenHex === undefined) throw new TypeError(`not a TRON address: ${options.contract ?? ''}`);
   const token: string = tokenHex;
   const solidityDepth = options.solidityDepth ?? 19;
-  const energyPrice = options.energyPriceSun ?? 100n;
+  let energyPrice = options.energyPriceSun ?? 100n;
   const bandwidthPrice = options.bandwidthPriceSun ?? 1000n;
   const freeNetLimit = options.freeNetLimit ?? 600n;
   const maxFeeLimit = options.maxFeeLimitSun ?? 15_000_000_000n;
@@ -1115,6 +1119,12 @@ export async function startTronApi(options: TronApiFakeOptions = {}): Promise<Tr
     lagBlocks: (n, lagOptions = {}) => {
       lag = n;
       lagReceipts = lagOptions.receipts === true;
+    },
+    clearFaults: (path) => {
+      faults.delete(normalize(path));
+    },
+    setEnergyPrice: (sun) => {
+      energyPrice = sun;
     },
     calls: (path) => (path === undefined ? [...log] : log.filter((call) => call.path === normalize(path))),
   };

@@ -342,6 +342,15 @@ export class TokenSender {
     if (attempt === undefined)
       throw new Error(`the send of ${send.order_id} has no stored transaction ${send.tx_hash}`);
     const fate = await wallet.fate(attempt.tx_hash);
+    if (
+      fate.state === 'unknown' &&
+      attempt.expires_at !== null &&
+      (await wallet.head()).timestamp > attempt.expires_at
+    ) {
+      // It expired before any node took it: it can never be mined, so a new one is made (broadcast next run).
+      await this.#replace(send, attempt, 'signed');
+      return;
+    }
     if (fate.state === 'unknown') {
       try {
         await wallet.broadcast(signedOf(attempt));
@@ -453,11 +462,11 @@ export class TokenSender {
     }
     const stuck = clock.now() - (latest.broadcast_at ?? latest.created_at) >= this.options.stuckAfterMs;
     if (!(expired && latestFate.state === 'unknown') && !(stuck && wallet.usesNonces)) return;
-    await this.#replace(send, latest);
+    await this.#replace(send, latest, 'broadcast');
   }
 
   /** Signs a replacement (the same nonce with higher fees, or a fresh TRON transaction once the last expired) and broadcasts it. */
-  async #replace(send: q.ChainSendRow, latest: q.ChainSendAttemptRow): Promise<void> {
+  async #replace(send: q.ChainSendRow, latest: q.ChainSendAttemptRow, from: 'signed' | 'broadcast'): Promise<void> {
     const { store, wallet, clock, logger } = this.deps;
     const signer = await wallet.prepare({
       to: send.to_address,
@@ -475,13 +484,15 @@ export class TokenSender {
     const now = clock.now();
     await store.transact(async (tx) => {
       await q.insertChainSendAttempt(tx, attemptRow(send, transaction, now));
-      await q.updateChainSend(tx, send.order_id, 'broadcast', { tx_hash: transaction.hash, updated_at: now });
+      if (latest.outcome === null) await q.updateChainSendAttempt(tx, latest.tx_hash, { outcome: 'replaced' });
+      await q.updateChainSend(tx, send.order_id, from, { tx_hash: transaction.hash, updated_at: now });
     });
     this.#metrics?.sends.inc({ chain: this.chain, outcome: 'replaced' });
     logger.warn(
       { chain: this.chain, orderId: send.order_id, replaced: latest.tx_hash, hash: transaction.hash },
       'a token send was not mined in time: it is replaced',
     );
+    if (from === 'signed') return;
     try {
       await wallet.broadcast(transaction);
     } catch (error) {
