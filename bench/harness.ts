@@ -121,7 +121,7 @@ export function printTable(title: string, base: Figures, rows: readonly Figures[
 }
 
 /** The admin token of the servers `withBenchServer` starts. */
-const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789';
+export const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789';
 
 /**
  * Runs `run` against a fresh server process on a temporary SQLite data directory, with a merchant
