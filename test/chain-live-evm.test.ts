@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Interface, Wallet } from 'ethers';
+import { LIVE_CHAIN_ENV, liveChainMerchant } from './support/chain-live.js';
 import { databaseLabel } from './support/database.js';
 import { QUERY_TO_WALLET, TO_WALLET } from './support/exchange.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
@@ -46,14 +47,8 @@ describe(`USDT live on an EVM chain: the token sender (${databaseLabel})`, () =>
     });
     return { externalOrderId, response };
   };
-  const chainView = async (orderId: string) => (await gw.admin('GET', `/admin/v1/orders/${orderId}/chain`)).body;
-  const balance = async () => {
-    const response = await gw.admin('GET', `/admin/v1/merchants/${merchant.merchantId}/balances`);
-    return response.body.balances.find((b: { currency: string }) => b.currency === 'BRL') as {
-      available: string;
-      frozen: string;
-    };
-  };
+  let balance: Awaited<ReturnType<typeof liveChainMerchant>>['balance'];
+  let chainView: Awaited<ReturnType<typeof liveChainMerchant>>['chainView'];
 
   before(async () => {
     node = await startEvmNode({ chainId: 1337 });
@@ -65,30 +60,19 @@ describe(`USDT live on an EVM chain: the token sender (${databaseLabel})`, () =>
     await node.mint(hot, 1_000_000_000n); // 1,000 USDT
     gw = await startTestGateway({
       env: {
-        CHAIN_RAIL: 'live',
+        ...LIVE_CHAIN_ENV,
         TRON_API_URL: tron.url,
         ETH_RPC_URL: node.url,
         ETH_USDT_CONTRACT: node.usdt,
         ETH_CHAIN_ID: '1337',
         ETH_CONFIRMATIONS: String(CONFIRMATIONS),
         EVM_HOT_WALLET_KEY: hotKey,
-        CHAIN_POLL_INTERVAL_MS: '100',
         CHAIN_SEND_STUCK_AFTER_MS: '1000',
         CHAIN_SEND_MAX_PER_ORDER_USDT: '500',
-        CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
-        CALLBACK_POLL_INTERVAL_MS: '50',
-        RAIL_POLL_INTERVAL_MS: '100',
       },
     });
     receiver = await startReceiver();
-    merchant = await gw.merchantWithKey();
-    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/callback`, { url: receiver.url });
-    assert.equal((await gw.admin('PUT', '/admin/v1/rates/BRL/USDT', { buy: '5.00', sell: '5.00' })).status, 200);
-    await gw.admin('POST', `/admin/v1/merchants/${merchant.merchantId}/balance-adjustments`, {
-      currency: 'BRL',
-      amount: '100000.00',
-      reason: 'test funds',
-    });
+    ({ merchant, balance, chainView } = await liveChainMerchant(gw, receiver, '100000.00'));
   });
   after(async () => {
     const breaches = await gw.auditBreaches();

@@ -99,16 +99,20 @@ export async function insertChainWatch(db: Db, row: ChainWatchRow): Promise<void
     .execute();
 }
 
-/** Takes (or keeps) the chain's watch for `owner` until `until`, unless another node holds it now. */
-export async function leaseChainWatch(
+/**
+ * Takes (or keeps) a chain's watch (`chain_watches`) or sending (`chain_hot_wallets`) for `owner`
+ * until `until`, unless another node holds it now.
+ */
+export async function leaseChainWork(
   db: Db,
+  table: 'chain_watches' | 'chain_hot_wallets',
   chain: string,
   owner: string,
   now: number,
   until: number,
 ): Promise<boolean> {
   const result = await db
-    .updateTable('chain_watches')
+    .updateTable(table)
     .set({ lease_owner: owner, lease_until: until })
     .where('chain', '=', chain)
     .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now), eb('lease_owner', '=', owner)]))
@@ -226,23 +230,6 @@ export function chainHotWallet(db: ReadDb, chain: string): Promise<ChainHotWalle
   return db.selectFrom('chain_hot_wallets').selectAll().where('chain', '=', chain).executeTakeFirst();
 }
 
-/** Takes (or keeps) the chain's sending for `owner` until `until`, unless another node holds it now. */
-export async function leaseChainHotWallet(
-  db: Db,
-  chain: string,
-  owner: string,
-  now: number,
-  until: number,
-): Promise<boolean> {
-  const result = await db
-    .updateTable('chain_hot_wallets')
-    .set({ lease_owner: owner, lease_until: until })
-    .where('chain', '=', chain)
-    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now), eb('lease_owner', '=', owner)]))
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
-}
-
 /**
  * Gives the next nonce of the chain's hot wallet to a send, if `owner` still holds the sending
  * (the update also serialises the sends of a chain across nodes); undefined otherwise.
@@ -310,7 +297,7 @@ export async function updateChainSend(
 }
 
 /** Units of the chain's token signed for sends since `since` (the day's ceiling), failed-before-broadcast excluded. */
-export async function unitsSignedSince(db: Db, chain: string, since: number): Promise<bigint> {
+export async function unitsSignedSince(db: ReadDb, chain: string, since: number): Promise<bigint> {
   const rows = await db
     .selectFrom('chain_sends')
     .select('units')

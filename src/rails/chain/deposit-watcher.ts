@@ -153,7 +153,8 @@ export class DepositWatcher {
         }),
       );
     }
-    if (!(await store.transact((tx) => q.leaseChainWatch(tx, chain, owner, now, now + leaseMs)))) return 0;
+    if (!(await store.transact((tx) => q.leaseChainWork(tx, 'chain_watches', chain, owner, now, now + leaseMs))))
+      return 0;
     const watch = await q.chainWatch(store.read, chain);
     if (watch === undefined) return 0;
     const head = await source.head();

@@ -16,7 +16,8 @@ import { evmChecksumAddress } from './addresses.js';
 /** An RLP item: a byte string, or a list of items. */
 export type RlpItem = Uint8Array | readonly RlpItem[];
 
-function concat(parts: readonly Uint8Array[]): Uint8Array {
+/** The bytes of `parts`, one after another. */
+export function concat(parts: readonly Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
   let at = 0;
   for (const part of parts) {

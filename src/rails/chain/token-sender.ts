@@ -200,7 +200,7 @@ export class TokenSender {
     }
     if (
       !(await store.transact((tx) =>
-        q.leaseChainHotWallet(tx, this.chain, this.options.owner, now, now + this.options.leaseMs),
+        q.leaseChainWork(tx, 'chain_hot_wallets', this.chain, this.options.owner, now, now + this.options.leaseMs),
       ))
     )
       return 0;
@@ -312,7 +312,7 @@ export class TokenSender {
         detail: `the send of ${token(units)} is above the ceiling of ${token(this.options.maxPerOrder)} per order`,
       };
     const midnight = clock.now() - (clock.now() % DAY_MS);
-    const today = await store.transact((tx) => q.unitsSignedSince(tx, this.chain, midnight));
+    const today = await q.unitsSignedSince(store.read, this.chain, midnight);
     if (today + units > this.options.maxPerDay)
       return {
         kind: 'day-ceiling',

@@ -17,7 +17,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { createBase58check, hex } from '@scure/base';
 import { isTronAddress, tronAddress } from './addresses.js';
-import { erc20Transfer, fromHex, keccak256, selector, toHex } from './evm-tx.js';
+import { concat, erc20Transfer, fromHex, keccak256, selector, toHex } from './evm-tx.js';
 
 /** The Any type URL of a TriggerSmartContract parameter. */
 export const TRIGGER_SMART_CONTRACT_TYPE_URL = 'type.googleapis.com/protocol.TriggerSmartContract';
@@ -60,16 +60,6 @@ export function tronAddressOfKey(privateKey: Uint8Array): string {
 
 const WIRE_VARINT = 0;
 const WIRE_LENGTH = 2;
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-}
 
 function varint(value: bigint): Uint8Array {
   if (value < 0n || value >= 2n ** 64n) throw new RangeError(`a varint is 0 to 2^64 - 1: ${value}`);
