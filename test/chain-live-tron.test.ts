@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { TronWeb } from 'tronweb';
+import { consoleSignIn } from './support/console.js';
+import { LIVE_CHAIN_ENV, liveChainMerchant } from './support/chain-live.js';
 import { databaseLabel } from './support/database.js';
 import { QUERY_TO_FIAT, QUERY_TO_WALLET, TO_FIAT, TO_WALLET } from './support/exchange.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
@@ -33,16 +35,10 @@ describe(`USDT live on TRON: deposits and sends through the TronGrid API (${data
   const hot = account();
   const call = (path: string, body: unknown) =>
     signedCall(gw.url, merchant.credentials, { path, body }, gw.clock.now());
-  const chainView = async (orderId: string) => (await gw.admin('GET', `/admin/v1/orders/${orderId}/chain`)).body;
   const callbacksFor = (orderId: string) =>
     receiver.received.map((r) => JSON.parse(r.body) as Record<string, unknown>).filter((b) => b.orderId === orderId);
-  const balance = async () => {
-    const response = await gw.admin('GET', `/admin/v1/merchants/${merchant.merchantId}/balances`);
-    return response.body.balances.find((b: { currency: string }) => b.currency === 'BRL') as {
-      available: string;
-      frozen: string;
-    };
-  };
+  let balance: Awaited<ReturnType<typeof liveChainMerchant>>['balance'];
+  let chainView: Awaited<ReturnType<typeof liveChainMerchant>>['chainView'];
   const sell = async (tokenAmount: string, payer: string) => {
     const externalOrderId = ext('xt');
     const response = await call(TO_FIAT, {
@@ -83,26 +79,15 @@ describe(`USDT live on TRON: deposits and sends through the TronGrid API (${data
     tron.mint(hot.address, 1_000_000_000n);
     gw = await startTestGateway({
       env: {
-        CHAIN_RAIL: 'live',
+        ...LIVE_CHAIN_ENV,
         TRON_API_URL: tron.url,
         TRON_CONFIRMATIONS: String(CONFIRMATIONS),
         TRON_HOT_WALLET_KEY: hot.key,
         TRON_FEE_LIMIT_SUN: String(30n * TRX),
-        CHAIN_POLL_INTERVAL_MS: '100',
-        CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
-        CALLBACK_POLL_INTERVAL_MS: '50',
-        RAIL_POLL_INTERVAL_MS: '100',
       },
     });
     receiver = await startReceiver();
-    merchant = await gw.merchantWithKey();
-    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/callback`, { url: receiver.url });
-    assert.equal((await gw.admin('PUT', '/admin/v1/rates/BRL/USDT', { buy: '5.00', sell: '5.00' })).status, 200);
-    await gw.admin('POST', `/admin/v1/merchants/${merchant.merchantId}/balance-adjustments`, {
-      currency: 'BRL',
-      amount: '10000.00',
-      reason: 'test funds',
-    });
+    ({ merchant, balance, chainView } = await liveChainMerchant(gw, receiver, '10000.00'));
   });
   after(async () => {
     const breaches = await gw.auditBreaches();
@@ -224,5 +209,74 @@ describe(`USDT live on TRON: deposits and sends through the TronGrid API (${data
     } finally {
       tron.setEnergyPrice(100n);
     }
+  });
+
+  it('shows the send and the deposits on the console order page, and documents the chain route', async () => {
+    const db = gw.gateway.store.read;
+    const sent = await db
+      .selectFrom('chain_sends')
+      .select('order_id')
+      .where('state', '=', 'confirmed')
+      .orderBy('created_at')
+      .executeTakeFirst();
+    assert.ok(sent !== undefined, 'an earlier test completed a send');
+    const reported = await db
+      .selectFrom('chain_transfers')
+      .select('to_address')
+      .where('state', '=', 'reported')
+      .orderBy('seen_at')
+      .executeTakeFirst();
+    assert.ok(reported !== undefined, 'an earlier test credited a deposit');
+    const deposited = await db
+      .selectFrom('orders')
+      .select('id')
+      .where('rail_ref', '=', reported.to_address)
+      .executeTakeFirst();
+    assert.ok(deposited !== undefined, 'the deposit’s order');
+    const usdt = (units: string) => {
+      assert.equal(BigInt(units) % 1_000_000n, 0n, `whole USDT: ${units}`);
+      return `${BigInt(units) / 1_000_000n} USDT`;
+    };
+    const panelOf = (page: string) => {
+      const start = page.indexOf('<div class="panel"><h2>On chain</h2>');
+      assert.ok(start >= 0, 'the page has an "On chain" panel');
+      return page.slice(start, page.indexOf('</div></div>', start));
+    };
+    const client = await consoleSignIn(gw, merchant.merchantId);
+
+    const send = (await chainView(sent.order_id)).send;
+    const sendPage = await client.get(`/console/orders/${sent.order_id}`);
+    assert.equal(sendPage.status, 200, 'the send’s order page');
+    const sendPanel = panelOf(sendPage.text);
+    for (const [what, shown] of [
+      ['its state in words', '<span class="badge ok">Confirmed: final</span>'],
+      ['the hot wallet', `<code>${hot.address}</code>`],
+      ['the destination', `<code>${send.to}</code>`],
+      ['the amount in USDT', `<dd>${usdt(send.units)}</dd>`],
+      ['the deciding transaction', `<dd><code>${send.txHash}</code></dd>`],
+      ['its block', `<dd>${send.blockNumber}</dd>`],
+      ['its confirmations', `<dd>${send.confirmations}</dd>`],
+      ['the transaction signed, mined', `<td class="mono">${send.txHash}</td>`],
+      ['its outcome', '<span class="badge ok">Mined</span>'],
+    ] as const)
+      assert.ok(sendPanel.includes(shown), `the send panel shows ${what}: ${shown}`);
+
+    const deposits = (await chainView(deposited.id)).deposits;
+    assert.ok(deposits.length > 0, 'the order saw its deposit');
+    const depositPanel = panelOf((await client.get(`/console/orders/${deposited.id}`)).text);
+    assert.ok(!depositPanel.includes('Token send'), 'a deposit order has no send');
+    for (const deposit of deposits) {
+      const row = new RegExp(`<td class="mono">${deposit.txHash}</td>(.*?)</tr>`).exec(depositPanel)?.[1];
+      assert.ok(row !== undefined, `the deposit ${deposit.txHash} is listed`);
+      assert.ok(row.includes(`<td class="mono">${deposit.from}</td>`), 'its sender');
+      assert.ok(row.includes(`>${usdt(deposit.units)}<`), 'its amount in USDT');
+      assert.ok(row.includes(`>${deposit.blockNumber}<`), 'its block');
+      assert.ok(row.includes('<span class="badge ok">Final</span>'), 'final');
+    }
+
+    const document = (await (await fetch(new URL('/openapi.json', gw.url))).json()) as any;
+    const schema =
+      document.paths['/admin/v1/orders/{orderId}/chain'].get.responses['200'].content['application/json'].schema;
+    assert.deepEqual(Object.keys(schema.properties ?? {}), ['send', 'deposits'], 'the chain route names its members');
   });
 });

@@ -1,10 +1,11 @@
 /**
  * The console's order pages: the search (exact id, filters, newest first, keyset paging) and an
- * order's detail (its fields, state history, ledger entries, voucher and callbacks).
+ * order's detail (its fields, state history, ledger entries, what happened on chain, voucher and
+ * callbacks).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { voucherLink, hasVoucher } from '../brazil/voucher.js';
-import { formatUnits } from '../exchange/amounts.js';
+import { formatUnits, TOKEN_DECIMALS } from '../exchange/amounts.js';
 import { exchangeDetails } from '../exchange/records.js';
 import { html, type Html } from '../http/html.js';
 import type { Language } from '../http/language.js';
@@ -12,6 +13,7 @@ import { eventsOfOrder, type OrderRow } from '../orders/queries.js';
 import { payTypeText } from '../orders/records.js';
 import { kenyaDetails } from '../kenya/kinds.js';
 import { isKenyanMobile, maskKenyanMobile } from '../kenya/phone.js';
+import { chainView, type ChainView } from '../rails/chain/chain-view.js';
 import { railMessagesOfOrder } from '../rails/queries.js';
 import { COLLECTION_STATUS, EXCHANGE_STATUS, isFinal, statusText, TRANSFER_STATUS } from '../orders/state-machine.js';
 import type { OrderArea, OrderKind } from '../store/schema.js';
@@ -169,6 +171,130 @@ const TEXTS = consoleTexts('orders', {
 });
 
 type T = Translator<keyof typeof TEXTS>;
+
+const CHAIN_TEXTS = consoleTexts('chain', {
+  title: ['On chain', 'Na blockchain', 'En la cadena'],
+  hint: [
+    'What Cashgate saw and did on the blockchain for this order. Amounts in USDT; times in UTC.',
+    'O que o Cashgate viu e fez na blockchain para este pedido. Valores em USDT; horários em UTC.',
+    'Lo que Cashgate vio e hizo en la cadena de bloques para este pedido. Importes en USDT; horas en UTC.',
+  ],
+  send: ['Token send', 'Envio de tokens', 'Envío de tokens'],
+  network: ['Network', 'Rede', 'Red'],
+  state: ['State', 'Situação', 'Estado'],
+  from: ['From (Cashgate hot wallet)', 'De (carteira quente do Cashgate)', 'Desde (billetera caliente de Cashgate)'],
+  to: ['To', 'Para', 'A'],
+  amount: ['Amount', 'Valor', 'Importe'],
+  txHash: ['Transaction', 'Transação', 'Transacción'],
+  block: ['Block', 'Bloco', 'Bloque'],
+  confirmations: ['Confirmations', 'Confirmações', 'Confirmaciones'],
+  failure: ['Why it failed', 'Motivo da falha', 'Motivo del fallo'],
+  attempts: ['Transactions signed', 'Transações assinadas', 'Transacciones firmadas'],
+  attemptsHint: [
+    'Oldest first. A transaction stuck unmined is replaced by a new one; only one of them can be mined.',
+    'Da mais antiga à mais recente. Uma transação presa sem ser minerada é substituída por outra; só uma delas pode ser minerada.',
+    'De la más antigua a la más reciente. Una transacción atascada sin minar se reemplaza por otra; solo una de ellas puede minarse.',
+  ],
+  signedAt: ['Signed', 'Assinada', 'Firmada'],
+  outcome: ['Outcome', 'Resultado', 'Resultado'],
+  queued: ['Waiting to be sent', 'Aguardando envio', 'Esperando el envío'],
+  signed: ['Signed, not yet broadcast', 'Assinado, ainda não transmitido', 'Firmado, aún no transmitido'],
+  broadcast: [
+    'Broadcast, waiting for confirmations',
+    'Transmitido, aguardando confirmações',
+    'Transmitido, esperando confirmaciones',
+  ],
+  confirmed: ['Confirmed: final', 'Confirmado: definitivo', 'Confirmado: definitivo'],
+  failed: ['Failed', 'Falhou', 'Falló'],
+  cancelled: ['Cancelled', 'Cancelado', 'Cancelado'],
+  open: ['Pending', 'Pendente', 'Pendiente'],
+  mined: ['Mined', 'Minerada', 'Minada'],
+  replaced: [
+    'Replaced by a later transaction',
+    'Substituída por uma transação posterior',
+    'Reemplazada por una transacción posterior',
+  ],
+  reverted: ['Reverted: {reason}', 'Revertida: {reason}', 'Revertida: {reason}'],
+  refused: ['Refused by the node: {reason}', 'Recusada pelo nó: {reason}', 'Rechazada por el nodo: {reason}'],
+  deposits: ['Deposits received', 'Depósitos recebidos', 'Depósitos recibidos'],
+  depositsHint: [
+    'Every transfer to this order’s deposit address. One counts once it is final (deep enough that no reorganisation can take it).',
+    'Cada transferência para o endereço de depósito deste pedido. Ela conta quando se torna definitiva (profunda o bastante para que nenhuma reorganização a desfaça).',
+    'Cada transferencia a la dirección de depósito de este pedido. Cuenta cuando es definitiva (lo bastante profunda para que ninguna reorganización la deshaga).',
+  ],
+  seenAt: ['Seen', 'Vista', 'Vista'],
+  sender: ['Sender', 'Remetente', 'Remitente'],
+  depositState: ['Status', 'Status', 'Estado'],
+  reported: ['Final', 'Definitivo', 'Definitivo'],
+  seen: ['Waiting for confirmations', 'Aguardando confirmações', 'Esperando confirmaciones'],
+});
+
+type ChainT = Translator<keyof typeof CHAIN_TEXTS>;
+type ChainSend = NonNullable<ChainView['send']>;
+
+/** Base units as USDT ("10.5 USDT"), with the order's token decimals (else its chain's); raw units when neither is known. */
+function usdt(order: OrderRow, chain: string, units: string): string {
+  let decimals = (TOKEN_DECIMALS as Partial<Record<string, number>>)[chain];
+  if (order.area === 'exchange') {
+    try {
+      decimals = exchangeDetails(order).tokenDecimals;
+    } catch {
+      // Not an exchange order's details: the chain's decimals.
+    }
+  }
+  return decimals === undefined || !/^\d+$/.test(units) ? units : `${formatUnits(BigInt(units), decimals)} USDT`;
+}
+
+function sendState(t: ChainT, state: ChainSend['state']): Html {
+  const tone = state === 'confirmed' ? 'ok' : state === 'failed' || state === 'cancelled' ? 'bad' : 'wait';
+  return badge(t(state), tone);
+}
+
+/** A signed transaction's outcome in words: null while open; 'reverted: …' and 'refused: …' keep their reason. */
+function attemptOutcome(t: ChainT, outcome: string | null): Html {
+  if (outcome === null) return badge(t('open'), 'wait');
+  if (outcome === 'mined') return badge(t('mined'), 'ok');
+  if (outcome === 'replaced') return badge(t('replaced'));
+  const reasoned = /^(reverted|refused): ?([\s\S]*)$/.exec(outcome);
+  if (reasoned !== null) return badge(t(reasoned[1] as 'reverted' | 'refused', { reason: reasoned[2] ?? '' }), 'bad');
+  return badge(outcome);
+}
+
+/** The order page's "On chain" panel: its token send and the deposits to its address; empty when it has neither. */
+function chainPanel(lang: Language, order: OrderRow, view: ChainView | undefined): Html {
+  if (view === undefined || (view.send === null && view.deposits.length === 0)) return html``;
+  const t = translate(CHAIN_TEXTS, lang);
+  const send = view.send;
+  const sendPart =
+    send === null
+      ? ''
+      : html`<h3>${t('send')}</h3><dl>
+${detailRow(t('state'), sendState(t, send.state))}
+${detailRow(t('network'), send.chain)}
+${detailRow(t('from'), send.from === null ? null : html`<code>${send.from}</code>`)}
+${detailRow(t('to'), html`<code>${send.to}</code>`)}
+${detailRow(t('amount'), usdt(order, send.chain, send.units))}
+${detailRow(t('txHash'), send.txHash === null ? null : html`<code>${send.txHash}</code>`)}
+${detailRow(t('block'), send.blockNumber === null ? null : String(send.blockNumber))}
+${detailRow(t('confirmations'), send.confirmations === null ? null : String(send.confirmations))}
+${send.failure !== null ? detailRow(t('failure'), send.failure) : ''}
+</dl>${
+          send.attempts.length === 0
+            ? ''
+            : html`<h3>${t('attempts')}</h3><p class="muted">${t('attemptsHint')}</p><div class="table" tabindex="0"><table><thead><tr><th>${t('txHash')}</th><th>${t('signedAt')}</th><th>${t('outcome')}</th></tr></thead><tbody>${send.attempts.map(
+                (a) =>
+                  html`<tr><td class="mono">${a.txHash}</td><td>${dateTime(lang, a.createdAt)}</td><td>${attemptOutcome(t, a.outcome)}</td></tr>`,
+              )}</tbody></table></div>`
+        }`;
+  const depositPart =
+    view.deposits.length === 0
+      ? ''
+      : html`<h3>${t('deposits')}</h3><p class="muted">${t('depositsHint')}</p><div class="table" tabindex="0"><table><thead><tr><th>${t('seenAt')}</th><th>${t('txHash')}</th><th>${t('sender')}</th><th class="num">${t('amount')}</th><th class="num">${t('block')}</th><th>${t('depositState')}</th></tr></thead><tbody>${view.deposits.map(
+          (d) =>
+            html`<tr><td>${dateTime(lang, d.seenAt)}</td><td class="mono">${d.txHash}</td><td class="mono">${d.from}</td><td class="num">${usdt(order, d.chain, d.units)}</td><td class="num">${d.blockNumber}</td><td>${d.state === 'reported' ? badge(t('reported'), 'ok') : badge(t('seen'), 'wait')}</td></tr>`,
+        )}</tbody></table></div>`;
+  return html`<div class="panel"><h2>${t('title')}</h2><p class="muted">${t('hint')}</p>${sendPart}${depositPart}</div>`;
+}
 
 function areaName(t: T, area: string): string {
   return area === 'ken'
@@ -368,11 +494,15 @@ async function detailPage(
   const order = orderId.length > 64 ? undefined : await merchantOrder(deps.store.read, ctx.merchantId, orderId);
   if (order === undefined) return ctx.notFound(reply);
   const lang = ctx.lang;
-  const [events, entries, railMessages, pixReceived] = await Promise.all([
+  const [events, entries, railMessages, pixReceived, chain] = await Promise.all([
     eventsOfOrder(deps.store.read, order.id),
     orderEntries(deps.store.read, ctx.merchantId, order.id),
     railMessagesOfOrder(deps.store.read, order.id),
     pixReceivedPanel(ctx, deps, order.id),
+    // Only exchange and cashier (USDT) orders have sends or deposit addresses.
+    order.area === 'exchange' || order.area === 'cashier'
+      ? chainView(deps.store.read, order.id, order.rail_ref)
+      : undefined,
   ]);
   const mpesa = order.area === 'ken' ? kenyaDetails(order) : undefined;
   const rail =
@@ -443,7 +573,7 @@ ${voucher !== undefined ? detailRow(t('voucher'), html`<a href="${voucher}">${t(
 </dl></div>
 <div class="panel"><h2>${t('history')}</h2>${history}</div>
 <div class="panel"><h2>${t('ledger')}</h2>${ledger}</div>
-${pixReceived}${rail}${callbacks}`,
+${pixReceived}${chainPanel(lang, order, chain)}${rail}${callbacks}`,
   });
 }
 

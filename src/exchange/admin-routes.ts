@@ -4,7 +4,7 @@ import { registerAdminRoute } from '../admin/admin-route.js';
 import { OperatorError } from '../admin/failures.js';
 import type { RouteCatalog } from '../http/route-catalog.js';
 import type { OrderService } from '../orders/service.js';
-import { chainView } from '../rails/chain/chain-view.js';
+import { chainView, ChainViewSchema } from '../rails/chain/chain-view.js';
 import type { Store } from '../store/store.js';
 import { parseRate, RATE_DECIMALS, TOKENS, type Token } from './amounts.js';
 import { EXCHANGE_CURRENCIES, type ExchangeCurrency, type OperatorRates } from './rates.js';
@@ -101,8 +101,8 @@ export function registerExchangeAdminRoutes(
       'its block and confirmations, why it failed) and every transaction signed for it (a stuck send is replaced: each ' +
       'replacement is listed, with the fees it offered and what became of it). For a token → fiat order or a cashier USDT ' +
       'payment: every transfer the deposit watcher saw to its deposit address, seen (not yet final) or reported. ' +
-      'Amounts are in the token’s base units. An order with neither answers empty lists.',
-    response: Type.Unsafe<Awaited<ReturnType<typeof chainView>>>(Type.Object({}, { additionalProperties: true })),
+      'Amounts are in the token’s base units, as decimal text; times in ms since the epoch. An order with neither answers send null and no deposits.',
+    response: ChainViewSchema,
     handle: async ({ params }) => {
       const orderId = params.orderId ?? '';
       const order = await deps.orders.find(orderId);
