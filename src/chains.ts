@@ -47,6 +47,8 @@ interface ChainParts {
   token: string;
   source: DepositSource;
   decimals: () => Promise<number>;
+  /** The chain id the node serves, where sends are signed for one (EVM). */
+  chainId?: { expected: bigint; read: () => Promise<bigint> };
   wallet: HotWallet | undefined;
   /** The variable whose absence stops sends on this chain. */
   sendUnavailable: string | undefined;
@@ -139,6 +141,7 @@ export class LiveChains {
       token: config.usdtContract,
       source: evmDepositSource(client, config.usdtContract),
       decimals: () => client.tokenDecimals(config.usdtContract),
+      chainId: { expected: config.chainId, read: () => client.chainId() },
       wallet:
         key === undefined
           ? undefined
@@ -158,8 +161,9 @@ export class LiveChains {
 
   /**
    * Reads each chain's token decimals from its contract and checks them against what Cashgate
-   * expects (amounts would be off by powers of ten otherwise): a mismatch stops the start-up; a node
-   * that does not answer is logged, and that chain's workers check again before they act.
+   * expects (amounts would be off by powers of ten otherwise), and each EVM node's chain id against
+   * the one sends are signed for: a mismatch stops the start-up; a node that does not answer is
+   * logged, and that chain's workers check again before they act.
    */
   async verify(): Promise<void> {
     const problems: string[] = [];
@@ -167,7 +171,7 @@ export class LiveChains {
       try {
         await this.#verify(parts);
       } catch (error) {
-        if (error instanceof DecimalsMismatch) problems.push(error.message);
+        if (error instanceof ChainMismatch) problems.push(error.message);
         else
           this.deps.logger.error(
             { err: error, chain: parts.chain },
@@ -176,7 +180,7 @@ export class LiveChains {
       }
     }
     if (problems.length > 0)
-      throw new Error(`USDT contracts do not match what Cashgate expects:\n  - ${problems.join('\n  - ')}`);
+      throw new Error(`the chains do not match what Cashgate expects:\n  - ${problems.join('\n  - ')}`);
   }
 
   async #verify(parts: ChainParts): Promise<void> {
@@ -184,9 +188,16 @@ export class LiveChains {
     const decimals = await parts.decimals();
     const expected = TOKEN_DECIMALS[parts.chain];
     if (decimals !== expected)
-      throw new DecimalsMismatch(
-        `${parts.chain === 'TRON' ? 'TRON' : parts.chain}_USDT_CONTRACT ${parts.token} has ${decimals} decimals; USDT on ${parts.chain} has ${expected}`,
+      throw new ChainMismatch(
+        `${parts.chain}_USDT_CONTRACT ${parts.token} has ${decimals} decimals; USDT on ${parts.chain} has ${expected}`,
       );
+    if (parts.chainId !== undefined) {
+      const served = await parts.chainId.read();
+      if (served !== parts.chainId.expected)
+        throw new ChainMismatch(
+          `${parts.chain}_CHAIN_ID is ${parts.chainId.expected}, but ${parts.chain}_RPC_URL serves chain ${served}: sends would be signed for another chain`,
+        );
+    }
     this.#verified.add(parts.chain);
   }
 
@@ -283,4 +294,4 @@ export class LiveChains {
   }
 }
 
-class DecimalsMismatch extends Error {}
+class ChainMismatch extends Error {}

@@ -76,12 +76,20 @@ describe('configuration of the USDT chains', () => {
     if (config.rail !== 'live') throw new Error('live expected');
     assert.equal(Buffer.from(config.hotWallets.tron?.reveal() ?? []).toString('hex'), KEY);
     assert.equal(Buffer.from(config.hotWallets.evm?.reveal() ?? []).toString('hex'), KEY);
-    for (const shown of [
-      JSON.stringify(config, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)),
-      inspect(config, { depth: 10 }),
-      String(config.hotWallets.evm),
-    ])
-      assert.ok(!shown.includes(KEY.slice(0, 16)), `the key is not shown: ${shown.slice(0, 200)}`);
+    const decimalBytes = Array.from(Buffer.from(KEY, 'hex').subarray(0, 4)).join(', ');
+    const json = JSON.stringify(config, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+    assert.deepEqual((JSON.parse(json) as { hotWallets: unknown }).hotWallets, {
+      tron: '[hot wallet key]',
+      evm: '[hot wallet key]',
+    });
+    const inspected = inspect(config, { depth: 10, showHidden: true });
+    assert.match(inspected, /evm: \[hot wallet key\]/);
+    assert.equal(String(config.hotWallets.evm), '[hot wallet key]');
+    for (const shown of [json, inspected])
+      assert.ok(
+        !shown.includes(KEY.slice(0, 16)) && !shown.includes(decimalBytes),
+        `the key is not shown, as hex or as bytes: ${shown.slice(0, 200)}`,
+      );
     const bad = problems({ CHAIN_RAIL: 'live', TRON_API_URL: 'https://x', EVM_HOT_WALLET_KEY: `${KEY.slice(2)}zz` });
     assert.deepEqual(bad, ['EVM_HOT_WALLET_KEY: must be a private key of 64 hex digits (0x allowed)']);
     assert.ok(!bad[0]?.includes(KEY.slice(2, 20)), 'a bad key is not echoed');

@@ -95,12 +95,26 @@ describe(`USDT live: the token sender survives crashes (${databaseLabel})`, () =
       const orderId = created.body.data.orderId as string;
       await caught;
       await rig.crash(server);
+      const crashedAt = Date.now();
       assert.equal(await node.balanceOf(to), moment.forward ? 10_000_000n : 0n, 'what reached the node');
       server = await rig.start(env);
       await until(async () => assert.equal(await status(orderId, externalOrderId), 4, 'token sent'), 20_000);
       await node.mine(CONFIRMATIONS);
       await until(async () => assert.equal(await status(orderId, externalOrderId), 8, 'complete'), 20_000);
       assert.equal(await node.balanceOf(to), 10_000_000n, 'paid once');
+      // The successor asked the node about the stored transaction before it broadcast anything again.
+      const hash = (await adminCall(server, ADMIN_TOKEN, 'GET', `/admin/v1/orders/${orderId}/chain`)).body.send
+        .txHash as string;
+      const sends = proxy.calls.filter((c) => c.method === 'eth_sendRawTransaction' && c.at > crashedAt);
+      const firstLookup = proxy.calls.find(
+        (c) => c.method === 'eth_getTransactionReceipt' && c.params[0] === hash && c.at > crashedAt,
+      );
+      assert.ok(firstLookup !== undefined, 'the successor looked the transaction up');
+      assert.ok(
+        sends.every((c) => c.at >= firstLookup.at),
+        'no broadcast before the lookup',
+      );
+      assert.equal(sends.length, moment.forward ? 0 : 1, 'broadcast again only when the node lacked it');
       assert.equal(await nonce(), startNonce + 1n, 'one transaction of the hot wallet');
       const view = await adminCall(server, ADMIN_TOKEN, 'GET', `/admin/v1/orders/${orderId}/chain`);
       assert.equal(view.body.send.attempts.length, 1, 'one transaction signed');

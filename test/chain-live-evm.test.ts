@@ -108,6 +108,21 @@ describe(`USDT live on an EVM chain: the token sender (${databaseLabel})`, () =>
     );
   });
 
+  it('will not start against a node of another chain than the one sends are signed for', async () => {
+    await assert.rejects(
+      startTestGateway({
+        env: {
+          ...LIVE_CHAIN_ENV,
+          TRON_API_URL: tron.url,
+          ETH_RPC_URL: node.url,
+          ETH_USDT_CONTRACT: node.usdt,
+          ETH_CHAIN_ID: '1',
+        },
+      }),
+      /ETH_CHAIN_ID is 1, but ETH_RPC_URL serves chain 1337/,
+    );
+  });
+
   it('refuses at creation a chain without its endpoint, and a send above the per-order ceiling', async () => {
     const bsc = await create(50, payee(), 'BSC');
     assert.equal(bsc.response.body.code, '300');

@@ -117,9 +117,9 @@ describe(`USDT live on TRON: deposits and sends through the TronGrid API (${data
       '20 USDT at 5.00 credited',
     );
     await until(() => assert.equal(callbacksFor(order.orderId).at(-1)?.orderStatus, 8, 'callback'));
-    tron.mine(2);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    assert.equal(callbacksFor(order.orderId).length, 1, 'reported once');
+    const [deposit] = (await chainView(order.orderId)).deposits;
+    assert.equal(deposit?.state, 'reported', 'the transfer is recorded as reported');
+    assert.equal(callbacksFor(order.orderId).length, 1, 'one callback');
   });
 
   it('never credits a deposit a reorganisation took before it was final', async () => {
@@ -164,6 +164,30 @@ describe(`USDT live on TRON: deposits and sends through the TronGrid API (${data
       else tron.failNext('wallet/broadcasttransaction', { status: 503 });
       const order = await buy(25, to);
       await until(() => assert.equal(tron.pool().length, 1, `in the pool after the ${fault}`));
+      const [txID] = tron.pool();
+      const broadcasts = tron.calls('wallet/broadcasttransaction').filter((c) => c.body.txID === txID);
+      if (fault === 'drop') {
+        // The API took it and the answer was lost: the next run finds it pending and does not send it again.
+        await until(() =>
+          assert.ok(
+            tron
+              .calls('wallet/gettransactionbyid')
+              .some((c) => c.body.value === txID && c.at > (broadcasts[0]?.at ?? 0)),
+            'asked about',
+          ),
+        );
+        assert.equal(broadcasts.length, 1, 'broadcast once');
+      } else {
+        // The API failed it unacted: asked about first, then broadcast again.
+        assert.equal(broadcasts.length, 2, 'broadcast twice');
+        const [first, second] = broadcasts;
+        assert.ok(
+          tron
+            .calls('wallet/gettransactionbyid')
+            .some((c) => c.body.value === txID && c.at >= (first?.at ?? 0) && c.at <= (second?.at ?? 0)),
+          'asked about before broadcasting again',
+        );
+      }
       tron.mine(1 + CONFIRMATIONS);
       await until(async () => assert.equal((await order.status()).orderStatus, 8, 'complete'));
       assert.equal(tron.balances(to).units, 5_000_000n, `paid once after the ${fault}`);
@@ -177,12 +201,20 @@ describe(`USDT live on TRON: deposits and sends through the TronGrid API (${data
     const order = await buy(25, to);
     await until(async () => assert.equal((await chainView(order.orderId)).send?.state, 'signed', 'signed'));
     const [first] = (await chainView(order.orderId)).send.attempts;
-    // Nothing is rebuilt while the first could still be mined.
+    // Nothing is rebuilt while the first could still be mined: the sender keeps offering that one.
     tron.mine(1);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    const offered = tron.calls('wallet/broadcasttransaction').length;
+    await until(() =>
+      assert.ok(tron.calls('wallet/broadcasttransaction').length >= offered + 2, 'offered again, twice'),
+    );
     assert.equal((await chainView(order.orderId)).send.attempts.length, 1, 'not rebuilt before its expiration');
     // Past its expiration (2 min after its reference block): it can never be mined.
     while (tron.head().timestamp <= first.expiresAt) tron.mine(1);
+    // Past it too, but not by the confirmations' time: a lagging node could still show it mined.
+    const offeredAfter = tron.calls('wallet/broadcasttransaction').length;
+    await until(() => assert.ok(tron.calls('wallet/broadcasttransaction').length >= offeredAfter + 1, 'asked again'));
+    assert.equal((await chainView(order.orderId)).send.attempts.length, 1, 'not rebuilt before it is sure');
+    while (tron.head().timestamp <= first.expiresAt + CONFIRMATIONS * 3_000) tron.mine(1);
     await until(async () => assert.equal((await chainView(order.orderId)).send.attempts.length, 2, 'a new one'));
     tron.clearFaults('wallet/broadcasttransaction');
     await until(() => assert.equal(tron.pool().length, 1, 'the new one is broadcast'));

@@ -539,6 +539,11 @@ export class ExchangeService {
       const order = await this.deps.orders.find(orderId);
       if (order === undefined || FINAL.has(order.status)) return false;
       if (order.status !== EXCHANGE_STATUS.waitPayCurrency) return true;
+      if (order.cashier_expire_at !== null && order.cashier_expire_at <= this.deps.clock.now()) {
+        // The quote lapsed before the sender came to it (the expiry worker had not yet): it expires, nothing is taken.
+        await this.#stepIfOpen(orderId, 'expired', {});
+        return false;
+      }
       try {
         await this.deps.orders.applyEvent(orderId, 'currency_received', { source: CHAIN_SOURCE });
         return true;

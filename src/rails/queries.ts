@@ -230,6 +230,33 @@ export function chainHotWallet(db: ReadDb, chain: string): Promise<ChainHotWalle
   return db.selectFrom('chain_hot_wallets').selectAll().where('chain', '=', chain).executeTakeFirst();
 }
 
+/** Whether `owner` holds a chain's watch or sending now (checked in the unit of work that records what it signed). */
+export async function holdsChainLease(
+  db: Db,
+  table: 'chain_watches' | 'chain_hot_wallets',
+  chain: string,
+  owner: string,
+  now: number,
+): Promise<boolean> {
+  const row = await db
+    .selectFrom(table)
+    .select('chain')
+    .where('chain', '=', chain)
+    .where('lease_owner', '=', owner)
+    .where('lease_until', '>', now)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Hands the chain's sending to another hot wallet (the operator changed the key), its nonces from `nonce`. */
+export async function replaceChainHotWallet(db: Db, chain: string, address: string, nonce: number, now: number) {
+  await db
+    .updateTable('chain_hot_wallets')
+    .set({ address, next_nonce: nonce, updated_at: now })
+    .where('chain', '=', chain)
+    .execute();
+}
+
 /**
  * Gives the next nonce of the chain's hot wallet to a send, if `owner` still holds the sending
  * (the update also serialises the sends of a chain across nodes); undefined otherwise.
@@ -280,19 +307,20 @@ export function openChainSends(db: ReadDb, chain: string, limit: number): Promis
     .execute();
 }
 
-/** Moves a send on from the state it was read in; false when it had moved already. */
+/**
+ * Moves a send on from the state it was read in (and, with `hash`, from that latest transaction);
+ * false when it had moved already.
+ */
 export async function updateChainSend(
   db: Db,
   orderId: string,
   from: ChainSendState,
   changes: Partial<Omit<ChainSendRow, 'order_id' | 'chain'>>,
+  hash?: string,
 ): Promise<boolean> {
-  const result = await db
-    .updateTable('chain_sends')
-    .set(changes)
-    .where('order_id', '=', orderId)
-    .where('state', '=', from)
-    .executeTakeFirst();
+  let update = db.updateTable('chain_sends').set(changes).where('order_id', '=', orderId).where('state', '=', from);
+  if (hash !== undefined) update = update.where('tx_hash', '=', hash);
+  const result = await update.executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
 

@@ -11,12 +11,15 @@ export interface RpcProxy {
   url: string;
   /** Resolves once the next call of `method` was caught (and, with `forward`, acted on by the node). */
   hold(method: string, options: { forward: boolean }): Promise<void>;
+  /** Every call relayed or caught, in order of arrival. */
+  calls: { method: string; params: unknown[]; at: number }[];
   close(): Promise<void>;
 }
 
 export async function startRpcProxy(target: string): Promise<RpcProxy> {
   const holds = new Map<string, { forward: boolean; caught: () => void }>();
   const held = new Set<ServerResponse>();
+  const calls: RpcProxy['calls'] = [];
   const relay = async (body: string): Promise<{ status: number; text: string }> => {
     const response = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     return { status: response.status, text: await response.text() };
@@ -28,7 +31,9 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
       const body = Buffer.concat(chunks).toString('utf8');
       let method = '';
       try {
-        method = String((JSON.parse(body) as { method?: unknown }).method);
+        const call = JSON.parse(body) as { method?: unknown; params?: unknown };
+        method = String(call.method);
+        calls.push({ method, params: Array.isArray(call.params) ? call.params : [], at: Date.now() });
       } catch {
         // relayed as it is: the node answers what it makes of it
       }
@@ -49,6 +54,7 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    calls,
     hold: (method, options) => new Promise((caught) => holds.set(method, { forward: options.forward, caught })),
     close: async () => {
       for (const response of held) response.destroy();

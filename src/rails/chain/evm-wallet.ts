@@ -62,6 +62,8 @@ export function evmHotWallet(options: EvmWalletOptions): HotWallet {
     coin: COINS[client.chain],
     tokenDecimals: options.tokenDecimals,
     usesNonces: true,
+    // EVM transactions do not expire: a stuck one is replaced with the same nonce instead.
+    settleMs: 0,
 
     async balances() {
       const [tokens, coin] = await Promise.all([client.tokenBalance(token, address), client.balance(address)]);

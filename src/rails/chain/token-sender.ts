@@ -64,6 +64,11 @@ export interface HotWallet {
   readonly tokenDecimals: number;
   /** Whether sends take nonces (EVM) or not (TRON). */
   readonly usesNonces: boolean;
+  /**
+   * How long past a transaction's expiration (TRON) before its absence is sure: the node asked may
+   * be behind the chain by a few blocks, so a transaction is rebuilt only once this has passed too.
+   */
+  readonly settleMs: number;
   balances(): Promise<{ token: bigint; coin: bigint }>;
   /** The most one send of `units` to `to` may cost in the chain's coin. */
   maxCost(to: string, units: bigint): Promise<bigint>;
@@ -183,9 +188,10 @@ export class TokenSender {
 
   /** One run: takes the chain's sending (or does nothing), then moves each open send one step. Answers the sends looked at. */
   async run(): Promise<number> {
-    const { store, clock, wallet } = this.deps;
+    const { store, clock, wallet, logger } = this.deps;
     const now = clock.now();
-    if ((await q.chainHotWallet(store.read, this.chain)) === undefined) {
+    const row = await q.chainHotWallet(store.read, this.chain);
+    if (row === undefined) {
       const { pending } = await wallet.chainNonces();
       await store.transact((tx) =>
         q.insertChainHotWallet(tx, {
@@ -198,13 +204,23 @@ export class TokenSender {
         }),
       );
     }
-    if (
-      !(await store.transact((tx) =>
-        q.leaseChainWork(tx, 'chain_hot_wallets', this.chain, this.options.owner, now, now + this.options.leaseMs),
-      ))
-    )
-      return 0;
+    if (!(await this.#renewLease())) return 0;
     const sends = await q.openChainSends(store.read, this.chain, BATCH);
+    if (row !== undefined && row.address !== wallet.address) {
+      // The operator changed the key: the new wallet starts from its own nonce once the old one's sends ended.
+      if (sends.some((s) => s.from_address !== null && s.from_address !== wallet.address)) {
+        logger.error(
+          { chain: this.chain, previous: row.address, address: wallet.address },
+          'the hot wallet key changed while sends of the previous wallet are under way; sending waits until they end (restore the previous key to finish them)',
+        );
+        return 0;
+      }
+      const { pending } = await wallet.chainNonces();
+      await store.transact((tx) =>
+        q.replaceChainHotWallet(tx, this.chain, wallet.address, Number(pending), clock.now()),
+      );
+      logger.warn({ chain: this.chain, previous: row.address, address: wallet.address }, 'the hot wallet changed');
+    }
     const balances = await wallet.balances();
     this.#metrics?.balance.set({ chain: this.chain, asset: 'USDT' }, whole(balances.token, wallet.tokenDecimals));
     this.#metrics?.balance.set(
@@ -212,17 +228,36 @@ export class TokenSender {
       whole(balances.coin, wallet.coin.decimals),
     );
     if (wallet.usesNonces) await this.#checkNonces(sends);
+    // Tokens signed away and not yet mined: the balance checks count them as spent.
+    let inFlight = sends
+      .filter((s) => s.state !== 'queued' && s.block_number === null)
+      .reduce((sum, s) => sum + BigInt(s.units), 0n);
     for (const send of sends) {
+      // Each step renews the lease; a node that lost it stops (another took the sending over).
+      if (!(await this.#renewLease())) return 0;
       try {
-        await this.#step(send);
+        if ((await this.#step(send, inFlight)) === 'signed') inFlight += BigInt(send.units);
       } catch (error) {
-        this.deps.logger.error(
+        logger.error(
           { err: error, chain: this.chain, orderId: send.order_id },
           'a token send could not move on; it is tried again next run',
         );
       }
     }
     return sends.length;
+  }
+
+  #renewLease(): Promise<boolean> {
+    const now = this.deps.clock.now();
+    return this.deps.store.transact((tx) =>
+      q.leaseChainWork(tx, 'chain_hot_wallets', this.chain, this.options.owner, now, now + this.options.leaseMs),
+    );
+  }
+
+  /** Throws unless this node still holds the sending: nothing it signed is stored, so nothing is broadcast. */
+  async #mustHoldLease(tx: Parameters<typeof q.holdsChainLease>[0]): Promise<void> {
+    if (!(await q.holdsChainLease(tx, 'chain_hot_wallets', this.chain, this.options.owner, this.deps.clock.now())))
+      throw new Error(`this node no longer holds the sending of ${this.chain}`);
   }
 
   /** The operator's lone signals about nonces: a gap under the oldest unmined send, or nonces used outside Cashgate. */
@@ -249,35 +284,38 @@ export class TokenSender {
       );
   }
 
-  async #step(send: q.ChainSendRow): Promise<void> {
+  async #step(send: q.ChainSendRow, inFlight: bigint): Promise<'signed' | undefined> {
     switch (send.state) {
       case 'queued':
-        return this.#sign(send);
+        return this.#sign(send, inFlight);
       case 'signed':
-        return this.#broadcast(send);
+        await this.#broadcast(send);
+        return undefined;
       default:
-        return this.#follow(send);
+        await this.#follow(send);
+        return undefined;
     }
   }
 
   /** Checks, takes the fiat, then signs and stores the transaction with its nonce; broadcasts it. */
-  async #sign(send: q.ChainSendRow): Promise<void> {
+  async #sign(send: q.ChainSendRow, inFlight: bigint): Promise<'signed' | undefined> {
     const { store, clock, wallet, outcomes } = this.deps;
     const units = BigInt(send.units);
-    const refusal = await this.#refusal(send, units);
+    const refusal = await this.#refusal(send, units, inFlight);
     if (refusal !== undefined) {
       await outcomes.refuse(send.order_id, refusal);
       await this.#end(send, 'failed', refusal.detail, 'refused');
-      return;
+      return undefined;
     }
     if (!(await outcomes.take(send.order_id))) {
       await this.#end(send, 'cancelled', 'the order ended before its tokens were sent', 'cancelled');
-      return;
+      return undefined;
     }
     const signer = await wallet.prepare({ to: send.to_address, units });
     if (signer === undefined) throw new Error('the wallet could not prepare the send');
     const now = clock.now();
     const signed = await store.transact(async (tx) => {
+      await this.#mustHoldLease(tx);
       let nonce: bigint | null = null;
       if (wallet.usesNonces) {
         const taken = await q.takeChainNonce(tx, this.chain, this.options.owner, now);
@@ -297,13 +335,14 @@ export class TokenSender {
       if (!moved) throw new Error(`the send of ${send.order_id} moved while it was signed`);
       return transaction;
     });
-    if (signed === undefined) return; // another node holds the sending now
+    if (signed === undefined) return undefined; // another node holds the sending now
     const reread = await q.chainSend(store.read, send.order_id);
     if (reread !== undefined) await this.#broadcast(reread);
+    return 'signed';
   }
 
   /** Ceilings and balances: why this send must not be signed, if it must not. */
-  async #refusal(send: q.ChainSendRow, units: bigint): Promise<SendRefusal | undefined> {
+  async #refusal(send: q.ChainSendRow, units: bigint, inFlight: bigint): Promise<SendRefusal | undefined> {
     const { wallet, clock, store } = this.deps;
     const token = (value: bigint) => `${whole(value, wallet.tokenDecimals)} USDT`;
     if (units > this.options.maxPerOrder)
@@ -319,10 +358,13 @@ export class TokenSender {
         detail: `the send of ${token(units)} would take today's sends on ${this.chain} to ${token(today + units)}, above the ceiling of ${token(this.options.maxPerDay)} per day (UTC)`,
       };
     const balances = await wallet.balances();
-    if (balances.token < units)
+    if (balances.token - inFlight < units)
       return {
         kind: 'tokens',
-        detail: `the hot wallet holds ${token(balances.token)}, the send needs ${token(units)}`,
+        detail:
+          inFlight === 0n
+            ? `the hot wallet holds ${token(balances.token)}, the send needs ${token(units)}`
+            : `the hot wallet holds ${token(balances.token)}, of which ${token(inFlight)} are being sent, and the send needs ${token(units)}`,
       };
     const cost = await wallet.maxCost(send.to_address, units);
     if (balances.coin < cost) {
@@ -335,36 +377,65 @@ export class TokenSender {
     return undefined;
   }
 
-  /** A signed transaction not known to be broadcast: asks the node first, then broadcasts that same one. */
+  /**
+   * The send's transactions as the node sees them now, its head read first: a transaction no
+   * lookup finds was in no block up to that head (as far as the node answering knows).
+   */
+  async #fates(
+    attempts: readonly q.ChainSendAttemptRow[],
+  ): Promise<{ head: { number: bigint; timestamp: number }; fates: Map<string, SendFate> }> {
+    const head = await this.deps.wallet.head();
+    const fates = new Map<string, SendFate>();
+    for (const attempt of attempts) fates.set(attempt.tx_hash, await this.deps.wallet.fate(attempt.tx_hash));
+    return { head, fates };
+  }
+
+  /** Whether a transaction no node knows can no longer be mined: expired (TRON), long enough ago to be sure. */
+  #deadForGood(attempt: q.ChainSendAttemptRow, head: { timestamp: number }): boolean {
+    return attempt.expires_at !== null && head.timestamp > attempt.expires_at + this.deps.wallet.settleMs;
+  }
+
+  #stuck(attempt: q.ChainSendAttemptRow): boolean {
+    return this.deps.clock.now() - (attempt.broadcast_at ?? attempt.created_at) >= this.options.stuckAfterMs;
+  }
+
+  /** A signed send not known to be broadcast: asks the node about each of its transactions, then broadcasts the latest. */
   async #broadcast(send: q.ChainSendRow): Promise<void> {
     const { store, wallet, clock, logger, outcomes } = this.deps;
-    const attempt = (await q.chainSendAttempts(store.read, send.order_id)).find((a) => a.tx_hash === send.tx_hash);
+    const attempts = await q.chainSendAttempts(store.read, send.order_id);
+    const attempt = attempts.find((a) => a.tx_hash === send.tx_hash);
     if (attempt === undefined)
       throw new Error(`the send of ${send.order_id} has no stored transaction ${send.tx_hash}`);
-    const fate = await wallet.fate(attempt.tx_hash);
-    if (
-      fate.state === 'unknown' &&
-      attempt.expires_at !== null &&
-      (await wallet.head()).timestamp > attempt.expires_at
-    ) {
-      // It expired before any node took it: it can never be mined, so a new one is made (broadcast next run).
-      await this.#replace(send, attempt, 'signed');
-      return;
-    }
-    if (fate.state === 'unknown') {
+    const { head, fates } = await this.#fates(attempts);
+    const known = attempts.filter((a) => fates.get(a.tx_hash)?.state !== 'unknown').at(-1);
+    if (known === undefined) {
+      if (this.#deadForGood(attempt, head)) {
+        // It expired before any node took it: it can never be mined, so a new one is made (broadcast next run).
+        await this.#replace(send, attempt, 'signed');
+        return;
+      }
       try {
         await wallet.broadcast(signedOf(attempt));
         this.#metrics?.sends.inc({ chain: this.chain, outcome: 'broadcast' });
       } catch (error) {
         if (!(error instanceof BroadcastRejected)) throw error;
-        if (error.reason === 'nonce-used' && (await wallet.fate(attempt.tx_hash)).state === 'unknown') {
-          // Another transaction took the nonce before this one was ever taken: nothing of this send was sent.
-          await this.#recordOutcome(attempt.tx_hash, `refused: ${error.message}`);
-          await outcomes.refuse(send.order_id, {
-            kind: 'nonce-used',
-            detail: `the hot wallet's nonce ${send.nonce} was taken by a transaction Cashgate did not sign`,
-          });
-          await this.#end(send, 'failed', error.message, 'refused');
+        if (error.reason === 'nonce-used') {
+          // Another transaction took the nonce. Only once the chain is sure (its nonce mined past this
+          // one, no transaction of this send found, for as long as a stuck send is given) did none of it go.
+          const { mined } = await wallet.chainNonces();
+          if (send.nonce !== null && mined > BigInt(send.nonce) && this.#stuck(attempt)) {
+            await this.#recordOutcome(attempt.tx_hash, `refused: ${error.message}`);
+            await outcomes.refuse(send.order_id, {
+              kind: 'nonce-used',
+              detail: `the hot wallet's nonce ${send.nonce} was taken by a transaction Cashgate did not sign`,
+            });
+            await this.#end(send, 'failed', error.message, 'refused');
+          } else {
+            logger.warn(
+              { chain: this.chain, orderId: send.order_id, hash: attempt.tx_hash, reason: error.message },
+              'the node says the send’s nonce is used; it is asked again until the chain is sure',
+            );
+          }
           return;
         }
         if (error.reason === 'other') {
@@ -374,68 +445,71 @@ export class TokenSender {
             { chain: this.chain, orderId: send.order_id, hash: attempt.tx_hash, reason: error.message },
             'the node refused a token send; it is offered again next run, and replaced once stuck',
           );
+          // EVM: the same nonce with the fees of the moment, since a refused transaction holds up every later nonce.
+          if (wallet.usesNonces && this.#stuck(attempt)) await this.#replace(send, attempt, 'signed');
           return;
         }
       }
     }
+    const hash = (known ?? attempt).tx_hash;
     const now = clock.now();
     await store.transact(async (tx) => {
       if (attempt.broadcast_at === null) await q.updateChainSendAttempt(tx, attempt.tx_hash, { broadcast_at: now });
-      await q.updateChainSend(tx, send.order_id, 'signed', { state: 'broadcast', updated_at: now });
+      await q.updateChainSend(tx, send.order_id, 'signed', { state: 'broadcast', tx_hash: hash, updated_at: now });
     });
-    await outcomes.sent(send.order_id, attempt.tx_hash);
+    await outcomes.sent(send.order_id, hash);
   }
 
-  /** A broadcast send: whichever of its transactions is mined decides, once final; else rebroadcast or replace. */
+  /** A broadcast send: its mined transaction decides, once final; else it is broadcast again or replaced. */
   async #follow(send: q.ChainSendRow): Promise<void> {
     const { store, wallet, clock, logger, outcomes } = this.deps;
+    // Status 4 with its hash, again: a crash may have come between the broadcast and the order's step.
+    if (send.tx_hash !== null) await outcomes.sent(send.order_id, send.tx_hash);
     const attempts = await q.chainSendAttempts(store.read, send.order_id);
     const latest = attempts.find((a) => a.tx_hash === send.tx_hash) ?? attempts.at(-1);
     if (latest === undefined) throw new Error(`the send of ${send.order_id} has no stored transaction`);
-    let latestFate: SendFate = { state: 'unknown' };
-    for (const attempt of [...attempts].reverse()) {
-      const fate = await wallet.fate(attempt.tx_hash);
-      if (attempt === latest) latestFate = fate;
-      if (fate.state !== 'mined') continue;
-      const head = await wallet.head();
+    const { head, fates } = await this.#fates(attempts);
+    const mined = attempts.filter((a) => fates.get(a.tx_hash)?.state === 'mined');
+    if (mined.length > 1) {
+      this.#metrics?.sends.inc({ chain: this.chain, outcome: 'double-mined' });
+      logger.error(
+        { chain: this.chain, orderId: send.order_id, hashes: mined.map((a) => a.tx_hash) },
+        'more than one transaction of a send was mined: the payee was paid more than once; recover the surplus',
+      );
+    }
+    const decided = mined.at(-1);
+    const fate = decided === undefined ? undefined : fates.get(decided.tx_hash);
+    if (decided !== undefined && fate?.state === 'mined') {
       const depth = Number(head.number - fate.block + 1n);
       const now = clock.now();
-      if (depth < wallet.confirmations || (await wallet.blockHash(fate.block)) !== fate.blockHash) {
-        await store.transact((tx) =>
-          q.updateChainSend(tx, send.order_id, 'broadcast', {
-            tx_hash: attempt.tx_hash,
-            block_number: Number(fate.block),
-            block_hash: fate.blockHash,
-            confirmations: Math.max(depth, 0),
-            updated_at: now,
-          }),
-        );
-        return;
-      }
       const changes = {
-        tx_hash: attempt.tx_hash,
+        tx_hash: decided.tx_hash,
         block_number: Number(fate.block),
         block_hash: fate.blockHash,
-        confirmations: depth,
+        confirmations: Math.max(depth, 0),
         updated_at: now,
       };
+      if (depth < wallet.confirmations || (await wallet.blockHash(fate.block)) !== fate.blockHash) {
+        await store.transact((tx) => q.updateChainSend(tx, send.order_id, 'broadcast', changes));
+        return;
+      }
       await store.transact(async (tx) => {
-        await q.updateChainSendAttempt(tx, attempt.tx_hash, {
+        await q.updateChainSendAttempt(tx, decided.tx_hash, {
           outcome: fate.success ? 'mined' : `reverted: ${fate.failure ?? 'failed'}`,
         });
         for (const other of attempts)
-          if (other !== attempt && other.outcome === null)
+          if (other !== decided && fates.get(other.tx_hash)?.state !== 'mined')
             await q.updateChainSendAttempt(tx, other.tx_hash, { outcome: 'replaced' });
       });
       if (fate.success) {
-        await outcomes.confirmed(send.order_id, attempt.tx_hash);
+        await outcomes.confirmed(send.order_id, decided.tx_hash);
         await store.transact((tx) =>
           q.updateChainSend(tx, send.order_id, 'broadcast', { ...changes, state: 'confirmed' }),
         );
         this.#metrics?.sends.inc({ chain: this.chain, outcome: 'confirmed' });
       } else {
         const why = fate.failure ?? 'the transaction failed';
-        await outcomes.reverted(send.order_id, attempt.tx_hash, why);
+        await outcomes.reverted(send.order_id, decided.tx_hash, why);
         await store.transact((tx) =>
           q.updateChainSend(tx, send.order_id, 'broadcast', { ...changes, state: 'failed', failure: why }),
         );
@@ -443,9 +517,18 @@ export class TokenSender {
       }
       return;
     }
-    const head = await wallet.head();
+    if (attempts.every((a) => fates.get(a.tx_hash)?.state === 'unknown') && this.#deadForGood(latest, head)) {
+      // TRON: every transaction of the send expired unmined, long enough ago to be sure.
+      await this.#replace(send, latest, 'broadcast');
+      return;
+    }
+    if (wallet.usesNonces && this.#stuck(latest)) {
+      // EVM: the same nonce with higher fees, whether the node holds the transaction or lost it.
+      await this.#replace(send, latest, 'broadcast');
+      return;
+    }
     const expired = latest.expires_at !== null && head.timestamp > latest.expires_at;
-    if (latestFate.state === 'unknown' && !expired) {
+    if (fates.get(latest.tx_hash)?.state === 'unknown' && !expired) {
       // The node lost it (a pool that dropped it, another node behind a balancer): the same transaction again.
       try {
         await wallet.broadcast(signedOf(latest));
@@ -458,11 +541,7 @@ export class TokenSender {
             'a rebroadcast was refused',
           );
       }
-      return;
     }
-    const stuck = clock.now() - (latest.broadcast_at ?? latest.created_at) >= this.options.stuckAfterMs;
-    if (!(expired && latestFate.state === 'unknown') && !(stuck && wallet.usesNonces)) return;
-    await this.#replace(send, latest, 'broadcast');
   }
 
   /** Signs a replacement (the same nonce with higher fees, or a fresh TRON transaction once the last expired) and broadcasts it. */
@@ -483,9 +562,20 @@ export class TokenSender {
     const transaction = signer(latest.nonce === null ? null : BigInt(latest.nonce));
     const now = clock.now();
     await store.transact(async (tx) => {
+      await this.#mustHoldLease(tx);
+      // Only in place of the transaction this node looked at: otherwise nothing is stored, nothing broadcast.
+      if (
+        !(await q.updateChainSend(
+          tx,
+          send.order_id,
+          from,
+          { tx_hash: transaction.hash, updated_at: now },
+          latest.tx_hash,
+        ))
+      )
+        throw new Error(`the send of ${send.order_id} moved on while its replacement was signed`);
       await q.insertChainSendAttempt(tx, attemptRow(send, transaction, now));
       if (latest.outcome === null) await q.updateChainSendAttempt(tx, latest.tx_hash, { outcome: 'replaced' });
-      await q.updateChainSend(tx, send.order_id, from, { tx_hash: transaction.hash, updated_at: now });
     });
     this.#metrics?.sends.inc({ chain: this.chain, outcome: 'replaced' });
     logger.warn(

@@ -25,6 +25,8 @@ export interface TronWalletOptions {
   feeLimitSun: bigint;
 }
 
+/** TRON makes a block every 3 s. */
+const TRON_BLOCK_MS = 3_000;
 /** How long a transaction may wait to be mined, from its reference block's time. */
 export const TRON_EXPIRATION_MS = 120_000;
 /** Energy of a USDT transfer to an address that never held it (the costlier case; published mainnet figure). */
@@ -46,6 +48,8 @@ export function tronHotWallet(options: TronWalletOptions): HotWallet {
     coin: { symbol: 'TRX', decimals: 6 },
     tokenDecimals: 6,
     usesNonces: false,
+    // A lookup may come from a node a few blocks behind: absence is sure once `confirmations` more blocks passed.
+    settleMs: options.confirmations * TRON_BLOCK_MS,
 
     async balances() {
       const [tokens, coin] = await Promise.all([client.tokenBalance(token, address), client.balance(address)]);
