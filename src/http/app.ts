@@ -1,5 +1,6 @@
 import { newId } from '../store/ids.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { compressed } from './compression.js';
 import Fastify, {
   LogController,
   type FastifyBaseLogger,
@@ -331,6 +332,9 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     }
     return payload;
   });
+  // Text answers are compressed when the client asks (br, else gzip): pages, JSON, the OpenAPI
+  // document. Last of the onSend hooks, so every other one sees the text as written.
+  app.addHook('onSend', async (request, reply, payload) => compressed(request, reply, payload));
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
     const failure = error instanceof ApiError ? error.failure : failureOfFastifyError(error, request);
