@@ -88,15 +88,16 @@ describe(`console in a browser (${databaseLabel})`, () => {
   });
 
   async function signedInPage(
-    viewport: (typeof VIEWPORTS)[keyof typeof VIEWPORTS],
+    viewport: { width: number; height: number },
+    who: { email: string; password: string } = user,
   ): Promise<{ context: BrowserContext; page: Page }> {
     if (browser === undefined) throw new Error('no browser');
     const context = await browser.newContext({ viewport, locale: 'en-US', acceptDownloads: true });
     const page = await context.newPage();
     await page.goto(new URL('/console', gw.url).toString());
     assert.match(page.url(), /\/console\/sign-in/, 'a visitor is sent to sign in');
-    await page.getByLabel('E-mail').fill(user.email);
-    await page.getByLabel('Password').fill(user.password);
+    await page.getByLabel('E-mail').fill(who.email);
+    await page.getByLabel('Password').fill(who.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForLoadState('load');
     if (!page.url().endsWith('/console'))
@@ -323,6 +324,53 @@ describe(`console in a browser (${databaseLabel})`, () => {
       assert.equal(totals.available?.closing, api.body.data[0].accountBalance, 'closing available = the API’s balance');
     } finally {
       await context.close();
+    }
+  });
+
+  it('the overview keeps the merchant ID and a long callback address inside their card at 1366 px and on a phone', async (t) => {
+    if (skip !== undefined) return t.skip(skip);
+    const own = await gw.merchantWithKey();
+    const url = `https://payments.merchant-example-store.com.br/integrations/cashgate/v3/callbacks/unified-notify-endpoint?merchant=${own.merchantId}&channel=all`;
+    assert.equal((await gw.admin('PUT', `/admin/v1/merchants/${own.merchantId}/callback`, { url })).status, 200);
+    const who = await createConsoleUser(gw, own.merchantId);
+    for (const viewport of [
+      { width: 1366, height: 900 },
+      { width: 390, height: 844 },
+    ]) {
+      const label = `${viewport.width}x${viewport.height}`;
+      const { context, page } = await signedInPage(viewport, who);
+      try {
+        for (const [id, text] of [
+          ['overview-merchant-id', own.merchantId],
+          ['overview-callback-address', url],
+        ] as const) {
+          const value = page.locator(`#${id}`);
+          assert.equal(await value.textContent(), text, `${label}: #${id} shows the whole value`);
+          // The text's own extent (a Range over it), not its element's box, which may be narrower than the text.
+          const boxes = await value.evaluate((el) => {
+            const range = el.ownerDocument.createRange();
+            range.selectNodeContents(el);
+            const text = range.getBoundingClientRect();
+            const panel = el.closest('.panel');
+            if (panel === null) throw new Error('the value is in no card');
+            const card = panel.getBoundingClientRect();
+            return {
+              text: { left: text.left, right: text.right },
+              card: { left: card.left, right: card.right },
+              cardOverflow: panel.scrollWidth - panel.clientWidth,
+            };
+          });
+          assert.ok(
+            boxes.text.left >= boxes.card.left && boxes.text.right <= boxes.card.right,
+            `${label}: #${id} runs from ${boxes.text.left} to ${boxes.text.right} px, its card from ${boxes.card.left} to ${boxes.card.right} px`,
+          );
+          assert.ok(boxes.cardOverflow <= 0, `${label}: the card of #${id} overflows by ${boxes.cardOverflow} px`);
+        }
+        const overflow = Number(await page.evaluate('document.documentElement.scrollWidth - window.innerWidth'));
+        assert.ok(overflow <= 0, `${label}: the page is ${overflow}px wider than the viewport`);
+      } finally {
+        await context.close();
+      }
     }
   });
 

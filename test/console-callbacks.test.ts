@@ -147,6 +147,54 @@ describe(`console callback pages (${databaseLabel})`, () => {
     assert.ok(result.includes(`${r.url}/hook`), 'the page shows the target');
   });
 
+  it('signs a test callback with the key order callbacks use, not a newer key still waiting for activation', async () => {
+    const r = await receiver(() => ({ status: 200, body: '{"code":"200","success":true}' }));
+    const merchant = await signedInMerchant();
+    const { client, credentials, merchantId } = merchant;
+    const waiting = await gw.admin('POST', `/admin/v1/merchants/${merchantId}/api-keys`, {
+      permissions: ['all'],
+      ipWhitelist: '0.0.0.0',
+    });
+    assert.equal(waiting.status, 200, JSON.stringify(waiting.body));
+    assert.ok(Number(waiting.body.activeAt) > gw.clock.now(), 'the newer key still waits for its activation');
+    await client.post('/console/callbacks/address', { url: `${r.url}/hook` });
+
+    const orderId = await pixCollection(merchant);
+    assert.equal((await gw.sandbox(orderId, 'paid')).status, 200);
+    const [orderCallback] = await r.waitFor(1);
+    assert.ok(orderCallback !== undefined, 'the order callback arrived');
+    assert.equal((JSON.parse(orderCallback.body) as Record<string, unknown>).orderId, orderId, 'it is the order');
+    const orderKey = String(orderCallback.headers.access_key);
+    assert.equal(orderKey, credentials.accessKey, 'the order callback names the active key');
+
+    const page = await client.post('/console/callbacks/test', { 'test-url': '' });
+    assert.equal(page.status, 200, page.text.slice(0, 300));
+    const sent = await gw.admin('POST', `/admin/v1/merchants/${merchantId}/callback/test`, {});
+    assert.equal(sent.status, 200, JSON.stringify(sent.body));
+    assert.equal(sent.body.accessKey, orderKey, 'the admin test callback names the key order callbacks use');
+    const all = await r.waitFor(3);
+    const tests = all.slice(1);
+    assert.equal(tests.length, 2, 'the console test and the admin test arrived');
+    for (const got of tests) {
+      const body = JSON.parse(got.body) as Record<string, unknown>;
+      assert.equal(body.notifyType, 'test');
+      const headers = {
+        access_key: String(got.headers.access_key),
+        timestamp: String(got.headers.timestamp),
+        nonce: String(got.headers.nonce),
+        sign: String(got.headers.sign),
+      };
+      assert.equal(headers.access_key, orderKey, 'the test callback names the key order callbacks use');
+      assert.notEqual(headers.access_key, waiting.body.accessKey, 'not the key still waiting');
+      assert.ok(verifyCallback(credentials.secretKey, body, headers), "the sign verifies with the active key's secret");
+      assert.ok(!verifyCallback(String(waiting.body.secretKey), body, headers), "and not with the waiting key's");
+    }
+    assert.ok(
+      page.text.slice(page.text.indexOf('id="test-result"')).includes(orderKey),
+      'the page names the active key as the signing key',
+    );
+  });
+
   it('shows a failed test callback, keeping the response body as text', async () => {
     const r = await receiver(() => ({
       status: 500,

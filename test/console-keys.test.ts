@@ -55,28 +55,78 @@ describe(`console: API keys, signature tool, request log (${databaseLabel})`, ()
     await gw.close();
   });
 
-  it('creates a key through the form, shows its secret once, and the key works once active', async () => {
-    const page = await a.post('/console/keys', {
+  it('creates a key through the form (POST, 303, GET), shows its secret once, and the key works once active', async () => {
+    const otherSession = await consoleSignIn(gw, merchantA.merchantId);
+    const keysBefore = (await gw.gateway.merchants.listApiKeys(merchantA.merchantId)).length;
+    const posted = await a.post('/console/keys', {
       label: 'Shop <script>alert(1)</script>',
       permissions: ['all'],
       ipWhitelist: '0.0.0.0',
       debug: '1',
     });
+    assert.equal(posted.status, 303, posted.text.slice(0, 500));
+    const location = posted.location ?? '';
+    assert.match(location, /^\/console\/keys\/AK[0-9a-f]{32}\/created$/, 'the POST answers with a redirect to the key');
+    assert.ok(!/[0-9a-f]{64}/.test(location), 'the secret is not in the address');
+    assert.ok(
+      posted.headers.getSetCookie().every((c) => !/[0-9a-f]{64}/.test(c)),
+      'the secret is not in a cookie',
+    );
+    assert.equal(
+      (await gw.gateway.merchants.listApiKeys(merchantA.merchantId)).length,
+      keysBefore + 1,
+      'the POST created one key',
+    );
+
+    const elsewhere = await otherSession.get(location);
+    assert.equal(elsewhere.status, 200, elsewhere.text.slice(0, 500));
+    assert.ok(!elsewhere.text.includes('id="new-secret-key"'), 'another session of the merchant never gets the secret');
+
+    const page = await a.get(location);
     assert.equal(page.status, 200, page.text.slice(0, 500));
     created = {
       accessKey: inputValue(page.text, 'new-access-key'),
       secretKey: inputValue(page.text, 'new-secret-key'),
     };
+    assert.equal(`/console/keys/${created.accessKey}/created`, location, 'the page shows the key redirected to');
     assert.match(created.accessKey, /^AK[0-9a-f]{32}$/, 'an access key is shown');
     assert.match(created.secretKey, /^[0-9a-f]{64}$/, 'the secret key is shown');
     assert.ok(page.text.includes('cannot be shown again'), 'the page warns that the secret is shown once');
     assert.ok(page.text.includes('data-copy="new-secret-key"'), 'the secret has a copy button');
-    assert.match(
-      page.text,
-      /class="badge wait" data-until="\d+" data-template="takes effect in \{s\} s" data-over="active" data-over-class="badge ok">takes effect in 90 s</,
-      'a countdown to activeAt',
-    );
+    const countdown =
+      /class="badge wait" data-until="\d+" data-template="takes effect in \{s\} s" data-over="active" data-over-class="badge ok">takes effect in (\d+) s</.exec(
+        page.text,
+      );
+    assert.ok(countdown !== null, 'a countdown to activeAt');
+    const seconds = Number(countdown[1]);
+    assert.ok(seconds >= 1 && seconds <= 90, `the countdown starts from the 90 s delay (${seconds} s)`);
     assert.equal(page.headers.get('cache-control')?.includes('no-store'), true, 'the secret page is not cached');
+
+    const reloaded = await a.get(location);
+    assert.equal(reloaded.status, 200, reloaded.text.slice(0, 500));
+    assert.ok(!reloaded.text.includes(created.secretKey), 'a reload does not show the secret again');
+    assert.ok(!reloaded.text.includes('id="new-secret-key"'), 'a reload has no secret field');
+    assert.ok(reloaded.text.includes(created.accessKey), "a reload shows the key's details");
+    assert.ok(reloaded.text.includes('was shown once'), 'a reload says the secret was shown once');
+    assert.equal(reloaded.headers.get('cache-control')?.includes('no-store'), true, 'the reload is not cached either');
+    assert.equal(
+      (await gw.gateway.merchants.listApiKeys(merchantA.merchantId)).length,
+      keysBefore + 1,
+      'no second key was created',
+    );
+    assert.equal((await b.get(location)).status, 404, "another merchant's user gets 404");
+
+    const badCsrf = await a.post(
+      '/console/keys',
+      { label: 'x', permissions: ['all'], ipWhitelist: '0.0.0.0' },
+      { csrf: 'not-the-token' },
+    );
+    assert.equal(badCsrf.status, 403, 'a form without the session CSRF token is refused');
+    assert.equal(
+      (await gw.gateway.merchants.listApiKeys(merchantA.merchantId)).length,
+      keysBefore + 1,
+      'and creates nothing',
+    );
 
     const list = await a.get('/console/keys');
     assert.equal(list.status, 200, 'the list');

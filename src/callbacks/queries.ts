@@ -163,22 +163,39 @@ export async function merchantCallbackUrl(db: ReadDb, merchantId: string): Promi
 }
 
 /**
- * The key a test callback is signed with: `accessKey` when given and not deleted, else the
- * merchant's newest active key; undefined when there is none.
+ * The key a callback signed now takes when nothing names one: the merchant's newest key that is
+ * active and past its activation moment. An order callback carries the key that placed its order,
+ * and authentication admits only such a key, so this is the key an order placed now would carry.
+ */
+export function keyInEffect(db: ReadDb, merchantId: string, now: number): Promise<{ access_key: string } | undefined> {
+  return db
+    .selectFrom('api_keys')
+    .select('access_key')
+    .where('merchant_id', '=', merchantId)
+    .where('status', '=', 'active')
+    .where('active_at', '<=', now)
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/**
+ * The key a test callback is signed with: `accessKey` when given and not deleted, else the key in
+ * effect (`keyInEffect`, as for order callbacks); undefined when there is none.
  */
 export function testSigningKey(
   db: ReadDb,
   merchantId: string,
   accessKey: string | undefined,
+  now: number,
 ): Promise<{ access_key: string } | undefined> {
+  if (accessKey === undefined) return keyInEffect(db, merchantId, now);
   return db
     .selectFrom('api_keys')
     .select('access_key')
     .where('merchant_id', '=', merchantId)
-    .$if(accessKey === undefined, (qb) => qb.where('status', '=', 'active'))
-    .$if(accessKey !== undefined, (qb) => qb.where('access_key', '=', accessKey ?? '').where('status', '!=', 'deleted'))
-    .orderBy('created_at', 'desc')
-    .limit(1)
+    .where('access_key', '=', accessKey)
+    .where('status', '!=', 'deleted')
     .executeTakeFirst();
 }
 

@@ -46,7 +46,8 @@ export class TestCallbacks implements CallbackOrderSource {
 
   /**
    * Queues a test callback to `url`, else the merchant's unified address. It is signed with
-   * `accessKey` (one of the merchant's keys that is not deleted), else its newest active key.
+   * `accessKey` (one of the merchant's keys that is not deleted), else the key an order callback
+   * would carry: its newest active key whose activation delay is over.
    */
   send(merchantId: string, input: { url?: string | null | undefined; accessKey?: string | undefined }) {
     return this.store.transact((tx) => this.create(tx, merchantId, input));
@@ -62,7 +63,7 @@ export class TestCallbacks implements CallbackOrderSource {
     input: { url?: string | null | undefined; accessKey?: string | undefined },
   ): Promise<q.CallbackEventRow> {
     const chosen = input.accessKey;
-    const key = await q.testSigningKey(tx, merchantId, chosen);
+    const key = await q.testSigningKey(tx, merchantId, chosen, this.clock.now());
     if (key === undefined && chosen !== undefined)
       throw new OperatorError({ kind: 'api_key_not_found', accessKey: chosen });
     if (key === undefined) throw new OperatorError({ kind: 'no_signing_key', merchantId });

@@ -355,8 +355,8 @@ export function registerAccountPages(router: ConsoleRouter, deps: AccountPageDep
     return ctx.page(reply, {
       title: t('overview'),
       section: 'overview',
-      body: html`<h1>${ctx.merchant.name}</h1><div class="cards">
-<div class="panel"><dl><dt>${t('merchantId')}</dt><dd><code>${ctx.merchantId}</code></dd><dt>${t('callbackAddress')}</dt><dd>${ctx.merchant.callbackUrl ?? t('notSet')}</dd></dl></div>
+      body: html`<h1>${ctx.merchant.name}</h1><div class="cards wide">
+<div class="panel"><dl><dt>${t('merchantId')}</dt><dd><code id="overview-merchant-id">${ctx.merchantId}</code></dd><dt>${t('callbackAddress')}</dt><dd><span id="overview-callback-address">${ctx.merchant.callbackUrl ?? t('notSet')}</span></dd></dl></div>
 <div class="panel"><h2>${t('gettingStarted')}</h2><ol><li><a href="/console/keys">${t('step1')}</a></li><li><a href="/console/callbacks">${t('step2')}</a></li><li><a href="/console/signature">${t('step3')}</a></li><li><a href="/console/orders">${t('step4')}</a></li></ol></div></div>`,
     });
   });

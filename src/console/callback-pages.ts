@@ -85,9 +85,9 @@ const TEXTS = consoleTexts('callbacks', {
   ],
   testSend: ['Send test callback', 'Enviar callback de teste', 'Enviar callback de prueba'],
   noKey: [
-    'There is no active API key to sign callbacks with. Create or enable a key first:',
-    'Não há chave de API ativa para assinar callbacks. Crie ou ative uma chave primeiro:',
-    'No hay ninguna clave de API activa para firmar callbacks. Crea o activa una clave primero:',
+    'There is no active API key to sign callbacks with (a new or enabled key counts once its activation delay is over). Create or enable a key first:',
+    'Não há chave de API ativa para assinar callbacks (uma chave nova ou reativada conta quando o atraso de ativação termina). Crie ou ative uma chave primeiro:',
+    'No hay ninguna clave de API activa para firmar callbacks (una clave nueva o reactivada cuenta cuando termina su retraso de activación). Crea o activa una clave primero:',
   ],
   keysLink: ['API keys', 'Chaves de API', 'Claves de API'],
   noTargetTest: [

@@ -82,6 +82,11 @@ const TEXTS = consoleTexts('keys', {
     'Copie a secret key agora e guarde-a em local seguro: ela é mostrada só desta vez e não pode ser exibida de novo. Se a perder, exclua esta chave e crie outra.',
     'Copia la secret key ahora y guárdala en un lugar seguro: se muestra solo esta vez y no se puede volver a mostrar. Si la pierdes, elimina esta clave y crea otra.',
   ],
+  shownOnce: [
+    'The secret key of this key was shown once, right after it was created, and cannot be shown again. If you did not keep it, delete this key and create a new one.',
+    'A secret key desta chave foi mostrada uma única vez, logo após a criação, e não pode ser exibida de novo. Se não a guardou, exclua esta chave e crie outra.',
+    'La secret key de esta clave se mostró una sola vez, justo después de crearla, y no se puede volver a mostrar. Si no la guardaste, elimina esta clave y crea otra.',
+  ],
   effectLine: [
     'The key takes effect {time}:',
     'A chave passa a valer em {time}:',
@@ -146,6 +151,37 @@ const TEXTS = consoleTexts('keys', {
 });
 
 type T = Translator<keyof typeof TEXTS>;
+
+/** How long a just-created secret waits for the page that shows it (the redirect is followed at once). */
+export const CREATED_SECRET_TTL_MS = 5 * 60_000;
+/** At most this many secrets wait at once (the oldest let go first). */
+const CREATED_SECRETS_KEPT = 1_000;
+
+/**
+ * The secret of a key just created, between the form's POST and the GET its 303 leads to: kept in
+ * this process's memory only (never in the address or a cookie), for the console session that
+ * created the key, for a few minutes, and handed out once. A reload finds the slot empty.
+ */
+export class CreatedSecrets {
+  readonly #slots = new Map<string, { secretKey: string; until: number }>();
+
+  constructor(private readonly now: () => number) {}
+
+  put(sessionId: string, accessKey: string, secretKey: string): void {
+    const now = this.now();
+    for (const [slot, held] of this.#slots) if (held.until <= now) this.#slots.delete(slot);
+    this.#slots.set(`${sessionId} ${accessKey}`, { secretKey, until: now + CREATED_SECRET_TTL_MS });
+    if (this.#slots.size > CREATED_SECRETS_KEPT) this.#slots.delete(this.#slots.keys().next().value as string);
+  }
+
+  /** The secret, once: the slot is emptied whether or not it was still fresh. */
+  take(sessionId: string, accessKey: string): string | undefined {
+    const slot = `${sessionId} ${accessKey}`;
+    const held = this.#slots.get(slot);
+    this.#slots.delete(slot);
+    return held !== undefined && held.until > this.now() ? held.secretKey : undefined;
+  }
+}
 
 /** Whole seconds until a moment (at least 1 while it is in the future). */
 export function secondsUntil(at: number, now: number): number {
@@ -361,6 +397,7 @@ async function whenChangeRefused(
 
 /** The console's pages for API keys (Developer Center). */
 export function registerKeyPages(router: ConsoleRouter, deps: ConsoleServices): void {
+  const secrets = new CreatedSecrets(() => deps.clock.now());
   router.get('/console/keys', async (ctx, request, reply) => {
     const t = translate(TEXTS, ctx.lang);
     const deleted = queryParam(request, 'deleted');
@@ -369,8 +406,8 @@ export function registerKeyPages(router: ConsoleRouter, deps: ConsoleServices): 
     });
   });
 
+  // POST, 303, GET: a reload of the page that shows the new key never sends the form again.
   router.post('/console/keys', async (ctx, request, reply) => {
-    const t = translate(TEXTS, ctx.lang);
     const values = readForm(request);
     const parsed = settingsOf(values, ctx.lang);
     if ('error' in parsed) return listPage(ctx, reply, deps, { status: 400, values, errors: [parsed.error] });
@@ -380,17 +417,35 @@ export function registerKeyPages(router: ConsoleRouter, deps: ConsoleServices): 
     } catch (error) {
       return listPage(ctx, reply, deps, { status: 400, values, errors: [fieldErrorOf(error, ctx.lang)] });
     }
+    secrets.put(ctx.session.sessionId, created.accessKey, created.secretKey);
+    return seeOther(reply, `${keyPath(created.accessKey)}/created`);
+  });
+
+  // The page the creation redirects to: the secret on its first load by the creating session, the
+  // key's details and a word that the secret was shown once on any later one (a reload).
+  router.get('/console/keys/:accessKey/created', async (ctx, request, reply) => {
+    const t = translate(TEXTS, ctx.lang);
+    const { accessKey = '' } = request.params as { accessKey?: string };
+    const key = await deps.merchants.findApiKey(ctx.merchantId, accessKey);
+    if (key === undefined) return ctx.notFound(reply);
+    const secretKey = secrets.take(ctx.session.sessionId, key.accessKey);
     const now = deps.clock.now();
     void reply.header('cache-control', 'no-store');
+    const secret =
+      secretKey !== undefined && key.status !== 'deleted'
+        ? html`<p class="warning" role="alert">${t('secretWarning')}</p>
+<label for="new-access-key">${t('accessKey')}</label><input type="text" readonly class="secret" id="new-access-key" value="${key.accessKey}"> ${copyButton('new-access-key', ctx.lang)}
+<label for="new-secret-key">${t('secretKey')}</label><input type="text" readonly class="secret" id="new-secret-key" value="${secretKey}" autocomplete="off"> ${copyButton('new-secret-key', ctx.lang)}`
+        : html`<p class="warning">${t('shownOnce')}</p>
+<dl><dt>${t('accessKey')}</dt><dd><code id="access-key">${key.accessKey}</code> ${copyButton('access-key', ctx.lang)}</dd>
+<dt>${t('label')}</dt><dd>${key.label === '' ? t('noLabel') : key.label}</dd>
+<dt>${t('status')}</dt><dd>${keyStatus(ctx.lang, key, now)}</dd></dl>`;
     return ctx.page(reply, {
       title: t('createdTitle'),
       section: 'keys',
-      body: html`<h1>${t('createdTitle')}</h1><div class="panel">
-<p class="warning" role="alert">${t('secretWarning')}</p>
-<label for="new-access-key">${t('accessKey')}</label><input type="text" readonly class="secret" id="new-access-key" value="${created.accessKey}"> ${copyButton('new-access-key', ctx.lang)}
-<label for="new-secret-key">${t('secretKey')}</label><input type="text" readonly class="secret" id="new-secret-key" value="${created.secretKey}" autocomplete="off"> ${copyButton('new-secret-key', ctx.lang)}
-<p>${t('effectLine', { time: dateTime(ctx.lang, created.activeAt) })} ${created.activeAt > now ? activationCountdown(ctx.lang, created.activeAt, now) : badge(t('active'), 'ok')}</p>
-<p><a class="button secondary" href="${keyPath(created.accessKey)}">${t('view')}</a> <a href="/console/keys">${t('backToKeys')}</a></p></div>`,
+      body: html`<h1>${t('createdTitle')}</h1><div class="panel">${secret}
+<p>${t('effectLine', { time: dateTime(ctx.lang, key.activeAt) })} ${keyStatus(ctx.lang, key, now)}</p>
+<p><a class="button secondary" href="${keyPath(key.accessKey)}">${t('view')}</a> <a href="/console/keys">${t('backToKeys')}</a></p></div>`,
     });
   });
 

@@ -44,14 +44,14 @@ th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid var(--line);ve
 th{background:#f9fafb;white-space:nowrap}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 code,.mono{font:13px/1.4 ui-monospace,Menlo,Consolas,monospace;word-break:break-all}
 pre{font:13px/1.4 ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap;word-break:break-all;background:#f9fafb;border:1px solid var(--line);border-radius:.4rem;padding:.5rem;margin:.25rem 0}
-dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:.5rem 0}dt{font-weight:600;color:var(--muted)}dd{margin:0;word-break:break-word}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:.5rem 0}dt{font-weight:600;color:var(--muted)}dd{margin:0;min-width:0;overflow-wrap:anywhere}
 .notice{border-left:4px solid var(--ok);background:#ecfdf5;padding:.5rem .75rem;margin:0 0 1rem;border-radius:.25rem}
 .warning{border-left:4px solid var(--warn);background:#fffbeb;padding:.5rem .75rem;margin:.5rem 0;border-radius:.25rem}
 .error{color:var(--bad);font-weight:600}
 .summary{border:2px solid var(--bad);border-radius:.5rem;padding:.5rem 1rem;margin:0 0 1rem;background:#fff}
 .badge{display:inline-block;padding:.05rem .45rem;border-radius:1rem;font-size:.8rem;font-weight:600;background:#e5e7eb;white-space:nowrap}
 .badge.ok{background:#d1fae5;color:var(--ok)}.badge.bad{background:#fee2e2;color:var(--bad)}.badge.wait{background:#fef3c7;color:var(--warn)}
-.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(15rem,1fr));gap:1rem}.cards dd{white-space:nowrap}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(15rem,1fr));gap:1rem}.cards>*{min-width:0}.cards dd.num{white-space:nowrap}.cards.wide{grid-template-columns:repeat(auto-fit,minmax(min(100%,24rem),1fr))}
 .pager{display:flex;gap:1rem;margin-top:.75rem}
 .secret{font:15px/1.4 ui-monospace,Menlo,Consolas,monospace;word-break:break-all;background:#fffbeb;border:2px solid var(--warn);padding:.5rem;border-radius:.4rem}
 footer{max-width:80rem;margin:0 auto;padding:0 1rem 2rem;font-size:.85rem}footer form{display:inline}footer button{min-height:0;padding:.2rem .5rem;font-size:.85rem}
