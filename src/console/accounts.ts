@@ -35,7 +35,9 @@ import {
   insertUser,
   merchantExists,
   recentSignInFailures,
+  setSessionCreatedKey,
   setSessionPendingTotp,
+  takeSessionCreatedKey,
   setUserLanguage,
   setUserPassword,
   takeTotpStep,
@@ -226,6 +228,7 @@ export class ConsoleAccounts {
       stage,
       csrf_token: newToken(),
       totp_pending_sealed: null,
+      created_key_sealed: null,
       created_at: now,
       last_seen_at: now,
       expires_at: now + (stage === 'full' ? SESSION_LIFETIME_MS : SECOND_FACTOR_MS),
@@ -357,6 +360,30 @@ export class ConsoleAccounts {
 
   async setLanguage(session: ConsoleSession, language: Language): Promise<void> {
     await this.store.transact((tx) => setUserLanguage(tx, session.user.userId, language, this.clock.now()));
+  }
+
+  /**
+   * Keeps the secret of an API key just created, sealed on the session, for the page the form's
+   * redirect leads to (on whichever node serves it) to show once, within `ttlMs`.
+   */
+  async holdCreatedKey(session: ConsoleSession, accessKey: string, secretKey: string, ttlMs: number): Promise<void> {
+    const sealed = this.secrets.seal(
+      JSON.stringify({ accessKey, secretKey, until: this.clock.now() + ttlMs }),
+      session.sessionId,
+    );
+    await this.store.transact((tx) => setSessionCreatedKey(tx, session.sessionId, sealed));
+  }
+
+  /** The secret of `accessKey` just created in this session, once: the slot is emptied whatever it held. */
+  async takeCreatedKey(session: ConsoleSession, accessKey: string): Promise<string | undefined> {
+    const sealed = await this.store.transact((tx) => takeSessionCreatedKey(tx, session.sessionId));
+    if (sealed === undefined) return undefined;
+    const held = JSON.parse(this.secrets.open(sealed, session.sessionId)) as {
+      accessKey: string;
+      secretKey: string;
+      until: number;
+    };
+    return held.accessKey === accessKey && held.until > this.clock.now() ? held.secretKey : undefined;
   }
 
   /** Starts TOTP enrolment: a new secret kept (sealed) on the session until a code confirms it. */

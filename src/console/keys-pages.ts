@@ -154,34 +154,6 @@ type T = Translator<keyof typeof TEXTS>;
 
 /** How long a just-created secret waits for the page that shows it (the redirect is followed at once). */
 export const CREATED_SECRET_TTL_MS = 5 * 60_000;
-/** At most this many secrets wait at once (the oldest let go first). */
-const CREATED_SECRETS_KEPT = 1_000;
-
-/**
- * The secret of a key just created, between the form's POST and the GET its 303 leads to: kept in
- * this process's memory only (never in the address or a cookie), for the console session that
- * created the key, for a few minutes, and handed out once. A reload finds the slot empty.
- */
-export class CreatedSecrets {
-  readonly #slots = new Map<string, { secretKey: string; until: number }>();
-
-  constructor(private readonly now: () => number) {}
-
-  put(sessionId: string, accessKey: string, secretKey: string): void {
-    const now = this.now();
-    for (const [slot, held] of this.#slots) if (held.until <= now) this.#slots.delete(slot);
-    this.#slots.set(`${sessionId} ${accessKey}`, { secretKey, until: now + CREATED_SECRET_TTL_MS });
-    if (this.#slots.size > CREATED_SECRETS_KEPT) this.#slots.delete(this.#slots.keys().next().value as string);
-  }
-
-  /** The secret, once: the slot is emptied whether or not it was still fresh. */
-  take(sessionId: string, accessKey: string): string | undefined {
-    const slot = `${sessionId} ${accessKey}`;
-    const held = this.#slots.get(slot);
-    this.#slots.delete(slot);
-    return held !== undefined && held.until > this.now() ? held.secretKey : undefined;
-  }
-}
 
 /** Whole seconds until a moment (at least 1 while it is in the future). */
 export function secondsUntil(at: number, now: number): number {
@@ -397,7 +369,6 @@ async function whenChangeRefused(
 
 /** The console's pages for API keys (Developer Center). */
 export function registerKeyPages(router: ConsoleRouter, deps: ConsoleServices): void {
-  const secrets = new CreatedSecrets(() => deps.clock.now());
   router.get('/console/keys', async (ctx, request, reply) => {
     const t = translate(TEXTS, ctx.lang);
     const deleted = queryParam(request, 'deleted');
@@ -417,7 +388,7 @@ export function registerKeyPages(router: ConsoleRouter, deps: ConsoleServices): 
     } catch (error) {
       return listPage(ctx, reply, deps, { status: 400, values, errors: [fieldErrorOf(error, ctx.lang)] });
     }
-    secrets.put(ctx.session.sessionId, created.accessKey, created.secretKey);
+    await deps.accounts.holdCreatedKey(ctx.session, created.accessKey, created.secretKey, CREATED_SECRET_TTL_MS);
     return seeOther(reply, `${keyPath(created.accessKey)}/created`);
   });
 
@@ -428,7 +399,7 @@ export function registerKeyPages(router: ConsoleRouter, deps: ConsoleServices): 
     const { accessKey = '' } = request.params as { accessKey?: string };
     const key = await deps.merchants.findApiKey(ctx.merchantId, accessKey);
     if (key === undefined) return ctx.notFound(reply);
-    const secretKey = secrets.take(ctx.session.sessionId, key.accessKey);
+    const secretKey = await deps.accounts.takeCreatedKey(ctx.session, key.accessKey);
     const now = deps.clock.now();
     void reply.header('cache-control', 'no-store');
     const secret =

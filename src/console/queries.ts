@@ -413,6 +413,28 @@ export async function setSessionPendingTotp(db: Db, sessionId: string, sealed: s
   await db.updateTable('console_sessions').set({ totp_pending_sealed: sealed }).where('id', '=', sessionId).execute();
 }
 
+/** Keeps the sealed secret of a key just created on the session (replacing any before it). */
+export async function setSessionCreatedKey(db: Db, sessionId: string, sealed: string): Promise<void> {
+  await db.updateTable('console_sessions').set({ created_key_sealed: sealed }).where('id', '=', sessionId).execute();
+}
+
+/** Takes the sealed secret of a key just created off the session: once (undefined after). */
+export async function takeSessionCreatedKey(db: Db, sessionId: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('console_sessions')
+    .select('created_key_sealed')
+    .where('id', '=', sessionId)
+    .executeTakeFirst();
+  if (row?.created_key_sealed == null) return undefined;
+  const taken = await db
+    .updateTable('console_sessions')
+    .set({ created_key_sealed: null })
+    .where('id', '=', sessionId)
+    .where('created_key_sealed', '=', row.created_key_sealed)
+    .executeTakeFirst();
+  return Number(taken.numUpdatedRows) === 1 ? row.created_key_sealed : undefined;
+}
+
 export async function deleteSession(db: Db, sessionId: string): Promise<void> {
   await db.deleteFrom('console_sessions').where('id', '=', sessionId).execute();
 }

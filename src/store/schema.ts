@@ -316,6 +316,8 @@ export interface ConsoleSessionTable {
   stage: ConsoleSessionStage;
   csrf_token: string;
   totp_pending_sealed: string | null;
+  /** An API key's secret just created in this session (sealed JSON: access key, secret, until), shown once. */
+  created_key_sealed: string | null;
   created_at: number;
   last_seen_at: number;
   expires_at: number;

@@ -14,6 +14,7 @@ import * as apiPix from './0012_api_pix.js';
 import * as pixReturns from './0013_pix_returns.js';
 import * as chainWatch from './0014_chain_watch.js';
 import * as chainSends from './0015_chain_sends.js';
+import * as consoleCreatedKey from './0016_console_created_key.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   '0013_pix_returns': pixReturns,
   '0014_chain_watch': chainWatch,
   '0015_chain_sends': chainSends,
+  '0016_console_created_key': consoleCreatedKey,
 };
 
 export const migrationProvider: MigrationProvider = {
