@@ -12,7 +12,7 @@ import * as railq from '../rails/queries.js';
 import { RailRefusal, type Rail, type RailOrder, type RailStarted } from '../rails/rails.js';
 import { newId } from '../store/ids.js';
 import { isUniqueViolation, type Store, type Tx } from '../store/store.js';
-import type { BrazilDetails } from './details.js';
+import { payerDocument, type BrazilDetails } from './details.js';
 import * as q from './queries.js';
 
 export interface ApiPixOptions {
@@ -253,9 +253,10 @@ export class ApiPixBrazil {
       valor: { original: reais(order.amount) },
       chave: this.options.pixKey,
     };
-    if (details.userInfoNo !== undefined && details.userInfoName !== undefined && details.userInfoName.trim() !== '') {
+    const payer = payerDocument(details);
+    if (payer !== undefined && details.userInfoName !== undefined && details.userInfoName.trim() !== '') {
       body.devedor = {
-        [details.userInfoType === 'CNPJ' ? 'cnpj' : 'cpf']: details.userInfoNo,
+        [payer.type === 'CNPJ' ? 'cnpj' : 'cpf']: payer.number,
         nome: details.userInfoName.trim().slice(0, 200),
       };
     }

@@ -36,6 +36,18 @@ export interface BrazilDetails extends Partial<BrazilSettlement> {
   documentSource?: 'saved' | 'entered' | 'generated';
 }
 
+/**
+ * The payer's document as the payer (or the merchant) gave it, to show or send as the payer's; never
+ * one Cashgate generated for an aggregate cashier without userIdentity: with valid check digits, a
+ * generated CPF may belong to a real person.
+ */
+export function payerDocument(
+  d: Pick<BrazilDetails, 'userInfoType' | 'userInfoNo' | 'documentSource'>,
+): { type: DocumentType; number: string } | undefined {
+  if (d.userInfoNo === undefined || d.userInfoType === undefined || d.documentSource === 'generated') return undefined;
+  return { type: d.userInfoType, number: d.userInfoNo };
+}
+
 declare module '../orders/details.js' {
   interface OrderDetailsByArea {
     bra: { collection: BrazilDetails; transfer: BrazilDetails };

@@ -14,7 +14,7 @@ import {
 } from 'jose';
 import type { Clock } from '../clock.js';
 import { formatMoney, fromDb } from '../money.js';
-import { brazilDetails } from './details.js';
+import { brazilDetails, payerDocument } from './details.js';
 import type { OrderRow } from '../orders/queries.js';
 import type { OrderService } from '../orders/service.js';
 import { COLLECTION_STATUS } from '../orders/state-machine.js';
@@ -108,10 +108,11 @@ const STATUS: Record<number, string> = {
 /** The API Pix `cob` of a PIX_DYNAMIC collection, as its location answers it. */
 export function cobPayload(order: OrderRow, pixKey: string, now: number): Record<string, unknown> {
   const details = brazilDetails(order);
+  const payer = payerDocument(details);
   const devedor =
-    details.userInfoNo === undefined
+    payer === undefined
       ? undefined
-      : { [details.userInfoType === 'CNPJ' ? 'cnpj' : 'cpf']: details.userInfoNo, nome: details.userInfoName ?? '' };
+      : { [payer.type === 'CNPJ' ? 'cnpj' : 'cpf']: payer.number, nome: details.userInfoName ?? '' };
   return {
     calendario: {
       criacao: new Date(order.created_at).toISOString(),

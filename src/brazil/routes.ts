@@ -17,7 +17,7 @@ import {
   TransferResult,
 } from '../orders/schemas.js';
 import { newOrderId, type OrderService } from '../orders/service.js';
-import { brazilDetails, type BrazilDetails } from './details.js';
+import { brazilDetails, payerDocument, type BrazilDetails } from './details.js';
 import { isValidDocument, normalizeDocument, type DocumentType } from './documents.js';
 import {
   BRAZIL_COLLECTION_PAY_TYPE,
@@ -101,7 +101,13 @@ function account(order: OrderRow) {
   const d = brazilDetails(order);
   return order.kind === 'transfer'
     ? { accountType: d.accountType ?? '', accountName: d.personName ?? '', accountNo: d.accountId ?? '' }
-    : { accountType: d.userInfoType ?? '', accountName: d.userInfoName ?? '', accountNo: d.userInfoNo ?? '' };
+    : payerAccount(d);
+}
+
+/** A collection's payer as the query shows it: a document Cashgate generated is not the payer's, so it is left out. */
+function payerAccount(d: ReturnType<typeof brazilDetails>) {
+  const payer = payerDocument(d);
+  return { accountType: payer?.type ?? '', accountName: d.userInfoName ?? '', accountNo: payer?.number ?? '' };
 }
 
 /** Endpoints 11–15: Brazil collections (PIX, PIX dynamic, Boleto), PIX and bank transfers, and their queries. */
@@ -254,7 +260,7 @@ export function brazilRoutes(deps: {
         }),
         payerDocumentSource: Type.String({
           description:
-            "where accountNo (the payer's CPF/CNPJ) came from: merchant (the create request), saved, entered (by the payer on an aggregate cashier), generated (by Cashgate: no userIdentity), or empty",
+            "where accountNo (the payer's CPF/CNPJ) came from: merchant (the create request), saved, entered (by the payer on an aggregate cashier), generated (by Cashgate for an aggregate cashier without userIdentity: it is not the payer's, so accountNo and accountType are then empty), or empty",
         }),
       }),
       extra: (order) => {

@@ -13,7 +13,7 @@ import { COLLECTION_STATUS, statusText, TRANSFER_STATUS } from '../orders/state-
 import { newPdf } from '../pdf/document.js';
 import { drawableText, wrapText } from '../pdf/text.js';
 import type { Store } from '../store/store.js';
-import { brazilDetails } from './details.js';
+import { brazilDetails, payerDocument } from './details.js';
 import { insertVoucher, orderOfVoucher, voucherTokenOfOrder } from './queries.js';
 
 /** A voucher token: 24 random bytes in base64url, the capability carried by the public link. */
@@ -249,10 +249,8 @@ export function voucherFacts(
     remark: order.remark ?? undefined,
   };
   if (order.kind === 'collection') {
-    const payerLines =
-      d.userInfoNo === undefined
-        ? []
-        : [`${d.userInfoType ?? 'Documento / Document'}: ${maskDocument(d.userInfoType, d.userInfoNo)}`];
+    const payer = payerDocument(d);
+    const payerLines = payer === undefined ? [] : [`${payer.type}: ${maskDocument(payer.type, payer.number)}`];
     return {
       ...common,
       kind: order.channel_type === 'BOLETO' ? 'boleto_paid' : 'pix_received',

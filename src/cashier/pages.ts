@@ -8,7 +8,7 @@ import type { MerchantService } from '../merchants/service.js';
 import type { OrderRow } from '../orders/queries.js';
 import type { OrderSandbox } from '../orders/sandbox.js';
 import { EventNotAllowedError, type OrderService } from '../orders/service.js';
-import { brazilDetails } from '../brazil/details.js';
+import { brazilDetails, payerDocument } from '../brazil/details.js';
 import { COLLECTION_STATUS } from '../orders/state-machine.js';
 import { barcodeFromLinha } from '../rails/boleto/boleto.js';
 import { renderBoletoPdf } from './boleto-pdf.js';
@@ -180,10 +180,7 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
         payeeName: `${deps.pix.merchantName} (${merchant.name})`,
         payeeCity: deps.pix.merchantCity,
         payerName: d.userInfoName,
-        payerDocument:
-          d.userInfoType === undefined || d.userInfoNo === undefined
-            ? undefined
-            : { type: d.userInfoType, number: d.userInfoNo },
+        payerDocument: payerDocument(d),
         documentNumber: order.id,
         nossoNumero: order.channel_order_id ?? '',
         instructions: order.remark ?? undefined,
