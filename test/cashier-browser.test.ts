@@ -92,11 +92,15 @@ describe(`cashier pages in Chromium (${databaseLabel})`, async () => {
   let shop: Awaited<ReturnType<typeof startShop>>;
   let merchant: Awaited<ReturnType<TestGateway['merchantWithKey']>>;
 
-  const newContext = (viewport: Viewport, locale = 'pt-BR'): Promise<BrowserContext> => {
+  const newContext = (viewport: { width: number; height: number }, locale = 'pt-BR'): Promise<BrowserContext> => {
     if (browser === undefined) throw new Error('no browser: the test should have been skipped');
     return browser.newContext({ viewport, locale });
   };
-  const withPage = async (viewport: Viewport, locale: string, run: (page: Page) => Promise<void>) => {
+  const withPage = async (
+    viewport: { width: number; height: number },
+    locale: string,
+    run: (page: Page) => Promise<void>,
+  ) => {
     const context = await newContext(viewport, locale);
     try {
       await run(await context.newPage());
@@ -238,13 +242,22 @@ describe(`cashier pages in Chromium (${databaseLabel})`, async () => {
           assert.ok(await page.getByText('KES 1,500', { exact: true }).isVisible());
           await checkPageQuality(page, loaded, `Kenya (${name})`);
           await screenshot(page, 'cashier-kenya', viewport);
-          for (const left of [3, 2, 1]) {
+          for (const left of [3, 2]) {
             // A prompt may be asked for again once the cooldown after the last one has passed.
             gw.clock.advance(MPESA_RESEND_COOLDOWN_MS + 1);
             await page.getByRole('button', { name: `Send the request again (${left} left)` }).click();
-            await page.getByText('A new request was sent. Check your phone.').waitFor();
+            await page.getByRole('button', { name: `Send the request again (${left - 1} left)` }).waitFor();
+            assert.ok(
+              await page.getByText('A new request was sent. Check your phone.', { exact: false }).isVisible(),
+              'the resend is confirmed',
+            );
           }
-          assert.ok(await page.getByText('The request cannot be sent again.', { exact: false }).isVisible());
+          gw.clock.advance(MPESA_RESEND_COOLDOWN_MS + 1);
+          await page.getByRole('button', { name: 'Send the request again (1 left)' }).click();
+          await page
+            .getByText('The last request was sent. Check your phone: the request cannot be sent again.')
+            .waitFor();
+          assert.equal(await page.locator('#resend-note').count(), 1, 'one note at the limit');
           // The status updates by itself: the payment is reported elsewhere (the admin sandbox), the page follows.
           assert.equal((await gw.sandbox(data.currencyOrderVo.orderId as string, 'paid')).status, 200);
           await page.getByRole('heading', { name: 'Payment received' }).waitFor({ timeout: 10_000 });
@@ -343,6 +356,209 @@ describe(`cashier pages in Chromium (${databaseLabel})`, async () => {
       assert.equal(callback.orderActualAmount, '105.00');
     },
   );
+
+  it(
+    'M-Pesa resend: taps while a resend is in flight send nothing more, and the page says one thing at a time',
+    { skip },
+    async () => {
+      const data = await create('/api/v3/ken/createCollectingOrder', {
+        amount: '700',
+        channelType: 'CHARGE',
+        phone: '254712345124',
+        checkingPhone: '254712345124',
+      });
+      const orderId = data.currencyOrderVo.orderId as string;
+      const restarts = async () =>
+        (await gw.gateway.orders.history(orderId)).filter((e) => e.event === 'rail_restarted').length;
+      /** The resend section's notes: exactly one says where the payer stands. */
+      const notes = (page: Page) => page.locator('#resend-note');
+      await withPage(VIEWPORTS.phone, 'en-KE', async (page) => {
+        await page.goto(local(data.cashierUrl as string));
+        assert.ok(await page.getByText('You can ask for a new request in 60 s.').isVisible(), 'the first cooldown');
+        gw.clock.advance(MPESA_RESEND_COOLDOWN_MS + 1);
+        const button = page.getByRole('button', { name: 'Send the request again (3 left)' });
+        // First without leaving the page: a listener after the page's own records whether each submit
+        // would go out (not prevented by the page) and then keeps it from going out.
+        await page.locator('form[action*="/resend"]').evaluate((form) => {
+          const seen: boolean[] = [];
+          form.setAttribute('data-test-submits', '');
+          form.addEventListener('submit', (event: { defaultPrevented: boolean; preventDefault(): void }) => {
+            seen.push(!event.defaultPrevented);
+            form.setAttribute('data-test-submits', seen.join(','));
+            event.preventDefault();
+          });
+        });
+        await button.click();
+        assert.ok(await button.isDisabled(), 'the button is disabled while the resend is in flight');
+        await page.locator('form[action*="/resend"]').evaluate((form) => {
+          const again = form as unknown as { requestSubmit(): void };
+          again.requestSubmit();
+          again.requestSubmit();
+        });
+        assert.equal(
+          await page.locator('form[action*="/resend"]').getAttribute('data-test-submits'),
+          'true,false,false',
+          'only the first of three submits goes out',
+        );
+        // Then for real: three quick taps post one resend.
+        await page.reload();
+        const posts: string[] = [];
+        page.on('request', (request) => {
+          if (request.method() === 'POST' && request.url().includes('/resend')) posts.push(request.url());
+        });
+        await button.click({ clickCount: 3 });
+        await page.getByText('A new request was sent. Check your phone.', { exact: false }).waitFor();
+        assert.equal(posts.length, 1, 'one resend posted for three taps');
+        assert.equal(await restarts(), 1, 'one new prompt');
+        assert.equal(await notes(page).count(), 1, 'one note after the resend');
+        assert.equal(
+          await notes(page).innerText(),
+          'A new request was sent. Check your phone. You can ask for another in 60 s.',
+        );
+
+        // Within the cooldown a tap sends nothing and the page says how long is left, once.
+        gw.clock.advance(20_000);
+        await page.getByRole('button', { name: 'Send the request again (2 left)' }).click();
+        await page.getByText('You can ask for another in 40 s.', { exact: false }).waitFor();
+        assert.equal(await restarts(), 1, 'no prompt within the cooldown');
+        assert.equal(await notes(page).count(), 1, 'one note within the cooldown');
+
+        gw.clock.advance(MPESA_RESEND_COOLDOWN_MS);
+        await page.getByRole('button', { name: 'Send the request again (2 left)' }).click();
+        await page.getByRole('button', { name: 'Send the request again (1 left)' }).waitFor();
+        gw.clock.advance(MPESA_RESEND_COOLDOWN_MS);
+        await page.getByRole('button', { name: 'Send the request again (1 left)' }).click();
+        await page.getByText('The last request was sent.', { exact: false }).waitFor();
+        assert.equal(await restarts(), 3, 'three prompts in all, one per cooldown');
+        assert.equal(await notes(page).count(), 1, 'one note at the limit');
+        assert.equal(
+          await notes(page).innerText(),
+          'The last request was sent. Check your phone: the request cannot be sent again.',
+        );
+        assert.equal(await page.getByText('A new request was sent', { exact: false }).count(), 0, 'not both');
+        assert.equal(await page.getByRole('button', { name: /Send the request again/ }).count(), 0, 'no more button');
+      });
+    },
+  );
+
+  it(
+    'the paid page with a returnUrl: a "Return to the shop" button and a countdown the payer can stop; no meta refresh',
+    { skip },
+    async () => {
+      const paidWith = async (path: string) => {
+        const data = await create('/api/v3/bra/createCollectingOrder', {
+          amount: '10.00',
+          channelType: 'PIX',
+          returnUrl: `${shop.url}${path}`,
+        });
+        assert.equal((await gw.sandbox(data.currencyOrderVo.orderId as string, 'paid')).status, 200);
+        return local(data.cashierUrl as string);
+      };
+      const stays = await paidWith('/paid-stay');
+      await withPage(VIEWPORTS.phone, 'en-US', async (page) => {
+        const loaded = await loadCounted(page, stays);
+        assert.equal(loaded.status, 200);
+        assert.doesNotMatch(await page.content(), /http-equiv="refresh"/, 'no meta refresh');
+        await page.getByRole('button', { name: 'Stay on this page' }).click();
+        await checkPageQuality(page, loaded, 'paid with a return');
+      });
+      await withPage(VIEWPORTS.phone, 'en-US', async (page) => {
+        // The page's time stands still until the test moves it.
+        const start = Date.now();
+        await page.clock.install({ time: start });
+        await page.clock.pauseAt(start + 1_000);
+        await page.goto(stays);
+        const back = page.getByRole('link', { name: 'Return to the shop' });
+        assert.ok(await back.isVisible(), 'the return button');
+        assert.equal(await back.getAttribute('href'), `${shop.url}/paid-stay`);
+        const host = new URL(shop.url).host;
+        assert.ok(await page.getByText(`Taking you back to ${host} in 5 s.`).isVisible(), 'the countdown');
+        await page.clock.runFor(2_000);
+        assert.ok(await page.getByText(`Taking you back to ${host} in 3 s.`).isVisible(), 'the countdown ticks');
+        await page.getByRole('button', { name: 'Stay on this page' }).click();
+        assert.ok(await page.getByText('You stay on this page.').isVisible(), 'the countdown is stopped');
+        await page.clock.runFor(30_000);
+        assert.equal(page.url(), stays, 'still on the paid page');
+        assert.ok(!shop.visits.includes('/paid-stay'), 'the shop was not visited');
+        assert.ok(await back.isVisible(), 'the return button stays');
+      });
+
+      const returns = await paidWith('/paid-go');
+      await withPage(VIEWPORTS.desktop, 'pt-BR', async (page) => {
+        await page.clock.install();
+        await page.goto(returns);
+        assert.ok(await page.getByRole('link', { name: 'Voltar à loja' }).isVisible(), 'the return button (pt-BR)');
+        await page.clock.runFor(5_000);
+        await page.waitForURL(`${shop.url}/paid-go`);
+      });
+      await withPage(VIEWPORTS.phone, 'es', async (page) => {
+        await page.goto(returns);
+        assert.ok(await page.getByRole('link', { name: 'Volver a la tienda' }).isVisible(), 'the return button (es)');
+      });
+
+      if (browser === undefined) throw new Error('no browser');
+      const context = await browser.newContext({
+        viewport: VIEWPORTS.phone,
+        locale: 'en-US',
+        javaScriptEnabled: false,
+      });
+      try {
+        const page = await context.newPage();
+        await page.goto(returns);
+        assert.ok(
+          await page.getByRole('link', { name: 'Return to the shop' }).isVisible(),
+          'the button without script',
+        );
+        assert.ok(await page.getByText(/Taking you back/).isHidden(), 'no countdown without script');
+        assert.equal(await page.getByRole('button', { name: 'Stay on this page' }).count(), 0, 'no stop button');
+        assert.doesNotMatch(await page.content(), /http-equiv="refresh"/, 'no meta refresh without script');
+      } finally {
+        await context.close();
+      }
+    },
+  );
+
+  for (const [name, viewport] of [
+    ['phone', { width: 390, height: 844 }],
+    ['desktop', { width: 1366, height: 900 }],
+  ] as const) {
+    it(
+      `the aggregate cashier's method radios at the ${name} viewport: one size, the chosen card highlighted`,
+      { skip },
+      async () => {
+        const address = local((await create('/api/v3/polymerize/createCollectingOrder', {})) as unknown as string);
+        await withPage(viewport, 'en-US', async (page) => {
+          await page.goto(address);
+          const radios = page.locator('input[name=method]');
+          assert.ok((await radios.count()) >= 3, 'several methods');
+          const sizes = await radios.evaluateAll((inputs) =>
+            inputs.map((input) => {
+              const box = input.getBoundingClientRect();
+              return `${box.width.toFixed(2)}x${box.height.toFixed(2)}`;
+            }),
+          );
+          assert.equal(new Set(sizes).size, 1, `every radio the same size: ${sizes.join(', ')}`);
+          await page.getByLabel(/^Pix/).first().check();
+          const looks = await page.locator('label.method').evaluateAll((labels) =>
+            labels.map((label) => {
+              const style = label.ownerDocument.defaultView?.getComputedStyle(label);
+              return {
+                checked: label.querySelector('input')?.checked === true,
+                look: `${style?.borderColor} ${style?.backgroundColor}`,
+              };
+            }),
+          );
+          const chosen = looks.filter((l) => l.checked);
+          const others = looks.filter((l) => !l.checked);
+          assert.equal(chosen.length, 1, 'one chosen card');
+          for (const other of others)
+            assert.notEqual(other.look, chosen[0]?.look, 'the chosen card looks different from the others');
+          assert.equal(new Set(others.map((o) => o.look)).size, 1, 'the other cards look alike');
+          await checkPageQuality(page, { bytes: 0 }, `aggregate cashier, a method chosen (${name})`);
+        });
+      },
+    );
+  }
 
   it(
     'without JavaScript the PIX page still shows amount and code, hides the copy button, and refreshes itself',

@@ -186,7 +186,12 @@ describe(`aggregate cashier (${databaseLabel})`, () => {
     assert.equal(queried.body.data[0].accountNo, '52998224725');
     const paid = await page(cashierPath, { 'accept-language': 'en' });
     assert.match(paid.text, /Payment received/);
-    assert.match(paid.text, /http-equiv="refresh" content="5;url=https:\/\/shop\.example\/back"/);
+    assert.doesNotMatch(paid.text, /http-equiv="refresh"/, 'no meta refresh on the paid page');
+    assert.match(
+      paid.text,
+      /<a class="button" id="return-link" href="https:\/\/shop\.example\/back">Return to the shop<\/a>/,
+    );
+    assert.match(paid.text, /data-return="https:\/\/shop\.example\/back" data-return-in="5"/);
     assert.deepEqual(await gw.auditBreaches(), []);
   });
 

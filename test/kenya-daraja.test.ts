@@ -263,6 +263,31 @@ describe(`Kenya on Daraja (${databaseLabel})`, () => {
     });
   }
 
+  it('sends one prompt for resends posted at once, and every answer leads to the same single note', async () => {
+    const phone = nextPhone();
+    daraja.scriptStk(phone, { resultCode: 1032, delayMs: 50 });
+    const created = await collect(phone);
+    await until(async () => {
+      const order = await gw.gateway.orders.find(created.orderId);
+      assert.equal(JSON.parse(order?.details ?? '{}').mpesaLastResult?.code, '1032');
+    });
+    const cashierPath = new URL(created.data.cashierUrl).pathname;
+    gw.clock.advance(MPESA_RESEND_COOLDOWN_MS + 1);
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => fetch(`${gw.url}${cashierPath}/resend`, { method: 'POST', redirect: 'manual' })),
+    );
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [303, 303, 303, 303, 303],
+    );
+    assert.equal(promptsTo(phone).length, 2, 'one new prompt for five posts at once');
+    for (const answer of answers) {
+      const page = await (await fetch(new URL(answer.headers.get('location') ?? '', gw.url))).text();
+      assert.equal(page.match(/id="resend-note"/g)?.length, 1, 'one note on resending');
+      assert.match(page, /A new request was sent\. Check your phone\. You can ask for another in 60 s\./);
+    }
+  });
+
   it('expires the order on result 1019 (the prompt lapsed)', async () => {
     const phone = nextPhone();
     daraja.scriptStk(phone, { resultCode: 1019, delayMs: 50 });

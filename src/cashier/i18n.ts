@@ -152,11 +152,17 @@ const TEXTS = {
     'Enviar la solicitud otra vez (quedan {left})',
     'Tuma ombi tena (yamebaki {left})',
   ],
-  mpesaResent: [
-    'A new request was sent. Check your phone.',
-    'Um novo pedido foi enviado. Confira o celular.',
-    'Se envió una nueva solicitud. Revisa tu teléfono.',
-    'Ombi jipya limetumwa. Angalia simu yako.',
+  mpesaResentWait: [
+    'A new request was sent. Check your phone. You can ask for another in {seconds} s.',
+    'Um novo pedido foi enviado. Confira o celular. Você pode pedir outro em {seconds} s.',
+    'Se envió una nueva solicitud. Revisa tu teléfono. Puedes pedir otra en {seconds} s.',
+    'Ombi jipya limetumwa. Angalia simu yako. Unaweza kuomba jingine baada ya sekunde {seconds}.',
+  ],
+  mpesaLastSent: [
+    'The last request was sent. Check your phone: the request cannot be sent again.',
+    'O último pedido foi enviado. Confira o celular: o pedido não pode ser enviado de novo.',
+    'Se envió la última solicitud. Revisa tu teléfono: la solicitud no se puede enviar otra vez.',
+    'Ombi la mwisho limetumwa. Angalia simu yako: ombi haliwezi kutumwa tena.',
   ],
   mpesaNoMore: [
     'The request cannot be sent again. Ask the merchant for a new payment link.',
@@ -202,11 +208,19 @@ const TEXTS = {
     'Gracias. Tu pago de {amount} fue recibido.',
     'Asante. Malipo yako ya {amount} yamepokelewa.',
   ],
-  returning: [
-    'Taking you back to {host}…',
-    'Voltando para {host}…',
-    'Volviendo a {host}…',
-    'Tunakurudisha kwa {host}…',
+  returnShop: ['Return to the shop', 'Voltar à loja', 'Volver a la tienda', 'Rudi dukani'],
+  returningIn: [
+    'Taking you back to {host} in {seconds} s.',
+    'Voltando para {host} em {seconds} s.',
+    'Volviendo a {host} en {seconds} s.',
+    'Tunakurudisha kwa {host} baada ya sekunde {seconds}.',
+  ],
+  returnStay: ['Stay on this page', 'Ficar nesta página', 'Quedarme en esta página', 'Baki kwenye ukurasa huu'],
+  returnStopped: [
+    'You stay on this page.',
+    'Você continua nesta página.',
+    'Te quedas en esta página.',
+    'Unabaki kwenye ukurasa huu.',
   ],
   returnLink: ['Return to {host}', 'Voltar para {host}', 'Volver a {host}', 'Rudi kwa {host}'],
   closePage: [

@@ -27,8 +27,9 @@ label{display:block;font-weight:600;margin:.75rem 0 .25rem}
 input[type=text]{font:inherit;width:100%;padding:.6rem;border:2px solid #6b7280;border-radius:.5rem;color:var(--ink)}
 input[aria-invalid=true]{border-color:var(--bad)}
 fieldset{border:0;padding:0;margin:1rem 0}legend{font-weight:600;margin-bottom:.25rem}
-.method{display:flex;gap:.6rem;align-items:flex-start;border:2px solid var(--line);border-radius:.5rem;padding:.6rem;margin:.4rem 0;font-weight:400}
-.method input{margin-top:.3rem;width:1.2rem;height:1.2rem}.method strong{display:block}
+.method{display:flex;gap:.6rem;align-items:flex-start;border:2px solid var(--line);border-radius:.5rem;padding:.6rem;margin:.4rem 0;font-weight:400;background:#fff}
+.method input{flex:none;margin:.2rem 0 0;width:1.25rem;height:1.25rem;accent-color:var(--accent)}.method strong{display:block}
+.method.checked,.method:has(input:checked){border-color:var(--accent);background:#eff6ff;box-shadow:inset 0 0 0 1px var(--accent)}
 .error{color:var(--bad);font-weight:600}
 .summary{border:2px solid var(--bad);border-radius:.5rem;padding:.5rem 1rem;margin:.5rem 0}
 .status{font-weight:600;padding:.5rem .75rem;border-radius:.5rem;background:#eff6ff}
@@ -42,8 +43,10 @@ ol{padding-left:1.25rem}
 `.replace(/\n/g, '');
 
 /**
- * Progressive enhancement only: copy buttons, the countdown, and the status poll that reloads the
- * page when the order moves on (the page without script shows the same and refreshes itself).
+ * Progressive enhancement only: copy buttons, the countdown, the status poll that reloads the page
+ * when the order moves on (the page without script shows the same and refreshes itself), the chosen
+ * method's card, forms sent once (`data-once`: their buttons disabled while the post is in flight) and
+ * the paid page's stoppable countdown back to the shop (without script: its button alone).
  */
 const SCRIPT = `(function(){
 var d=document,b=d.body;
@@ -58,7 +61,16 @@ c.textContent=(h>0?h+':'+String(m).padStart(2,'0'):m)+':'+String(s).padStart(2,'
 var u=b.getAttribute('data-status-url');
 if(u){var poll=function(){fetch(u,{cache:'no-store'}).then(function(r){return r.json()}).then(function(s){if(s.state!==b.getAttribute('data-state')){location.reload()}else{setTimeout(poll,3000)}},function(){setTimeout(poll,6000)})};setTimeout(poll,3000);}
 var sm=d.querySelector('.summary');if(sm)sm.focus();
-d.querySelectorAll('input[name=method]').forEach(function(r){r.addEventListener('change',function(){var doc=d.getElementById('document-field');if(doc)doc.hidden=r.getAttribute('data-needs-document')!=='true'})});
+var rs=d.querySelectorAll('input[name=method]');
+rs.forEach(function(r){r.addEventListener('change',function(){var doc=d.getElementById('document-field');if(doc)doc.hidden=r.getAttribute('data-needs-document')!=='true';
+rs.forEach(function(o){var l=o.closest('.method');if(l)l.classList.toggle('checked',o.checked)})})});
+d.querySelectorAll('form[data-once]').forEach(function(f){f.addEventListener('submit',function(e){if(f.getAttribute('data-sent')){e.preventDefault();return}
+f.setAttribute('data-sent','1');f.querySelectorAll('button').forEach(function(x){x.disabled=true})})});
+window.addEventListener('pageshow',function(e){if(e.persisted)d.querySelectorAll('form[data-once]').forEach(function(f){f.removeAttribute('data-sent');f.querySelectorAll('button').forEach(function(x){x.disabled=false})})});
+var rt=d.querySelector('[data-return]');
+if(rt){var n=Number(rt.getAttribute('data-return-in')),rx=rt.querySelector('[data-return-text]'),stop=rt.querySelector('[data-return-stop]'),tm;
+var step=function(){if(n<=0){location.assign(rt.getAttribute('data-return'));return}rx.textContent=rt.getAttribute('data-template').replace('{seconds}',String(n));n-=1;tm=setTimeout(step,1000)};
+rt.hidden=false;step();stop.addEventListener('click',function(){clearTimeout(tm);rx.textContent=rt.getAttribute('data-stopped');stop.hidden=true;var a=d.getElementById('return-link');if(a)a.focus()});}
 })();`;
 
 /** Only this page's own inline style and script, same-origin fetches and forms; no frames, no plugins, no base. */
@@ -71,8 +83,6 @@ export interface PageInput {
   body: Html;
   /** data-* attributes of <body> the script reads: the status endpoint and the state shown. */
   data?: Readonly<Record<string, string>>;
-  /** Seconds and target of a refresh that works without script (the return to the merchant). */
-  refresh?: { seconds: number; url?: string };
   /** A waiting page without script reloads itself this often (seconds) to show the order's new state. */
   reloadWithoutScript?: number;
   /** The page's own path, for the language links. */
@@ -85,11 +95,9 @@ export function sendPage(reply: FastifyReply, status: number, page: PageInput): 
     .map(([name, value]) => ` data-${name}="${escapeXml(value)}"`)
     .join('');
   const refresh =
-    page.refresh !== undefined
-      ? `<meta http-equiv="refresh" content="${page.refresh.seconds}${page.refresh.url === undefined ? '' : `;url=${escapeXml(page.refresh.url)}`}">`
-      : page.reloadWithoutScript !== undefined
-        ? `<noscript><meta http-equiv="refresh" content="${page.reloadWithoutScript}"></noscript>`
-        : '';
+    page.reloadWithoutScript === undefined
+      ? ''
+      : `<noscript><meta http-equiv="refresh" content="${page.reloadWithoutScript}"></noscript>`;
   const languages = html`<nav aria-label="${page.t('language')}">${CASHIER_LANGUAGES.filter((l) => l !== page.lang).map(
     (l) => html`<a href="${page.path}?lang=${l}" lang="${l}" hreflang="${l}">${LANGUAGE_NAMES[l]}</a>`,
   )}</nav>`;

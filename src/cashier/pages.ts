@@ -25,7 +25,6 @@ import {
   notFoundView,
   payPageOf,
   pendingView,
-  returnTarget,
   type CashierState,
   type ViewContext,
 } from './views.js';
@@ -40,9 +39,6 @@ export interface CashierPageDeps {
   pix: { merchantName: string; merchantCity: string };
   boletoBankCode: string;
 }
-
-/** Seconds the paid page waits before it takes the payer back to the merchant's returnUrl. */
-export const RETURN_DELAY_SECONDS = 5;
 
 /** A waiting page reloads itself this often when the browser runs no script. */
 const RELOAD_WITHOUT_SCRIPT_SECONDS = 10;
@@ -131,18 +127,10 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
       const state = cashierState(order, ctx.now);
       const data = { 'status-url': `${ctx.path}/status`, state, now: String(ctx.now) };
       if (state === 'pending') {
-        const view = pendingView(ctx, order, {
-          sandboxError: request.query.sandbox === 'amount',
-          resent: request.query.resent === '1',
-        });
+        const view = pendingView(ctx, order, { sandboxError: request.query.sandbox === 'amount' });
         return sendPage(reply, 200, { ...ctx, ...view, data, reloadWithoutScript: RELOAD_WITHOUT_SCRIPT_SECONDS });
       }
-      const target = returnTarget(order);
-      const refresh =
-        state === 'paid' && target !== undefined
-          ? { refresh: { seconds: RETURN_DELAY_SECONDS, url: target.href } }
-          : {};
-      return sendPage(reply, HTTP_STATUS[state], { ...ctx, ...finalView(ctx, order, state), ...refresh });
+      return sendPage(reply, HTTP_STATUS[state], { ...ctx, ...finalView(ctx, order, state) });
     },
   );
 
@@ -204,6 +192,8 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
       const path = `/cashier/${encodeURIComponent(request.params.cashierId)}`;
       const lang = langSuffix(request);
       if (order === undefined || payPageOf(order) !== 'mpesa') return reply.redirect(`${path}${lang}`, 303);
+      // The order's lock holds the limit and the cooldown: of concurrent posts at most one sends a
+      // prompt. Sent or refused, the page then reads where the payer stands from the order.
       const resent = await deps.orders.restartOnRail(
         order.id,
         { limit: MPESA_RESEND_LIMIT, cooldownMs: MPESA_RESEND_COOLDOWN_MS },

@@ -112,7 +112,7 @@ const waiting = (ctx: ViewContext) => html`<p class="status" role="status" aria-
 export function pendingView(
   ctx: ViewContext,
   order: OrderRow,
-  extra: { sandboxError: boolean; resent: boolean },
+  extra: { sandboxError: boolean },
 ): { title: string; body: Html } {
   const page = payPageOf(order);
   const sandbox = sandboxPanel(ctx, order, extra.sandboxError);
@@ -120,7 +120,9 @@ export function pendingView(
   switch (page) {
     case 'mpesa': {
       const shared = sharedDetails(order);
-      const left = MPESA_RESEND_LIMIT - (shared.railRestarts ?? 0);
+      const restarts = shared.railRestarts ?? 0;
+      const left = MPESA_RESEND_LIMIT - restarts;
+      // Read from the order alone, so every answer to quick taps (sent or refused) says the same.
       const wait = Math.ceil(
         ((shared.railRestartedAt ?? order.created_at) + MPESA_RESEND_COOLDOWN_MS - ctx.now) / 1000,
       );
@@ -129,12 +131,20 @@ export function pendingView(
         ['1032', '1037', '2001', '1'].includes(declined ?? '') ? `mpesaReason${declined}` : 'mpesaReasonOther'
       ) as 'mpesaReasonOther';
       const title = ctx.t('mpesaTitle');
+      /** One note on resending: the cooldown left, or that the limit is reached. */
+      const note =
+        left <= 0
+          ? ctx.t(wait > 0 && restarts > 0 ? 'mpesaLastSent' : 'mpesaNoMore')
+          : wait > 0
+            ? ctx.t(restarts > 0 ? 'mpesaResentWait' : 'mpesaWait', { seconds: wait })
+            : undefined;
+      const noteHtml = note === undefined ? '' : html`<p id="resend-note" role="status">${note}</p>`;
       return {
         title,
         body: html`${header(ctx, order, title)}<p>${ctx.t('mpesaSent', { phone: maskKenyanMobile(kenyaDetails(order).checkingPhone ?? '') })}</p>${waiting(ctx)}
-${extra.resent ? html`<p role="status">${ctx.t('mpesaResent')}</p>` : ''}${declined === undefined ? '' : html`<p class="warning" role="alert">${ctx.t('mpesaDeclined', { reason: ctx.t(reasonKey) })}</p>`}${countdown(ctx, order)}
+${declined === undefined ? '' : html`<p class="warning" role="alert">${ctx.t('mpesaDeclined', { reason: ctx.t(reasonKey) })}</p>`}${countdown(ctx, order)}
 <h2>${ctx.t('mpesaNoPrompt')}</h2><p>${ctx.t('mpesaChecks')}</p>
-${left > 0 ? html`<form method="post" action="${ctx.path}/resend${ctx.langQuery}">${wait > 0 ? html`<p class="muted">${ctx.t('mpesaWait', { seconds: wait })}</p>` : ''}<button class="secondary">${ctx.t('mpesaResend', { left })}</button></form>` : html`<p>${ctx.t('mpesaNoMore')}</p>`}${sandbox}`,
+${left > 0 ? html`<form method="post" action="${ctx.path}/resend${ctx.langQuery}" data-once>${noteHtml}<button class="secondary">${ctx.t('mpesaResend', { left })}</button></form>` : noteHtml}${sandbox}`,
       };
     }
     case 'boleto': {
@@ -190,6 +200,20 @@ export function returnTarget(order: Pick<OrderRow, 'return_url'>): URL | undefin
   }
 }
 
+/** Seconds the paid page counts down before it takes the payer back to the merchant's returnUrl. */
+export const RETURN_DELAY_SECONDS = 5;
+
+/**
+ * The paid page's way back: a button to the shop, and (with script only) a visible countdown to the
+ * same address that the payer can stop. No meta refresh: a page must not move on by itself unseen.
+ */
+function returnToShop(ctx: Pick<ViewContext, 't'>, target: URL): Html {
+  const host = target.host;
+  return html`<p><a class="button" id="return-link" href="${target.href}">${ctx.t('returnShop')}</a></p>
+<p data-return="${target.href}" data-return-in="${RETURN_DELAY_SECONDS}" data-template="${ctx.t('returningIn', { host })}" data-stopped="${ctx.t('returnStopped')}" hidden><span data-return-text>${ctx.t('returningIn', { host, seconds: RETURN_DELAY_SECONDS })}</span>
+<button type="button" class="secondary" data-return-stop>${ctx.t('returnStay')}</button></p>`;
+}
+
 /** The end pages: paid, expired, cancelled. */
 export function finalView(
   ctx: ViewContext,
@@ -208,7 +232,7 @@ export function finalView(
     return {
       title,
       body: html`${ref}<h1>${title}</h1><p class="status ok" role="status">${ctx.t('paidThanks', { amount: paid })}</p>
-${target === undefined ? '' : html`<p>${ctx.t('returning', { host: target.host })}</p>`}${back}`,
+${target === undefined ? back : returnToShop(ctx, target)}`,
     };
   }
   const title = ctx.t(state === 'expired' ? 'expiredTitle' : 'cancelledTitle');
@@ -285,7 +309,7 @@ export function checkoutView(
       : undefined);
   const methods = state.methods.map(({ method, available }) => {
     const needs = CASHIER_METHOD_SPECS[method].needsDocument;
-    return html`<label class="method" for="method-${method}"><input type="radio" id="method-${method}" name="method" value="${method}" data-needs-document="${String(needs)}"${
+    return html`<label class="${chosen === method ? 'method checked' : 'method'}" for="method-${method}"><input type="radio" id="method-${method}" name="method" value="${method}" data-needs-document="${String(needs)}"${
       available ? '' : trusted(' disabled')
     }${chosen === method ? trusted(' checked') : ''}${describedBy('method')}><span><strong>${t(`method_${method}`)}</strong><span class="muted">${
       available ? t(`hint_${method}`) : t('unavailable')
