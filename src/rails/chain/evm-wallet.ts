@@ -70,11 +70,6 @@ export function evmHotWallet(options: EvmWalletOptions): HotWallet {
       return { token: tokens, coin };
     },
 
-    async maxCost(to, units) {
-      const [gas, fees] = await Promise.all([gasLimit(to, units), currentFees()]);
-      return gas * fees.maxFee;
-    },
-
     async chainNonces() {
       const [mined, pending] = await Promise.all([client.nonce(address, 'latest'), client.nonce(address, 'pending')]);
       return { mined, pending };
@@ -92,7 +87,9 @@ export function evmHotWallet(options: EvmWalletOptions): HotWallet {
         if (maxFee * 10n < lastMax * 11n || tip * 10n < lastTip * 11n) return undefined;
         fees = { maxFee, tip };
       }
-      return (nonce): SignedSend => {
+      // What the node makes the wallet hold to take it: all its gas at the most it offers.
+      const maxCost = gas * fees.maxFee;
+      const sign = (nonce: bigint | null): SignedSend => {
         if (nonce === null) throw new Error('an EVM send needs a nonce');
         const signed = signEip1559(
           {
@@ -116,6 +113,7 @@ export function evmHotWallet(options: EvmWalletOptions): HotWallet {
           expiresAt: null,
         };
       };
+      return { sign, maxCost };
     },
 
     async broadcast(signed) {

@@ -70,26 +70,27 @@ export interface HotWallet {
    */
   readonly settleMs: number;
   balances(): Promise<{ token: bigint; coin: bigint }>;
-  /** The most one send of `units` to `to` may cost in the chain's coin. */
-  maxCost(to: string, units: bigint): Promise<bigint>;
   /** The wallet's nonces on the chain: `mined` (the next one a block will take) and `pending` (the node's pool counted). */
   chainNonces(): Promise<{ mined: bigint; pending: bigint }>;
   /**
-   * Reads what signing needs from the node (fees, a reference block) and answers a signer that
-   * needs no more I/O, so the nonce can be taken and the transaction stored in one unit of work.
-   * With `replacing`, the new transaction replaces that one (higher fees, or a fresh expiration);
-   * undefined when it cannot be replaced (its fees are at the ceiling already).
+   * Reads what signing needs from the node (fees and gas, a reference block) and answers a signer
+   * that needs no more I/O, so the nonce can be taken and the transaction stored in one unit of
+   * work, with the most the transaction may cost in the chain's coin. With `replacing`, the new
+   * transaction replaces that one (higher fees, or a fresh expiration); undefined when it cannot be
+   * replaced (its fees are at the ceiling already).
    */
-  prepare(send: {
-    to: string;
-    units: bigint;
-    replacing?: SignedSend;
-  }): Promise<((nonce: bigint | null) => SignedSend) | undefined>;
+  prepare(send: { to: string; units: bigint; replacing?: SignedSend }): Promise<PreparedSend | undefined>;
   /** Broadcasts; throws BroadcastRejected when the node refused it, anything else when its fate is unknown. */
   broadcast(signed: SignedSend): Promise<void>;
   fate(hash: string): Promise<SendFate>;
   head(): Promise<{ number: bigint; timestamp: number }>;
   blockHash(number: bigint): Promise<string | undefined>;
+}
+
+/** A send ready to be signed: the signer (no I/O left) and the most it may cost in the chain's coin. */
+export interface PreparedSend {
+  sign: (nonce: bigint | null) => SignedSend;
+  maxCost: bigint;
 }
 
 /** Why a send was refused before anything was signed, for the order's errorMsg. */
@@ -301,18 +302,17 @@ export class TokenSender {
   async #sign(send: q.ChainSendRow, inFlight: bigint): Promise<'signed' | undefined> {
     const { store, clock, wallet, outcomes } = this.deps;
     const units = BigInt(send.units);
-    const refusal = await this.#refusal(send, units, inFlight);
-    if (refusal !== undefined) {
-      await outcomes.refuse(send.order_id, refusal);
-      await this.#end(send, 'failed', refusal.detail, 'refused');
+    const checked = await this.#check(send, units, inFlight);
+    if ('refusal' in checked) {
+      await outcomes.refuse(send.order_id, checked.refusal);
+      await this.#end(send, 'failed', checked.refusal.detail, 'refused');
       return undefined;
     }
     if (!(await outcomes.take(send.order_id))) {
       await this.#end(send, 'cancelled', 'the order ended before its tokens were sent', 'cancelled');
       return undefined;
     }
-    const signer = await wallet.prepare({ to: send.to_address, units });
-    if (signer === undefined) throw new Error('the wallet could not prepare the send');
+    const signer = checked.prepared.sign;
     const now = clock.now();
     const signed = await store.transact(async (tx) => {
       await this.#mustHoldLease(tx);
@@ -342,39 +342,45 @@ export class TokenSender {
   }
 
   /** Ceilings and balances: why this send must not be signed, if it must not. */
-  async #refusal(send: q.ChainSendRow, units: bigint, inFlight: bigint): Promise<SendRefusal | undefined> {
+  async #check(
+    send: q.ChainSendRow,
+    units: bigint,
+    inFlight: bigint,
+  ): Promise<{ refusal: SendRefusal } | { prepared: PreparedSend }> {
+    const refusal = (kind: SendRefusal['kind'], detail: string) => ({ refusal: { kind, detail } });
     const { wallet, clock, store } = this.deps;
     const token = (value: bigint) => `${whole(value, wallet.tokenDecimals)} USDT`;
     if (units > this.options.maxPerOrder)
-      return {
-        kind: 'order-ceiling',
-        detail: `the send of ${token(units)} is above the ceiling of ${token(this.options.maxPerOrder)} per order`,
-      };
+      return refusal(
+        'order-ceiling',
+        `the send of ${token(units)} is above the ceiling of ${token(this.options.maxPerOrder)} per order`,
+      );
     const midnight = clock.now() - (clock.now() % DAY_MS);
     const today = await q.unitsSignedSince(store.read, this.chain, midnight);
     if (today + units > this.options.maxPerDay)
-      return {
-        kind: 'day-ceiling',
-        detail: `the send of ${token(units)} would take today's sends on ${this.chain} to ${token(today + units)}, above the ceiling of ${token(this.options.maxPerDay)} per day (UTC)`,
-      };
+      return refusal(
+        'day-ceiling',
+        `the send of ${token(units)} would take today's sends on ${this.chain} to ${token(today + units)}, above the ceiling of ${token(this.options.maxPerDay)} per day (UTC)`,
+      );
     const balances = await wallet.balances();
     if (balances.token - inFlight < units)
-      return {
-        kind: 'tokens',
-        detail:
-          inFlight === 0n
-            ? `the hot wallet holds ${token(balances.token)}, the send needs ${token(units)}`
-            : `the hot wallet holds ${token(balances.token)}, of which ${token(inFlight)} are being sent, and the send needs ${token(units)}`,
-      };
-    const cost = await wallet.maxCost(send.to_address, units);
-    if (balances.coin < cost) {
+      return refusal(
+        'tokens',
+        inFlight === 0n
+          ? `the hot wallet holds ${token(balances.token)}, the send needs ${token(units)}`
+          : `the hot wallet holds ${token(balances.token)}, of which ${token(inFlight)} are being sent, and the send needs ${token(units)}`,
+      );
+    // Only now: an EVM node cannot estimate the gas of a transfer the wallet's tokens do not cover.
+    const prepared = await wallet.prepare({ to: send.to_address, units });
+    if (prepared === undefined) throw new Error('the wallet could not prepare the send');
+    if (balances.coin < prepared.maxCost) {
       const coin = (value: bigint) => `${whole(value, wallet.coin.decimals)} ${wallet.coin.symbol}`;
-      return {
-        kind: 'coin',
-        detail: `the hot wallet holds ${coin(balances.coin)} for fees, the send may cost up to ${coin(cost)}`,
-      };
+      return refusal(
+        'coin',
+        `the hot wallet holds ${coin(balances.coin)} for fees, the send may cost up to ${coin(prepared.maxCost)}`,
+      );
     }
-    return undefined;
+    return { prepared };
   }
 
   /**
@@ -547,19 +553,19 @@ export class TokenSender {
   /** Signs a replacement (the same nonce with higher fees, or a fresh TRON transaction once the last expired) and broadcasts it. */
   async #replace(send: q.ChainSendRow, latest: q.ChainSendAttemptRow, from: 'signed' | 'broadcast'): Promise<void> {
     const { store, wallet, clock, logger } = this.deps;
-    const signer = await wallet.prepare({
+    const prepared = await wallet.prepare({
       to: send.to_address,
       units: BigInt(send.units),
       replacing: signedOf(latest),
     });
-    if (signer === undefined) {
+    if (prepared === undefined) {
       logger.warn(
         { chain: this.chain, orderId: send.order_id, hash: latest.tx_hash },
         'a token send is stuck with its fees at the ceiling; it waits to be mined',
       );
       return;
     }
-    const transaction = signer(latest.nonce === null ? null : BigInt(latest.nonce));
+    const transaction = prepared.sign(latest.nonce === null ? null : BigInt(latest.nonce));
     const now = clock.now();
     await store.transact(async (tx) => {
       await this.#mustHoldLease(tx);

@@ -56,18 +56,14 @@ export function tronHotWallet(options: TronWalletOptions): HotWallet {
       return { token: tokens, coin };
     },
 
-    async maxCost() {
-      const resources = await client.resources(address);
-      const energy = resources.energyLimit - resources.energyUsed;
-      return energy >= TRANSFER_ENERGY ? BANDWIDTH_SUN : feeLimitSun;
-    },
-
     chainNonces: () => Promise.resolve({ mined: 0n, pending: 0n }),
 
     async prepare({ to, units }) {
       // A new transaction refers to the head block; a replacement is simply a new transaction.
-      const head = await client.head();
-      return (): SignedSend => {
+      const [head, resources] = await Promise.all([client.head(), client.resources(address)]);
+      // Staked energy enough for a transfer to a new holder: only bandwidth is paid; else up to the fee limit.
+      const maxCost = resources.energyLimit - resources.energyUsed >= TRANSFER_ENERGY ? BANDWIDTH_SUN : feeLimitSun;
+      const sign = (): SignedSend => {
         const now = Date.now();
         const unsigned = buildTrc20Transfer({
           owner: address,
@@ -98,6 +94,7 @@ export function tronHotWallet(options: TronWalletOptions): HotWallet {
           expiresAt: unsigned.rawData.expiration,
         };
       };
+      return { sign, maxCost };
     },
 
     async broadcast(signed) {
