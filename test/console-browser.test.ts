@@ -8,7 +8,7 @@ import { launchBrowser, seriousViolations, VIEWPORTS } from './support/browser.j
 import { createConsoleUser } from './support/console.js';
 import { databaseLabel } from './support/database.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
-import { startReceiver, type CallbackReceiver } from './support/receiver.js';
+import { callbackHeaders, startReceiver, type CallbackReceiver } from './support/receiver.js';
 
 const PIX_COLLECT = '/api/v3/bra/createCollectingOrder';
 const BANK_LIST = { path: '/api/v3/bra/query/bank', body: { currencyType: 'BRL' } };
@@ -185,12 +185,7 @@ describe(`console in a browser (${databaseLabel})`, () => {
       };
       const secret = secrets[String(got.headers.access_key)];
       assert.ok(secret !== undefined, `signed with a known key: ${String(got.headers.access_key)}`);
-      const headers = {
-        access_key: String(got.headers.access_key),
-        timestamp: String(got.headers.timestamp),
-        nonce: String(got.headers.nonce),
-        sign: String(got.headers.sign),
-      };
+      const headers = callbackHeaders(got);
       assert.ok(verifyCallback(secret, JSON.parse(got.body) as Record<string, unknown>, headers), 'its sign verifies');
       await screenshot(page, 'console-callbacks');
     } finally {

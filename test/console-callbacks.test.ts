@@ -5,7 +5,7 @@ import { dayOf } from '../src/console/forms.js';
 import { consoleSignIn, type ConsoleClient } from './support/console.js';
 import { databaseLabel } from './support/database.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
-import { eventually, receiverPool } from './support/receiver.js';
+import { callbackHeaders, eventually, receiverPool } from './support/receiver.js';
 
 const FAST = {
   CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
@@ -126,12 +126,7 @@ describe(`console callback pages (${databaseLabel})`, () => {
     assert.equal(got.path, '/hook', 'sent to the unified address');
     const body = JSON.parse(got.body) as Record<string, unknown>;
     assert.equal(body.notifyType, 'test');
-    const headers = {
-      access_key: String(got.headers.access_key),
-      timestamp: String(got.headers.timestamp),
-      nonce: String(got.headers.nonce),
-      sign: String(got.headers.sign),
-    };
+    const headers = callbackHeaders(got);
     assert.equal(headers.access_key, credentials.accessKey);
     assert.ok(verifyCallback(credentials.secretKey, body, headers), 'the sign verifies with the key secret');
     assert.ok(!verifyCallback('another secret', body, headers), 'and not with another secret');
@@ -178,12 +173,7 @@ describe(`console callback pages (${databaseLabel})`, () => {
     for (const got of tests) {
       const body = JSON.parse(got.body) as Record<string, unknown>;
       assert.equal(body.notifyType, 'test');
-      const headers = {
-        access_key: String(got.headers.access_key),
-        timestamp: String(got.headers.timestamp),
-        nonce: String(got.headers.nonce),
-        sign: String(got.headers.sign),
-      };
+      const headers = callbackHeaders(got);
       assert.equal(headers.access_key, orderKey, 'the test callback names the key order callbacks use');
       assert.notEqual(headers.access_key, waiting.body.accessKey, 'not the key still waiting');
       assert.ok(verifyCallback(credentials.secretKey, body, headers), "the sign verifies with the active key's secret");

@@ -10,6 +10,21 @@ export interface ReceivedCallback {
   at: number;
 }
 
+/** The four signature headers of a received callback, as `verifyCallback` takes them. */
+export function callbackHeaders(got: ReceivedCallback): {
+  access_key: string;
+  timestamp: string;
+  nonce: string;
+  sign: string;
+} {
+  return {
+    access_key: String(got.headers.access_key),
+    timestamp: String(got.headers.timestamp),
+    nonce: String(got.headers.nonce),
+    sign: String(got.headers.sign),
+  };
+}
+
 /** What the receiver answers: a status (and body), or nothing at all (the request hangs). */
 export type Answer = { status: number; body?: string; headers?: Record<string, string>; delayMs?: number } | 'hang';
 
