@@ -279,6 +279,7 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
     clock,
     async close() {
       await orders.drain();
+      await merchants.close();
       await callbacks.close();
       await daraja?.close();
       await apiPix?.close();

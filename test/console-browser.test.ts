@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { signString, stringToSign, verifyCallback, type Credentials } from '@cashgate/sdk';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchBrowser, seriousViolations, VIEWPORTS } from './support/browser.js';
+import { launchBrowser, axeViolations, VIEWPORTS } from './support/browser.js';
 import { createConsoleUser } from './support/console.js';
 import { databaseLabel } from './support/database.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
@@ -24,7 +24,7 @@ async function screenshot(page: Page, name: string): Promise<void> {
 
 /** What every console page must be: no serious accessibility problem, nothing wider than a phone's screen. */
 async function checkPage(page: Page, label: string): Promise<void> {
-  assert.deepEqual(await seriousViolations(page), [], `${label}: accessibility`);
+  assert.deepEqual(await axeViolations(page), [], `${label}: accessibility`);
   const overflow = Number(await page.evaluate('document.documentElement.scrollWidth - window.innerWidth'));
   assert.ok(overflow <= 0, `${label}: the page is ${overflow}px wider than the viewport`);
 }
@@ -369,6 +369,179 @@ describe(`console in a browser (${databaseLabel})`, () => {
     }
   });
 
+  it('on a phone the navigation is a "Menu" disclosure that opens and shows every section; a desktop keeps the row', async (t) => {
+    if (skip !== undefined) return t.skip(skip);
+    const sections = [
+      'Overview',
+      'API keys',
+      'Callbacks',
+      'Orders',
+      'Balances',
+      'Signature tool',
+      'Request log',
+      'Account',
+    ];
+    const phone = await signedInPage(VIEWPORTS.phone);
+    try {
+      const { page } = phone;
+      await open(page, '/console/keys');
+      assert.equal(await page.locator('header nav.row').isVisible(), false, 'phone: no cut-off row of links');
+      const summary = page.locator('header details.menu summary');
+      assert.equal(await summary.isVisible(), true, 'phone: a Menu button');
+      assert.match((await summary.textContent()) ?? '', /^Menu · API keys$/, 'phone: it names the current section');
+      const menu = page.getByRole('navigation', { name: 'Main' });
+      assert.equal(await menu.count(), 0, 'phone: the closed menu hides its links from everyone');
+      // Keyboard: the summary is focusable and opens with Enter, no script needed.
+      await summary.focus();
+      await page.keyboard.press('Enter');
+      assert.equal(await page.locator('header details.menu').getAttribute('open'), '', 'phone: the menu opened');
+      assert.equal(await menu.count(), 1, 'phone: one navigation once open');
+      for (const name of sections) {
+        const link = menu.getByRole('link', { name, exact: true });
+        assert.equal(await link.isVisible(), true, `phone: the menu shows ${name}`);
+        const box = await link.boundingBox();
+        assert.ok(
+          box !== null && box.x >= 0 && box.x + box.width <= VIEWPORTS.phone.width,
+          `phone: ${name} is on screen`,
+        );
+        assert.ok(box.height >= 24, `phone: ${name} is a target of ${box.height} px`);
+      }
+      assert.equal(
+        await menu.getByRole('link', { name: 'API keys', exact: true }).getAttribute('aria-current'),
+        'page',
+        'phone: the current section is marked',
+      );
+      await checkPage(page, 'phone menu open');
+      await screenshot(page, 'console-menu-phone');
+      await menu.getByRole('link', { name: 'Request log', exact: true }).click();
+      await page.waitForLoadState('load');
+      assert.match(page.url(), /\/console\/requests$/, 'phone: a menu link opens its section');
+    } finally {
+      await phone.context.close();
+    }
+    const desktop = await signedInPage(VIEWPORTS.desktop);
+    try {
+      const { page } = desktop;
+      await open(page, '/console/keys');
+      assert.equal(await page.locator('header details.menu').isVisible(), false, 'desktop: no menu button');
+      const row = page.getByRole('navigation', { name: 'Main' });
+      assert.equal(await row.count(), 1, 'desktop: one navigation');
+      const tops = new Set<number>();
+      for (const name of sections) {
+        const box = await row.getByRole('link', { name, exact: true }).boundingBox();
+        assert.ok(box !== null, `desktop: the row shows ${name}`);
+        tops.add(Math.round(box.y));
+      }
+      assert.equal(tops.size, 1, 'desktop: the sections are one row');
+    } finally {
+      await desktop.context.close();
+    }
+  });
+
+  it('the request log wraps its messages: no cell overflows, and time, key and path keep one line at 1366 px', async (t) => {
+    if (skip !== undefined) return t.skip(skip);
+    const debugKey = await gw.admin('POST', `/admin/v1/merchants/${merchant.merchantId}/api-keys`, {
+      permissions: ['all'],
+      ipWhitelist: '0.0.0.0',
+      debug: true,
+      label: 'debugging',
+    });
+    assert.equal(debugKey.status, 200, JSON.stringify(debugKey.body));
+    gw.clock.advance(debugKey.body.activeAt - gw.clock.now() + 1);
+    const debugCredentials = {
+      accessKey: debugKey.body.accessKey as string,
+      secretKey: debugKey.body.secretKey as string,
+    };
+    // A wrong sign: its message carries the request log's address and the string the server signed (long).
+    const failed = await signedCall(
+      gw.url,
+      debugCredentials,
+      { ...BANK_LIST, headers: { sign: `${'A'.repeat(27)}=` } },
+      gw.clock.now(),
+    );
+    assert.equal(failed.body.code, '307', failed.body.msgEn);
+    assert.equal((await call(debugCredentials)).body.code, '200', 'and a request that works');
+    for (const [name, viewport] of Object.entries(VIEWPORTS)) {
+      const { context, page } = await signedInPage(viewport);
+      try {
+        await open(page, '/console/requests');
+        const cells = await page.locator('table.reqlog td').evaluateAll((tds) =>
+          tds.map((td) => {
+            // The lines of the cell's text: its text fragments' tops, those within half a line of each other as one.
+            const tops: number[] = [];
+            const walker = td.ownerDocument.createTreeWalker(td, 4 /* NodeFilter.SHOW_TEXT */);
+            for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+              const range = td.ownerDocument.createRange();
+              range.selectNodeContents(node);
+              for (const r of range.getClientRects()) if (r.width > 0) tops.push(r.top);
+            }
+            tops.sort((x, y) => x - y);
+            const half = parseFloat(td.ownerDocument.defaultView?.getComputedStyle(td).lineHeight ?? '16') / 2 || 8;
+            const lines = tops.filter((top, i) => i === 0 || top - (tops[i - 1] ?? top) > half);
+            return {
+              text: (td.textContent ?? '').slice(0, 40),
+              cls: td.className,
+              over: td.scrollWidth - td.clientWidth,
+              lines: lines.length,
+            };
+          }),
+        );
+        assert.ok(cells.length >= 12, `${name}: both requests are listed (${cells.length} cells)`);
+        for (const cell of cells)
+          assert.ok(cell.over <= 0, `${name}: the cell "${cell.text}" overflows by ${cell.over} px`);
+        const messages = cells.filter((c) => c.cls === 'msg');
+        assert.ok(
+          messages.some((c) => c.lines > 1),
+          `${name}: the long message wraps onto several lines`,
+        );
+        if (name === 'desktop') {
+          for (const cell of cells.filter((c) => c.cls.includes('nowrap')))
+            assert.equal(cell.lines, 1, `desktop: "${cell.text}" is on one line`);
+          const table = await page.locator('table.reqlog').evaluate((el) => {
+            const box = el.parentElement;
+            if (box === null) throw new Error('the table has no container');
+            return box.scrollWidth - box.clientWidth;
+          });
+          assert.ok(table <= 0, `desktop: the table fits its panel at 1366 px (${table} px over)`);
+        }
+        await checkPage(page, `/console/requests (${name})`);
+      } finally {
+        await context.close();
+      }
+    }
+  });
+
+  it('rolls a key from its page: the new key is shown once and the list shows both, with the old one’s stop time', async (t) => {
+    if (skip !== undefined) return t.skip(skip);
+    const own = await gw.merchantWithKey({ permissions: ['bra.collection', 'query'] });
+    const who = await createConsoleUser(gw, own.merchantId);
+    const { context, page } = await signedInPage(VIEWPORTS.desktop, who);
+    try {
+      assert.equal((await call(own.credentials)).body.code, '200', 'the key is used once');
+      await open(page, `/console/keys/${own.credentials.accessKey}`);
+      await page.getByLabel('Overlap (both keys work)').selectOption({ label: '1 day' });
+      page.once('dialog', (dialog) => void dialog.accept());
+      await page.getByRole('button', { name: 'Create the new key and schedule this one to stop' }).click();
+      await page.waitForLoadState('load');
+      assert.match(page.url(), /\/console\/keys\/AK[0-9a-f]{32}\/created$/, 'the roll shows the new key');
+      assert.match(await page.locator('#new-secret-key').inputValue(), /^[0-9a-f]{64}$/, 'its secret, once');
+      assert.match(
+        (await page.locator('#rolled').textContent()) ?? '',
+        new RegExp(`replaces ${own.credentials.accessKey}`),
+      );
+      await checkPage(page, 'rolled key created');
+      await open(page, '/console/keys');
+      const main = (await page.textContent('main')) ?? '';
+      assert.match(main, /stops /, 'the old key shows its stop time');
+      assert.match(main, /pending until /, 'the new key shows as pending with its activation time');
+      assert.match(main, /Brazil collections, Queries/, 'permissions in words');
+      await checkPage(page, 'keys after a roll (desktop)');
+      await screenshot(page, 'console-keys');
+    } finally {
+      await context.close();
+    }
+  });
+
   it('every page works on a phone and a desktop: nothing wider than the screen, no serious accessibility problem', async (t) => {
     if (skip !== undefined) return t.skip(skip);
     const paths = [
@@ -382,6 +555,9 @@ describe(`console in a browser (${databaseLabel})`, () => {
       '/console/signature',
       '/console/requests',
       '/console/account',
+      '/console/pix-returns',
+      `/console/keys/${made.accessKey}/created`,
+      '/console/callbacks?event=payment&failed=1',
     ];
     for (const [name, viewport] of Object.entries(VIEWPORTS)) {
       const { context, page } = await signedInPage(viewport);
@@ -394,6 +570,21 @@ describe(`console in a browser (${databaseLabel})`, () => {
         if (name === 'phone') {
           await open(page, `/console/orders/${made.orderId}`);
           await screenshot(page, 'console-order-phone');
+        }
+      } finally {
+        await context.close();
+      }
+    }
+    // The pages before a session: sign-in in each language.
+    if (browser === undefined) throw new Error('no browser');
+    for (const [name, viewport] of Object.entries(VIEWPORTS)) {
+      const context = await browser.newContext({ viewport, locale: 'en-US' });
+      try {
+        const page = await context.newPage();
+        for (const path of ['/console/sign-in', '/console/sign-in?lang=pt-BR', '/console/sign-in?lang=es']) {
+          const response = await open(page, path);
+          assert.equal(response?.status(), 200, `${path} (${name})`);
+          await checkPage(page, `${path} (${name})`);
         }
       } finally {
         await context.close();

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { verifyCallback } from '@cashgate/sdk';
 import { dayOf } from '../src/console/forms.js';
+import { dateTime } from '../src/console/i18n.js';
 import { consoleSignIn, type ConsoleClient } from './support/console.js';
 import { databaseLabel } from './support/database.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
@@ -317,11 +318,47 @@ describe(`console callback pages (${databaseLabel})`, () => {
       'the re-triggered callback to be delivered',
     );
 
-    const empty = await client.post('/console/callbacks/retrigger-failed', {
-      'retrigger-from': '2020-01-01',
-      'retrigger-to': '2020-01-02',
+    // Nothing to re-trigger: the page says which filter matched no failed callback.
+    const nothing = async (fields: Record<string, string>): Promise<string> => {
+      const posted = await client.post('/console/callbacks/retrigger-failed', fields);
+      assert.equal(posted.status, 303, posted.text.slice(0, 300));
+      assert.match(posted.location ?? '', /^\/console\/callbacks\?done=retriggered&count=0&/, 'nothing re-triggered');
+      const page = await client.get(posted.location ?? '');
+      assert.equal(page.status, 200, page.text.slice(0, 300));
+      const why = /<p class="warning" role="status" id="retrigger-none">([^<]*)<\/p>/.exec(page.text)?.[1];
+      assert.ok(why !== undefined, `a reason is given: ${page.text.slice(0, 300)}`);
+      assert.ok(!page.text.includes('callbacks re-triggered'), 'no "0 callbacks re-triggered" notice');
+      return why;
+    };
+    assert.match(
+      await nothing({ 'retrigger-from': '2020-01-01', 'retrigger-to': '2020-01-02' }),
+      /no callback failed for good \(retries exhausted\) in the UTC days from 2020-01-01 to 2020-01-02/,
+      'the days matched no failed callback',
+    );
+    assert.match(
+      await nothing({ 'retrigger-from': today, 'retrigger-to': today, 'retrigger-external': 'no-such-order' }),
+      new RegExp(
+        `failed for good in the UTC days from ${today} to ${today}, but none for the external order ID “no-such-order”`,
+      ),
+      'the external order ID matched no failed callback',
+    );
+    assert.match(
+      await nothing({ 'retrigger-from': today, 'retrigger-to': today, 'retrigger-event': 'transfer' }),
+      /but none of the event “Transfer”/,
+      'the event matched no failed callback',
+    );
+    assert.match(
+      await nothing({ 'retrigger-from': today, 'retrigger-to': today, 'retrigger-event': 'payment' }),
+      /2 callback\(s\) failed for good .* but each of those orders had a callback delivered or under way since/,
+      'both failed orders were delivered since',
+    );
+    const badEvent = await client.post('/console/callbacks/retrigger-failed', {
+      'retrigger-from': today,
+      'retrigger-to': today,
+      'retrigger-event': 'refund',
     });
-    assert.equal(empty.location, '/console/callbacks?done=retriggered&count=0#log', 'nothing failed in another range');
+    assert.equal(badEvent.status, 400, 'an unknown event is refused');
+    assert.match(badEvent.text, /id="retrigger-event"[^>]*aria-invalid="true"/, 'the event field is marked');
   });
 
   it("answers 404 for another merchant's order", async () => {
@@ -351,5 +388,109 @@ describe(`console callback pages (${databaseLabel})`, () => {
     assert.equal(next.status, 200);
     assert.equal(next.text.match(/<tr><td>/g)?.length, 2, 'the two oldest attempts on the second page');
     assert.ok(!next.text.includes('rel="next"'), 'no older link on the last page');
+  });
+});
+
+describe(`console callbacks: next retry time and the log's filters (${databaseLabel})`, () => {
+  let gw: TestGateway;
+  const receivers = receiverPool();
+
+  before(async () => {
+    // Retries three minutes apart, as the spec has them: an attempt stays "will be retried" long
+    // enough to be read.
+    gw = await startTestGateway({
+      env: { ...FAST, CALLBACK_RETRY_INTERVAL_MS: '180000', CALLBACK_RETRY_WINDOW_MS: '1800000' },
+    });
+  });
+  after(async () => {
+    await gw.close();
+    await receivers.closeAll();
+  });
+
+  it('shows "next retry at" with date, time and zone on an attempt that will be retried, and filters by externalOrderId and event', async () => {
+    const r = await receivers.start(() => ({ status: 503, body: 'busy' }));
+    const merchant = await gw.merchantWithKey();
+    const client = await consoleSignIn(gw, merchant.merchantId);
+    await client.post('/console/callbacks/address', { url: `${r.url}/orders` });
+    const externals = [`ext-a-${Date.now()}`, `ext-b-${Date.now()}`];
+    const orderIds: string[] = [];
+    for (const externalOrderId of externals) {
+      const response = await signedCall(
+        gw.url,
+        merchant.credentials,
+        {
+          path: COLLECT,
+          body: {
+            amount: '12.34',
+            channelType: 'PIX',
+            externalOrderId,
+            userInfoType: 'CPF',
+            userInfoNo: '52998224725',
+            userInfoName: 'Maria',
+          },
+        },
+        gw.clock.now(),
+      );
+      assert.equal(response.body.code, '200', response.body.msgEn);
+      const orderId = response.body.data.currencyOrderVo.orderId as string;
+      orderIds.push(orderId);
+      assert.equal((await gw.sandbox(orderId, 'paid')).status, 200);
+    }
+    const [first = '', second = ''] = orderIds;
+    const waiting = await eventually(
+      async () => {
+        const found = await gw.admin('GET', `/admin/v1/orders/${first}/callbacks`);
+        const event = (found.body.events as { state: string; nextAttemptAt: number | null; attempts: number }[])[0];
+        return event !== undefined && event.state === 'pending' && event.attempts === 1 && event.nextAttemptAt !== null
+          ? event
+          : undefined;
+      },
+      15_000,
+      'the first attempt to fail and a retry to be scheduled',
+    );
+    const retryAt = waiting.nextAttemptAt ?? 0;
+    const expected = `next retry at ${dateTime('en', retryAt)}`;
+    assert.match(expected, /\d{4}, \d{1,2}:\d{2}:\d{2}( [AP]M)? UTC$/, 'a date, a time and a zone');
+
+    const log = await client.get(`/console/callbacks?order=${first}`);
+    assert.equal(log.status, 200, log.text.slice(0, 300));
+    assert.ok(log.text.includes(expected), `the log shows "${expected}"`);
+    const panel = await client.get(`/console/orders/${first}`);
+    assert.ok(
+      panel.text.slice(panel.text.indexOf('id="callbacks"')).includes(expected),
+      'the order page shows it on the attempt too',
+    );
+    const pt = await client.get(`/console/callbacks?order=${first}&lang=pt-BR`);
+    assert.equal(pt.status, 200, 'the log in Portuguese');
+
+    const byExternal = await client.get(`/console/callbacks?external=${externals[0]}`);
+    assert.equal(byExternal.status, 200, byExternal.text.slice(0, 300));
+    assert.ok(
+      byExternal.text.includes(`href="/console/orders/${first}"`),
+      'the externalOrderId filter finds its order',
+    );
+    assert.ok(!byExternal.text.includes(`href="/console/orders/${second}"`), 'and only that order');
+    assert.match(
+      byExternal.text,
+      new RegExp(`id="external"[^>]*value="${externals[0]}"`),
+      'the filter keeps its value',
+    );
+    const unknown = await client.get('/console/callbacks?external=nobody-sent-this');
+    assert.ok(unknown.text.includes('No callback attempts match.'), 'an unknown externalOrderId matches nothing');
+
+    const payments = await client.get('/console/callbacks?event=payment');
+    assert.ok(
+      payments.text.includes(`href="/console/orders/${first}"`) &&
+        payments.text.includes(`href="/console/orders/${second}"`),
+      'the payment event lists both collections',
+    );
+    assert.match(payments.text, /<option value="payment" selected>/, 'the event filter keeps its value');
+    const transfers = await client.get('/console/callbacks?event=transfer');
+    assert.ok(transfers.text.includes('No callback attempts match.'), 'no transfer callbacks');
+    const mixed = await client.get(`/console/callbacks?external=${externals[1]}&event=payment&order=${first}`);
+    assert.ok(mixed.text.includes('No callback attempts match.'), 'the filters narrow together');
+    const bad = await client.get('/console/callbacks?event=bogus');
+    assert.equal(bad.status, 400, 'an unknown event is a field error');
+    assert.match(bad.text, /id="event"[^>]*aria-invalid="true"/, 'the event field is marked');
   });
 });

@@ -295,6 +295,24 @@ describe(`console: API keys, signature tool, request log (${databaseLabel})`, ()
     });
     assert.ok(wrong.text.includes('Your sign differs'), 'a different sign is reported');
 
+    const malformed = await a.post('/console/signature', {
+      method: 'POST',
+      params: body,
+      accessKey: merchantA.credentials.accessKey,
+      timestamp,
+      nonce,
+      sign: 'not a sign',
+    });
+    assert.equal(malformed.status, 400, 'a malformed sign is a field error');
+    assert.match(malformed.text, /id="sign"[^>]*aria-invalid="true"/, 'the sign field is marked');
+    const signError = /<p class="error" id="sign-error">([^<]*)<\/p>/.exec(malformed.text)?.[1];
+    assert.ok(
+      signError !== undefined && unescapeHtml(signError).includes(`The sign these values give is ${expectedSign}.`),
+      `the expected sign is shown next to the error: ${signError}`,
+    );
+    assert.equal(elementText(malformed.text, 'code', 'computed-sign'), expectedSign, 'and in the result');
+    assert.equal(elementText(malformed.text, 'pre', 'string-to-sign'), expectedString, 'with the string to sign');
+
     const query = await a.post('/console/signature', {
       method: 'GET',
       params: '?b=2&a=x%20y',

@@ -354,3 +354,446 @@ describe(`console orders and balances (${databaseLabel})`, () => {
     assert.equal(missing.status, 400, 'the CSV needs its dates');
   });
 });
+
+/** The orders a list page links to, in its order. */
+function listedOrders(page: string): string[] {
+  const table = /<table id="orders">[\s\S]*?<\/table>/.exec(page)?.[0] ?? '';
+  return [...table.matchAll(/href="\/console\/orders\/([^"?#]+)"/g)].map((m) => decodeURIComponent(m[1] ?? ''));
+}
+
+/** The totals table of a list page: per currency, the count and the sums as exact decimal text. */
+function listTotals(page: string): Record<string, { count: string; amount: string; actual: string }> {
+  const totals: Record<string, { count: string; amount: string; actual: string }> = {};
+  for (const match of page.matchAll(
+    /<tr data-currency="(\w+)">.*?data-count="(\d+)".*?data-amount="([-\d.]+)".*?data-actual="([-\d.]+)"/gs,
+  )) {
+    totals[match[1] ?? ''] = { count: match[2] ?? '', amount: match[3] ?? '', actual: match[4] ?? '' };
+  }
+  return totals;
+}
+
+describe(`console order search, filters, totals and CSV export (${databaseLabel})`, () => {
+  let gw: TestGateway;
+  let merchant: Awaited<ReturnType<TestGateway['merchantWithKey']>>;
+  let other: Awaited<ReturnType<TestGateway['merchantWithKey']>>;
+  let seller: Awaited<ReturnType<TestGateway['merchantWithKey']>>;
+  let staff: ConsoleClient;
+  const stamp = Date.now();
+  const ext = {
+    braA: `shop_50%-A-${stamp}`,
+    braB: `shopX50-B-${stamp}`,
+    kenA: `=cmd|calc-${stamp}`,
+    kenB: `@ken-${stamp}`,
+    transfer: `-trf-${stamp}`,
+    cashier: `cashier-${stamp}`,
+  };
+  const ids = { braA: '', braB: '', kenA: '', kenB: '', transfer: '', cashier: '', other: '', buy: '', sell: '' };
+  let generatedCpf = '';
+  let depositAddress = '';
+  const TRON_TO = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
+  const TRON_FROM = 'T9yD14Nj9j7xAB4dbGeiX9h8unkKHxuWwb';
+  const tradeHash = 'ab'.repeat(32);
+  const call = (path: string, body: unknown, credentials = merchant.credentials) =>
+    signedCall(gw.url, credentials, { path, body }, gw.clock.now());
+  const list = async (query: string) => {
+    const page = await staff.get(`/console/orders${query === '' ? '' : `?${query}`}`);
+    assert.equal(page.status, 200, `${query}: ${page.text.slice(0, 300)}`);
+    return page;
+  };
+  const found = async (query: string) => listedOrders((await list(query)).text).sort();
+
+  before(async () => {
+    gw = await startTestGateway({ workers: false });
+    merchant = await gw.merchantWithKey();
+    other = await gw.merchantWithKey();
+    seller = await gw.merchantWithKey();
+
+    const braA = await call('/api/v3/bra/createCollectingOrder', {
+      amount: '123.45',
+      channelType: 'PIX',
+      externalOrderId: ext.braA,
+      userInfoType: 'CPF',
+      userInfoNo: '529.982.247-25',
+      userInfoName: 'Maria Silva',
+    });
+    assert.equal(braA.body.code, '200', braA.body.msgEn);
+    ids.braA = braA.body.data.currencyOrderVo.orderId;
+    assert.equal((await gw.sandbox(ids.braA, 'paid', { amount: '100.00' })).status, 200, 'paid R$ 100,00 of 123,45');
+
+    const braB = await call('/api/v3/bra/createCollectingOrder', {
+      amount: '10.00',
+      channelType: 'PIX',
+      externalOrderId: ext.braB,
+      remark: '=1+2',
+    });
+    assert.equal(braB.body.code, '200', braB.body.msgEn);
+    ids.braB = braB.body.data.currencyOrderVo.orderId;
+
+    const kenA = await call('/api/v3/ken/createCollectingOrder', {
+      amount: '1500',
+      channelType: 'CHARGE',
+      externalOrderId: ext.kenA,
+      phone: '254712345678',
+      checkingPhone: '254712000111',
+      remark: '+SUM(A1)',
+    });
+    assert.equal(kenA.body.code, '200', kenA.body.msgEn);
+    ids.kenA = kenA.body.data.currencyOrderVo.orderId;
+    assert.equal((await gw.sandbox(ids.kenA, 'paid')).status, 200, 'the Kenya collection is paid in full');
+
+    const kenB = await call('/api/v3/ken/createCollectingOrder', {
+      amount: '300',
+      channelType: 'CHARGE',
+      externalOrderId: ext.kenB,
+      phone: '254799000222',
+      checkingPhone: '254799000222',
+      remark: '-2+3',
+    });
+    assert.equal(kenB.body.code, '200', kenB.body.msgEn);
+    ids.kenB = kenB.body.data.currencyOrderVo.orderId;
+    assert.equal((await gw.sandbox(ids.kenB, 'expired')).status, 200, 'the second Kenya collection expires');
+
+    const funds = await gw.admin('POST', `/admin/v1/merchants/${merchant.merchantId}/balance-adjustments`, {
+      currency: 'KES',
+      amount: '5000',
+      reason: 'float',
+    });
+    assert.equal(funds.status, 200, JSON.stringify(funds.body));
+    const transfer = await call('/api/v3/ken/createTransferOrder', {
+      channelType: 'BANK',
+      currencyAmount: '700',
+      externalOrderId: ext.transfer,
+      phone: '254110000001',
+    });
+    assert.equal(transfer.body.code, '200', transfer.body.msgEn);
+    ids.transfer = transfer.body.data.orderId;
+    assert.equal((await gw.sandbox(ids.transfer, 'processing')).status, 200, 'the payout is at the bank');
+    assert.equal((await gw.sandbox(ids.transfer, 'bank_rejected')).status, 200, 'the bank rejects it');
+
+    // An aggregate cashier without userIdentity: Cashgate generates the payer's CPF for the rail.
+    const opened = await call('/api/v3/polymerize/createCollectingOrder', { externalOrderId: ext.cashier });
+    assert.equal(opened.body.code, '200', opened.body.msgEn);
+    const chosen = await fetch(new URL(new URL(opened.body.data as string).pathname, gw.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ amount: '25.00', method: 'BOLETO' }).toString(),
+      redirect: 'manual',
+    });
+    assert.equal(chosen.status, 303, await chosen.text());
+    const cashierOrder = await gw.gateway.orders.findByCashier(
+      (chosen.headers.get('location') ?? '').split('/').pop() ?? '',
+    );
+    assert.ok(cashierOrder !== undefined, 'the cashier order was made');
+    ids.cashier = cashierOrder.id;
+    generatedCpf = (JSON.parse(cashierOrder.details) as { userInfoNo?: string }).userInfoNo ?? '';
+    assert.match(generatedCpf, /^\d{11}$/, 'a CPF was generated');
+
+    const theirs = await call(
+      '/api/v3/ken/createCollectingOrder',
+      {
+        amount: '900',
+        channelType: 'CHARGE',
+        externalOrderId: `shop_50%-other-${stamp}`,
+        phone: '254712345678',
+        checkingPhone: '254712345678',
+        remark: '=other',
+      },
+      other.credentials,
+    );
+    assert.equal(theirs.body.code, '200', theirs.body.msgEn);
+    ids.other = theirs.body.data.currencyOrderVo.orderId;
+
+    // Exchange orders of a third merchant, for the detail's token side.
+    assert.equal((await gw.admin('PUT', '/admin/v1/rates/BRL/USDT', { buy: '5.00', sell: '5.00' })).status, 200);
+    await gw.admin('POST', `/admin/v1/merchants/${seller.merchantId}/balance-adjustments`, {
+      currency: 'BRL',
+      amount: '1000.00',
+      reason: 'test funds',
+    });
+    const buy = await call(
+      '/api/v3/exchange/fiat/to/wallet',
+      {
+        addressTo: TRON_TO,
+        chainType: 'TRON',
+        tokenType: 'USDT',
+        currencyAmount: 50,
+        currencyType: 'BRL',
+        externalOrderId: `buy-${stamp}`,
+      },
+      seller.credentials,
+    );
+    assert.equal(buy.body.code, '200', JSON.stringify(buy.body));
+    ids.buy = buy.body.data.orderId;
+    assert.equal((await gw.sandbox(ids.buy, 'paid')).status, 200, 'the fiat is taken');
+    assert.equal((await gw.sandbox(ids.buy, 'token_sent', { tradeHash })).status, 200, 'the tokens are sent');
+    const sell = await call(
+      '/api/v3/exchange/wallet/to/fiat',
+      {
+        tokenAmount: '10.5',
+        chainType: 'TRON',
+        addressFrom: TRON_FROM,
+        currencyType: 'BRL',
+        tokenType: 'USDT',
+        externalOrderId: `sell-${stamp}`,
+      },
+      seller.credentials,
+    );
+    assert.equal(sell.body.code, '200', JSON.stringify(sell.body));
+    ids.sell = sell.body.data.orderId;
+    depositAddress = sell.body.data.addressTo as string;
+
+    staff = await consoleSignIn(gw, merchant.merchantId);
+  });
+
+  after(async () => {
+    await gw.close();
+  });
+
+  it('finds an order by a part of its externalOrderId, taking % and _ literally and ignoring case', async () => {
+    assert.deepEqual(await found(`q=${encodeURIComponent('p_50%')}`), [ids.braA], '_ and % are not wildcards');
+    assert.deepEqual(await found(`q=${encodeURIComponent('SHOP_50%-a')}`), [ids.braA], 'any case');
+    assert.deepEqual(await found(`q=${encodeURIComponent('X50-B')}`), [ids.braB], 'a part in the middle');
+    assert.deepEqual(await found(`q=${encodeURIComponent(ids.kenB)}`), [ids.kenB], 'the exact orderId');
+    assert.deepEqual(await found(`q=${encodeURIComponent(ext.cashier)}`), [ids.cashier], 'a cashier order');
+    assert.deepEqual(await found('q=nothing-like-this'), [], 'no match');
+  });
+
+  it("finds an order by a part of the payer's phone or document, typed with punctuation, and never by a generated document", async () => {
+    assert.deepEqual(await found(`q=${encodeURIComponent('529.982.247-25')}`), [ids.braA], 'the CPF with its mask');
+    assert.deepEqual(await found('q=98224'), [ids.braA], 'a part of the CPF');
+    assert.deepEqual(
+      await found(`q=${encodeURIComponent('0712 345')}`),
+      [ids.kenA],
+      'a Kenyan number in its local form',
+    );
+    assert.deepEqual(await found(`q=${encodeURIComponent('+254 799 000')}`), [ids.kenB], 'in its international form');
+    assert.deepEqual(await found('q=254712000111'), [ids.kenA], 'the phone the prompt went to');
+    assert.deepEqual(await found('q=254110000001'), [ids.transfer], "a payout's payee phone");
+    const mine = await found('q=254712345678');
+    assert.deepEqual(mine, [ids.kenA], "only the merchant's own order with that phone");
+    assert.deepEqual(await found(`q=${generatedCpf}`), [], 'a CPF Cashgate generated is no one’s: not found');
+    assert.deepEqual(await found(`q=${generatedCpf.slice(2, 9)}`), [], 'not even by a part');
+  });
+
+  it('filters by statuses in plain words, grouped by kind', async () => {
+    const page = await list('');
+    for (const words of ['Collections', 'Payouts', 'Exchange', 'Any kind'])
+      assert.ok(page.text.includes(`<optgroup label="${words}">`), `the group ${words}`);
+    for (const words of ['Paid', 'Waiting for payment', 'Expired', 'Paid out', 'Rejected by the bank', 'Completed'])
+      assert.ok(page.text.includes(`>${words}</option>`), `the status ${words}`);
+    assert.deepEqual(await found('status=collection:2'), [ids.braA, ids.kenA].sort(), 'paid collections');
+    assert.deepEqual(await found('status=collection:1'), [ids.braB, ids.cashier].sort(), 'waiting collections');
+    assert.deepEqual(await found('status=collection:3'), [ids.kenB], 'expired collections');
+    assert.deepEqual(await found('status=transfer:4'), [ids.transfer], 'payouts rejected by the bank');
+    assert.deepEqual(await found('status=transfer:8'), [], 'no payout paid out');
+    assert.deepEqual(await found('status=success'), [ids.braA, ids.kenA].sort(), 'every success');
+    assert.deepEqual(await found('status=unsuccessful'), [ids.kenB, ids.transfer].sort(), 'every other end');
+    assert.deepEqual(await found('status=open'), [ids.braB, ids.cashier].sort(), 'still open');
+    assert.deepEqual(await found('area=ken&status=success'), [ids.kenA], 'combined with the area');
+    assert.deepEqual(await found('kind=collection&status=2'), [ids.braA, ids.kenA].sort(), 'an older link, by number');
+    const chosen = await list('status=transfer:4');
+    assert.ok(chosen.text.includes('<option value="transfer:4" selected>'), 'the chosen status stays chosen');
+    const bad = await staff.get('/console/orders?status=collection:99');
+    assert.equal(bad.status, 400, 'an unknown status is refused');
+    assert.ok(bad.text.includes('href="#status"'), 'naming the status field');
+    const es = await consoleSignIn(gw, merchant.merchantId);
+    await es.post('/console/language', { lang: 'es', back: '/console/orders' });
+    const spanish = await es.get('/console/orders');
+    assert.ok(spanish.text.includes('>Rechazado por el banco</option>'), 'the statuses in Spanish');
+  });
+
+  it('marks and filters the collections paid a different amount', async () => {
+    const all = await list('');
+    const rowOf = (id: string) =>
+      /<tr>.*?<\/tr>/gs.exec(all.text.slice(all.text.indexOf(`/console/orders/${id}"`) - 200))?.[0] ?? '';
+    assert.ok(
+      rowOf(ids.braA).includes('Paid a different amount'),
+      'the badge on the order paid R$ 100,00 of R$ 123,45',
+    );
+    for (const id of [ids.kenA, ids.braB, ids.kenB, ids.transfer])
+      assert.ok(!rowOf(id).includes('Paid a different amount'), `no badge on ${id}`);
+    assert.deepEqual(await found('differs=1'), [ids.braA], 'only that order');
+    assert.deepEqual(await found('differs=1&area=ken'), [], 'with another filter');
+    const checked = await list('differs=1');
+    assert.ok(checked.text.includes('name="differs" value="1" checked'), 'the box stays ticked');
+  });
+
+  it('totals every matching order per currency, in the database, whatever the page', async () => {
+    const all = listTotals((await list('')).text);
+    assert.deepEqual(
+      all,
+      {
+        BRL: { count: '3', amount: '158.45', actual: '100.00' },
+        KES: { count: '3', amount: '2500', actual: '1500' },
+      },
+      'count, amounts and actual amounts of every order',
+    );
+    const newest = listedOrders((await list('')).text)[0] ?? '';
+    const page = await list('');
+    const firstRow =
+      /<tr><td class="date"><time datetime="([^"]+)">(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})<\/time><\/td>/.exec(
+        page.text,
+      );
+    assert.ok(firstRow !== null, 'each date in its own cell, short: YYYY-MM-DD hh:mm:ss (UTC)');
+    const order = await gw.gateway.orders.find(newest);
+    assert.ok(order !== undefined, 'the newest order');
+    const second = await list(`before_at=${order.created_at}&before_id=${encodeURIComponent(order.id)}`);
+    assert.ok(!listedOrders(second.text).includes(newest), 'the next page leaves the newest out');
+    assert.deepEqual(listTotals(second.text), all, 'and still totals every order');
+    assert.deepEqual(
+      listTotals((await list('area=ken&status=success')).text),
+      { KES: { count: '1', amount: '1500', actual: '1500' } },
+      'the filtered totals',
+    );
+    assert.deepEqual(
+      listTotals((await list(`q=${encodeURIComponent('shop')}`)).text),
+      { BRL: { count: '2', amount: '133.45', actual: '100.00' } },
+      'the totals of a search',
+    );
+  });
+
+  it('exports the filtered orders as formula-safe CSV, only the merchant’s own', async () => {
+    const page = await list('area=ken');
+    assert.ok(page.text.includes('href="/console/orders.csv?area=ken"'), 'the export link keeps the filters');
+    const csv = await staff.get('/console/orders.csv');
+    assert.equal(csv.status, 200, csv.text.slice(0, 300));
+    assert.equal(csv.headers.get('content-type'), 'text/csv; charset=utf-8');
+    assert.match(
+      csv.headers.get('content-disposition') ?? '',
+      new RegExp(`^attachment; filename="cashgate-orders-${merchant.merchantId}-\\d{4}-\\d{2}-\\d{2}\\.csv"$`),
+    );
+    const rows = parseCsv(csv.text);
+    const header = rows[0] ?? [];
+    assert.deepEqual(header, [
+      'created_utc',
+      'order_id',
+      'external_order_id',
+      'area',
+      'kind',
+      'status_code',
+      'status',
+      'pay_type',
+      'currency',
+      'amount',
+      'fee',
+      'actual_amount',
+      'paid_different_amount',
+      'pay_time_utc',
+      'complete_time_utc',
+      'remark',
+    ]);
+    const col = (name: string) => header.indexOf(name);
+    const body = rows.slice(1);
+    assert.deepEqual(
+      body.map((r) => r[col('order_id')]).sort(),
+      [ids.braA, ids.braB, ids.kenA, ids.kenB, ids.transfer, ids.cashier].sort(),
+      'every order of the merchant, once',
+    );
+    assert.ok(!csv.text.includes(ids.other) && !csv.text.includes('=other'), "no other merchant's order");
+    const byId = (id: string) => body.find((r) => r[col('order_id')] === id) ?? [];
+    assert.equal(byId(ids.braB)[col('remark')], "'=1+2", 'a remark starting with = gets a leading quote');
+    assert.equal(byId(ids.kenA)[col('remark')], "'+SUM(A1)", 'with + too');
+    assert.equal(byId(ids.kenB)[col('remark')], "'-2+3", 'with - too');
+    assert.equal(byId(ids.kenB)[col('external_order_id')], `'${ext.kenB}`, 'an id starting with @ too');
+    assert.equal(byId(ids.kenA)[col('external_order_id')], `'${ext.kenA}`, 'an id starting with =');
+    assert.equal(byId(ids.transfer)[col('external_order_id')], `'${ext.transfer}`, 'an id starting with -');
+    assert.equal(byId(ids.braA)[col('external_order_id')], ext.braA, 'an ordinary id as it is');
+    assert.deepEqual(
+      [
+        byId(ids.braA)[col('amount')],
+        byId(ids.braA)[col('actual_amount')],
+        byId(ids.braA)[col('paid_different_amount')],
+      ],
+      ['123.45', '100.00', '1'],
+      'exact amounts and the different-amount mark',
+    );
+    assert.equal(byId(ids.kenA)[col('paid_different_amount')], '0', 'paid in full: not marked');
+    assert.equal(byId(ids.transfer)[col('status')], 'BANK_REJECTED', 'the status text');
+    assert.match(
+      byId(ids.kenA)[col('created_utc')] ?? '',
+      /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/,
+      'UTC times',
+    );
+    assert.ok(csv.text.endsWith('\r\n') && !csv.text.includes('\n\n'), 'CRLF lines');
+
+    const ken = parseCsv((await staff.get('/console/orders.csv?area=ken')).text).slice(1);
+    assert.deepEqual(
+      ken.map((r) => r[col('order_id')]).sort(),
+      [ids.kenA, ids.kenB, ids.transfer].sort(),
+      'the area filter applies',
+    );
+    const differs = parseCsv((await staff.get('/console/orders.csv?differs=1')).text).slice(1);
+    assert.deepEqual(
+      differs.map((r) => r[col('order_id')]),
+      [ids.braA],
+      'the different-amount filter applies',
+    );
+    const searched = parseCsv((await staff.get(`/console/orders.csv?q=${encodeURIComponent('0712 345')}`)).text);
+    assert.deepEqual(
+      searched.slice(1).map((r) => r[col('order_id')]),
+      [ids.kenA],
+      'the search applies',
+    );
+    const refused = await staff.get('/console/orders.csv?area=moon');
+    assert.equal(refused.status, 400, 'a bad filter is refused');
+    assert.ok(refused.text.includes('href="#area"'), 'naming the field');
+  });
+
+  it("shows the payer's phone and document masked, the rail's reference, and never a generated document", async () => {
+    const bra = (await staff.get(`/console/orders/${ids.braA}`)).text;
+    assert.ok(bra.includes('<dt>Payer’s document</dt><dd>CPF ***.982.247-**</dd>'), 'the CPF masked');
+    assert.ok(!bra.includes('52998224725') && !bra.includes('529.982.247-25'), 'never in full');
+    assert.match(bra, /<dt>Pix end-to-end ID<\/dt><dd><code>E\d{8}\d{12}\w{11}<\/code><\/dd>/, 'the e2eid');
+    const ken = (await staff.get(`/console/orders/${ids.kenA}`)).text;
+    assert.ok(ken.includes('<dt>Payer’s phone</dt><dd>2547•••••678</dd>'), 'the payer phone masked');
+    assert.ok(ken.includes('<dt>Prompt sent to</dt><dd>2547•••••111</dd>'), 'the prompt phone masked');
+    assert.ok(!ken.includes('254712345678'), 'never in full');
+    const payout = (await staff.get(`/console/orders/${ids.transfer}`)).text;
+    assert.ok(payout.includes('<dt>Payee’s phone</dt><dd>2541•••••001</dd>'), 'the payee phone masked');
+    const cashier = (await staff.get(`/console/orders/${ids.cashier}`)).text;
+    for (const written of [
+      generatedCpf,
+      `${generatedCpf.slice(0, 3)}.${generatedCpf.slice(3, 6)}.${generatedCpf.slice(6, 9)}-${generatedCpf.slice(9)}`,
+      `***.${generatedCpf.slice(3, 6)}.${generatedCpf.slice(6, 9)}-**`,
+    ])
+      assert.ok(!cashier.includes(written), `the generated CPF is not shown as ${written}`);
+    assert.ok(!cashier.includes('Payer’s document'), 'no payer document at all');
+
+    const seller2 = await consoleSignIn(gw, seller.merchantId);
+    const buy = (await seller2.get(`/console/orders/${ids.buy}`)).text;
+    assert.ok(buy.includes(`<dt>Receiving address</dt><dd><code>${TRON_TO}</code></dd>`), 'where the tokens go');
+    assert.ok(buy.includes(`<dt>Transaction hash</dt><dd><code>${tradeHash}</code></dd>`), 'the send’s hash');
+    assert.ok(buy.includes('<dt>Token amount</dt><dd>10 USDT</dd>'), 'the token amount');
+    const sell = (await seller2.get(`/console/orders/${ids.sell}`)).text;
+    assert.ok(sell.includes(`<dt>Deposit address</dt><dd><code>${depositAddress}</code></dd>`), 'the deposit address');
+    assert.ok(sell.includes(`<dt>Sender’s address</dt><dd><code>${TRON_FROM}</code></dd>`), 'the payer’s address');
+    assert.ok(sell.includes('<dt>Token amount</dt><dd>10.5 USDT</dd>'), 'the token amount');
+  });
+
+  it('an exact externalOrderId finds that order only; a part of it finds every order containing it', async () => {
+    const again = await call(
+      '/api/v3/ken/createCollectingOrder',
+      {
+        amount: '100',
+        channelType: 'CHARGE',
+        externalOrderId: `buy-${stamp}-again`,
+        phone: '254712345678',
+        checkingPhone: '254712345678',
+      },
+      seller.credentials,
+    );
+    assert.equal(again.body.code, '200', again.body.msgEn);
+    const againId = again.body.data.currencyOrderVo.orderId as string;
+    const sellerStaff = await consoleSignIn(gw, seller.merchantId);
+    const search = async (q: string) => {
+      const page = await sellerStaff.get(`/console/orders?q=${encodeURIComponent(q)}`);
+      assert.equal(page.status, 200, page.text.slice(0, 300));
+      return { orders: listedOrders(page.text).sort(), totals: listTotals(page.text) };
+    };
+    const exact = await search(`buy-${stamp}`);
+    assert.deepEqual(exact.orders, [ids.buy], 'the exact externalOrderId: that order only');
+    assert.deepEqual(Object.keys(exact.totals), ['BRL'], 'and the totals of that order only');
+    assert.deepEqual((await search(`uy-${stamp}`)).orders, [ids.buy, againId].sort(), 'a part: both');
+    assert.deepEqual((await search(`buy-${stamp}-`)).orders, [againId], 'a longer part: the other one');
+  });
+});

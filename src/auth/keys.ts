@@ -20,4 +20,6 @@ export interface AuthKey {
 export interface AuthKeys {
   /** The key, its merchant's language and its opened secret, or undefined when unknown. */
   findKeyForAuth(accessKey: string): Promise<AuthKey | undefined>;
+  /** Notes that a request signed with the key passed authentication (the key's "last used"). */
+  noteKeyUse(accessKey: string, now: number): void;
 }

@@ -136,6 +136,7 @@ export function registerMerchantAuth(scope: FastifyInstance, deps: AuthDeps): vo
         retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)),
       });
     }
+    deps.merchants.noteKeyUse(key.accessKey, now);
     request.merchantCaller = {
       merchantId: key.merchantId,
       accessKey: key.accessKey,

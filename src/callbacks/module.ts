@@ -55,7 +55,7 @@ export function openCallbacks(deps: {
       logger: deps.logger.child({ component: 'callbacks' }),
       sender,
       metrics: new CallbackMetrics(deps.registry, store, clock),
-      secretOf: async (accessKey) => (await deps.merchants.findKeyForAuth(accessKey))?.secretKey,
+      secretOf: async (accessKey) => (await deps.merchants.findKeyForSigning(accessKey))?.secretKey,
     },
     {
       policy: {

@@ -168,15 +168,19 @@ export async function merchantCallbackUrl(db: ReadDb, merchantId: string): Promi
  * and authentication admits only such a key, so this is the key an order placed now would carry.
  */
 export function keyInEffect(db: ReadDb, merchantId: string, now: number): Promise<{ access_key: string } | undefined> {
-  return db
-    .selectFrom('api_keys')
-    .select('access_key')
-    .where('merchant_id', '=', merchantId)
-    .where('status', '=', 'active')
-    .where('active_at', '<=', now)
-    .orderBy('created_at', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  return (
+    db
+      .selectFrom('api_keys')
+      .select('access_key')
+      .where('merchant_id', '=', merchantId)
+      .where('status', '=', 'active')
+      .where('active_at', '<=', now)
+      // A rolled key past its disable time is disabled, even before anything wrote it down.
+      .where((eb) => eb.or([eb('disable_at', 'is', null), eb('disable_at', '>', now)]))
+      .orderBy('created_at', 'desc')
+      .limit(1)
+      .executeTakeFirst()
+  );
 }
 
 /**
@@ -213,16 +217,43 @@ export interface MerchantAttemptRow extends CallbackAttemptRow {
   order_kind: string;
   trigger: CallbackEventRow['trigger'];
   notify_id: string;
+  /** The event's state, its attempts so far and its next retry (while pending): the outbox's schedule. */
+  event_state: CallbackEventState;
+  event_attempts: number;
+  next_attempt_at: number | null;
+}
+
+/** The merchant's orders with this externalOrderId (one per kind at most). */
+export async function ordersWithExternalId(db: ReadDb, merchantId: string, externalOrderId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('orders')
+    .select('id')
+    .where('merchant_id', '=', merchantId)
+    .where('external_order_id', '=', externalOrderId)
+    .execute();
+  return rows.map((r) => r.id);
 }
 
 /** Filters of the merchant's callback log; times are Unix ms, `to` exclusive. */
 export interface MerchantLogFilter {
   failedOnly?: boolean;
+  /** Only this order (with `orderIds` too: only if it is one of them). */
   orderId?: string | undefined;
+  /** Only these orders (an order ID, or the orders of an externalOrderId); empty matches nothing. */
+  orderIds?: readonly string[] | undefined;
+  /** Only events of these order kinds (the callback's event: payment, transfer, …). */
+  orderKinds?: readonly string[] | undefined;
   from?: number | undefined;
   to?: number | undefined;
   /** Keyset: only attempts older than this one (started_at, then id). */
   before?: { startedAt: number; id: string } | undefined;
+}
+
+/** The orders a filter narrows to (its orderId within its orderIds), or undefined for every order. */
+function orderScope(filter: Pick<MerchantLogFilter, 'orderId' | 'orderIds'>): readonly string[] | undefined {
+  const { orderId, orderIds } = filter;
+  if (orderId === undefined) return orderIds;
+  return orderIds === undefined || orderIds.includes(orderId) ? [orderId] : [];
 }
 
 function attemptsWithEvents(db: ReadDb) {
@@ -230,14 +261,18 @@ function attemptsWithEvents(db: ReadDb) {
 }
 
 /**
- * The attempts of one order's events, found from those events (through callback_events_order_idx):
+ * The attempts of a few orders' events, found from those events (through callback_events_order_idx):
  * the CTE and the cross join keep a planner from walking the merchant's whole log newest first.
  */
-function attemptsOfOrder(db: ReadDb, orderId: string): ReturnType<typeof attemptsWithEvents> {
+function attemptsOfOrders(db: ReadDb, orderIds: readonly string[]): ReturnType<typeof attemptsWithEvents> {
   return db
     .with(
       (cte) => cte('e').materialized(),
-      (d) => d.selectFrom('callback_events').selectAll().where('order_id', '=', orderId),
+      (d) =>
+        d
+          .selectFrom('callback_events')
+          .selectAll()
+          .where('order_id', 'in', orderIds.length === 0 ? [''] : [...orderIds]),
     )
     .selectFrom('e')
     .crossJoin('callback_attempts as a')
@@ -251,8 +286,9 @@ export function attemptsOfMerchant(
   filter: MerchantLogFilter,
   limit: number,
 ): Promise<MerchantAttemptRow[]> {
-  const { orderId, from, to, before } = filter;
-  return (orderId === undefined ? attemptsWithEvents(db) : attemptsOfOrder(db, orderId))
+  const { orderKinds, from, to, before } = filter;
+  const orderIds = orderScope(filter);
+  return (orderIds === undefined ? attemptsWithEvents(db) : attemptsOfOrders(db, orderIds))
     .select([
       'a.id',
       'a.event_id',
@@ -269,8 +305,12 @@ export function attemptsOfMerchant(
       'e.order_kind',
       'e.trigger',
       'e.notify_id',
+      'e.state as event_state',
+      'e.attempts as event_attempts',
+      'e.next_attempt_at',
     ])
     .where('a.merchant_id', '=', merchantId)
+    .$if(orderKinds !== undefined, (qb) => qb.where('e.order_kind', 'in', [...(orderKinds ?? [])]))
     .$if(filter.failedOnly === true, (qb) => qb.where('a.outcome', '!=', 'delivered'))
     .$if(from !== undefined, (qb) => qb.where('a.started_at', '>=', from ?? 0))
     .$if(to !== undefined, (qb) => qb.where('a.started_at', '<', to ?? 0))
@@ -292,15 +332,19 @@ export function attemptsOfMerchant(
 export async function noTargetEventsOfMerchant(
   db: ReadDb,
   merchantId: string,
-  filter: Pick<MerchantLogFilter, 'orderId' | 'from' | 'to'>,
+  filter: Pick<MerchantLogFilter, 'orderId' | 'orderIds' | 'orderKinds' | 'from' | 'to'>,
   limit: number,
 ): Promise<{ count: number; rows: CallbackEventRow[] }> {
-  const { orderId, from, to } = filter;
+  const { orderKinds, from, to } = filter;
+  const orderIds = orderScope(filter);
   const base = db
     .selectFrom('callback_events')
     .where('merchant_id', '=', merchantId)
     .where('state', '=', 'no_target')
-    .$if(orderId !== undefined, (qb) => qb.where('order_id', '=', orderId ?? ''))
+    .$if(orderIds !== undefined, (qb) =>
+      qb.where('order_id', 'in', orderIds === undefined || orderIds.length === 0 ? [''] : [...orderIds]),
+    )
+    .$if(orderKinds !== undefined, (qb) => qb.where('order_kind', 'in', [...(orderKinds ?? [])]))
     .$if(from !== undefined, (qb) => qb.where('created_at', '>=', from ?? 0))
     .$if(to !== undefined, (qb) => qb.where('created_at', '<', to ?? 0));
   const counted = await base.select((eb) => eb.fn.countAll<number | string>().as('count')).executeTakeFirst();
@@ -317,15 +361,11 @@ export async function ordersWithFailedEvents(
   merchantId: string,
   range: { from: number; to: number },
   limit: number,
+  filter: Pick<MerchantLogFilter, 'orderIds' | 'orderKinds'> = {},
 ): Promise<string[]> {
-  const rows = await db
-    .selectFrom('callback_events as e')
+  const rows = await failedEvents(db, merchantId, range, filter)
     .select('e.order_id')
     .select((eb) => eb.fn.max('e.created_at').as('latest'))
-    .where('e.merchant_id', '=', merchantId)
-    .where('e.state', '=', 'failed')
-    .where('e.created_at', '>=', range.from)
-    .where('e.created_at', '<', range.to)
     .where((eb) =>
       eb.not(
         eb.exists(
@@ -344,4 +384,40 @@ export async function ordersWithFailedEvents(
     .limit(limit)
     .execute();
   return rows.map((r) => r.order_id);
+}
+
+/** The merchant's events that failed for good, created in [from, to), narrowed by the filter. */
+function failedEvents(
+  db: ReadDb,
+  merchantId: string,
+  range: { from: number; to: number },
+  filter: Pick<MerchantLogFilter, 'orderIds' | 'orderKinds'>,
+) {
+  const { orderIds, orderKinds } = filter;
+  return db
+    .selectFrom('callback_events as e')
+    .where('e.merchant_id', '=', merchantId)
+    .where('e.state', '=', 'failed')
+    .where('e.created_at', '>=', range.from)
+    .where('e.created_at', '<', range.to)
+    .$if(orderIds !== undefined, (qb) =>
+      qb.where('e.order_id', 'in', orderIds === undefined || orderIds.length === 0 ? [''] : [...orderIds]),
+    )
+    .$if(orderKinds !== undefined, (qb) => qb.where('e.order_kind', 'in', [...(orderKinds ?? [])]));
+}
+
+/**
+ * How many events failed for good in [from, to) under the filter, whatever came after them: with
+ * ordersWithFailedEvents it tells why a bulk re-trigger found nothing.
+ */
+export async function countFailedEvents(
+  db: ReadDb,
+  merchantId: string,
+  range: { from: number; to: number },
+  filter: Pick<MerchantLogFilter, 'orderIds' | 'orderKinds'> = {},
+): Promise<number> {
+  const row = await failedEvents(db, merchantId, range, filter)
+    .select((eb) => eb.fn.countAll<number | string>().as('count'))
+    .executeTakeFirst();
+  return Number(row?.count ?? 0);
 }

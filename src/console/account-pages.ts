@@ -1,17 +1,20 @@
 /**
  * Signing in and out, the second factor, the user's account page (password, TOTP, language) and
- * the overview a merchant lands on.
+ * the overview a merchant lands on: its figures of today and the last 7 UTC days, a chart of them,
+ * balances and failed callbacks, each linked to the matching list.
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { qrSvg } from '../cashier/qr-svg.js';
-import { html, trusted } from '../http/html.js';
+import { html, trusted, type Html } from '../http/html.js';
 import { isLanguage, type Language } from '../http/language.js';
 import { ConsoleInputError, SESSION_LIFETIME_MS, type ConsoleAccounts } from './accounts.js';
-import { errorSummary, notice, textField, type FieldError } from './forms.js';
-import { consoleTexts, dateTime, languageOfRequest, translate, type Translator } from './i18n.js';
+import { DAY_MS, dayOf, dayStart, errorSummary, notice, textField, type FieldError } from './forms.js';
+import { consoleTexts, dateTime, decimalText, languageOfRequest, money, translate, type Translator } from './i18n.js';
 import { csrfField, sendConsolePage } from './layout.js';
 import { PASSWORD_MIN_LENGTH } from './passwords.js';
+import type { ConsoleServices } from './plugin.js';
+import { failedCallbacksWaiting, overviewFigures, type OverviewFigure } from './queries.js';
 import {
   consolePath,
   formOf,
@@ -228,6 +231,288 @@ ${textField({ name: 'code', label: t('code'), inputmode: 'numeric', autocomplete
   });
 }
 
+const OVERVIEW_TEXTS = consoleTexts('overview', {
+  figures: ['Figures', 'Números', 'Cifras'],
+  figuresLead: [
+    'Days are UTC days, the console’s time zone (Cashgate keeps no time zone per merchant). Today is {today}, from 00:00 UTC. Orders count on the day they were created.',
+    'Os dias são dias UTC, o fuso do console (a Cashgate não guarda um fuso por lojista). Hoje é {today}, desde 00:00 UTC. Os pedidos contam no dia em que foram criados.',
+    'Los días son días UTC, la zona horaria de la consola (Cashgate no guarda una zona horaria por comercio). Hoy es {today}, desde las 00:00 UTC. Los pedidos cuentan el día en que se crearon.',
+  ],
+  ordersToday: ['Orders today', 'Pedidos hoje', 'Pedidos hoy'],
+  ordersWeek: ['Orders, last 7 days', 'Pedidos, últimos 7 dias', 'Pedidos, últimos 7 días'],
+  successRate: ['Success rate, last 7 days', 'Taxa de sucesso, últimos 7 dias', 'Tasa de éxito, últimos 7 días'],
+  successOf: [
+    '{succeeded} of {ended} orders that ended succeeded; {open} still open',
+    '{succeeded} de {ended} pedidos encerrados tiveram sucesso; {open} ainda em andamento',
+    '{succeeded} de {ended} pedidos terminados tuvieron éxito; {open} aún en curso',
+  ],
+  noneEnded: [
+    'No order of these days has ended yet.',
+    'Nenhum pedido destes dias foi encerrado ainda.',
+    'Ningún pedido de estos días ha terminado aún.',
+  ],
+  differentAmount: [
+    'Paid a different amount, last 7 days',
+    'Pagos com outro valor, últimos 7 dias',
+    'Pagados con otro importe, últimos 7 días',
+  ],
+  failedCallbacks: ['Failed callbacks waiting', 'Callbacks com falha pendentes', 'Callbacks fallidos pendientes'],
+  failedCallbacksHint: [
+    'Orders whose callback was not delivered after all its retries, and not sent again since.',
+    'Pedidos cujo callback não foi entregue após todas as tentativas e não foi reenviado desde então.',
+    'Pedidos cuyo callback no se entregó tras todos sus reintentos y no se ha vuelto a enviar.',
+  ],
+  chartTitle: [
+    'Orders per day, last 7 days (UTC): {days}',
+    'Pedidos por dia, últimos 7 dias (UTC): {days}',
+    'Pedidos por día, últimos 7 días (UTC): {days}',
+  ],
+  chartDay: [
+    '{day}: {count} orders, {succeeded} succeeded',
+    '{day}: {count} pedidos, {succeeded} com sucesso',
+    '{day}: {count} pedidos, {succeeded} con éxito',
+  ],
+  legendAll: ['Orders created', 'Pedidos criados', 'Pedidos creados'],
+  legendSucceeded: ['Of which succeeded', 'Dos quais com sucesso', 'De los cuales con éxito'],
+  day: ['Day (UTC)', 'Dia (UTC)', 'Día (UTC)'],
+  orders: ['Orders', 'Pedidos', 'Pedidos'],
+  succeeded: ['Succeeded', 'Com sucesso', 'Con éxito'],
+  daysCaption: [
+    'The chart’s figures: orders created each day, and how many of them succeeded',
+    'Os números do gráfico: pedidos criados a cada dia e quantos tiveram sucesso',
+    'Las cifras del gráfico: pedidos creados cada día y cuántos tuvieron éxito',
+  ],
+  byArea: ['By area', 'Por área', 'Por área'],
+  byAreaLead: [
+    'Volume: what the orders that succeeded moved (for a collection, the amount actually paid). Each figure opens the matching orders.',
+    'Volume: o que os pedidos com sucesso movimentaram (numa cobrança, o valor efetivamente pago). Cada número abre os pedidos correspondentes.',
+    'Volumen: lo que movieron los pedidos con éxito (en un cobro, el importe realmente pagado). Cada cifra abre los pedidos correspondientes.',
+  ],
+  area: ['Area', 'Área', 'Área'],
+  todayOrders: ['Today: orders', 'Hoje: pedidos', 'Hoy: pedidos'],
+  todayVolume: ['Today: volume', 'Hoje: volume', 'Hoy: volumen'],
+  weekOrders: ['7 days: orders', '7 dias: pedidos', '7 días: pedidos'],
+  weekVolume: ['7 days: volume', '7 dias: volume', '7 días: volumen'],
+  weekRate: ['7 days: success rate', '7 dias: taxa de sucesso', '7 días: tasa de éxito'],
+  noOrders: [
+    'No orders in the last 7 days.',
+    'Nenhum pedido nos últimos 7 dias.',
+    'Ningún pedido en los últimos 7 días.',
+  ],
+  'ken.collection': ['Kenya: collections', 'Quênia: cobranças', 'Kenia: cobros'],
+  'ken.transfer': ['Kenya: payouts', 'Quênia: transferências', 'Kenia: transferencias'],
+  'bra.collection': ['Brazil: collections', 'Brasil: cobranças', 'Brasil: cobros'],
+  'bra.transfer': ['Brazil: payouts', 'Brasil: transferências', 'Brasil: transferencias'],
+  'cashier.collection': ['Aggregate cashier: collections', 'Caixa agregado: cobranças', 'Caja agregada: cobros'],
+  'exchange.fiat_to_token': ['Exchange: fiat → token', 'Câmbio: moeda → token', 'Cambio: fiat → token'],
+  'exchange.token_to_fiat': ['Exchange: token → fiat', 'Câmbio: token → moeda', 'Cambio: token → fiat'],
+  balances: ['Balances', 'Saldos', 'Saldos'],
+  currency: ['Currency', 'Moeda', 'Moneda'],
+  available: ['Available', 'Disponível', 'Disponible'],
+  frozen: ['Frozen', 'Congelado', 'Congelado'],
+  awaitingSettlement: ['Awaiting settlement', 'Aguardando liquidação', 'Pendiente de liquidación'],
+  statement: ['Statement', 'Extrato', 'Extracto'],
+  noBalances: [
+    'No money has moved in your accounts yet.',
+    'Ainda não houve movimentação nas suas contas.',
+    'Aún no se ha movido dinero en tus cuentas.',
+  ],
+});
+
+type OverviewT = Translator<keyof typeof OVERVIEW_TEXTS>;
+
+/** The overview's rows by area, in the order it lists them: each an area and a kind of order. */
+const AREA_ROWS = [
+  'ken.collection',
+  'ken.transfer',
+  'bra.collection',
+  'bra.transfer',
+  'cashier.collection',
+  'exchange.fiat_to_token',
+  'exchange.token_to_fiat',
+] as const;
+
+/** The figures of the overview cover this many UTC days, today included. */
+const OVERVIEW_DAYS = 7;
+
+/** A link into the orders list with these filters. */
+function ordersLink(filters: Record<string, string>): string {
+  const query = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== '')).toString();
+  return query === '' ? '/console/orders' : `/console/orders?${query}`;
+}
+
+interface Tally {
+  count: number;
+  succeeded: number;
+  unsuccessful: number;
+  differentAmount: number;
+  volume: Map<string, bigint>;
+}
+
+function tally(figures: readonly OverviewFigure[]): Tally {
+  const total: Tally = { count: 0, succeeded: 0, unsuccessful: 0, differentAmount: 0, volume: new Map() };
+  for (const f of figures) {
+    total.count += f.count;
+    total.succeeded += f.succeeded;
+    total.unsuccessful += f.unsuccessful;
+    total.differentAmount += f.differentAmount;
+    total.volume.set(f.currency, (total.volume.get(f.currency) ?? 0n) + f.volume);
+  }
+  return total;
+}
+
+const percentFormats = new Map<Language, Intl.NumberFormat>();
+
+/** succeeded ÷ ended as a percentage ("97.5%"); a ratio shown, not money. */
+function percent(lang: Language, part: number, whole: number): string {
+  let format = percentFormats.get(lang);
+  if (format === undefined) {
+    format = new Intl.NumberFormat(lang, { style: 'percent', maximumFractionDigits: 1 });
+    percentFormats.set(lang, format);
+  }
+  return format.format(part / whole);
+}
+
+const dayFormats = new Map<Language, Intl.DateTimeFormat>();
+
+/** A UTC day as a short label: "Mon, 23 Nov". */
+function dayLabel(lang: Language, ms: number): string {
+  let format = dayFormats.get(lang);
+  if (format === undefined) {
+    format = new Intl.DateTimeFormat(lang, { weekday: 'short', day: 'numeric', month: 'short', timeZone: 'UTC' });
+    dayFormats.set(lang, format);
+  }
+  return format.format(new Date(ms));
+}
+
+/** Seven daily bars (orders created, and those that succeeded) as inline SVG, named with its figures. */
+function dailyChart(t: OverviewT, days: readonly { label: string; count: number; succeeded: number }[]): Html {
+  const width = 560;
+  const slot = width / days.length;
+  const bar = Math.round(slot * 0.6);
+  const top = 24;
+  const base = 150;
+  const max = Math.max(1, ...days.map((d) => d.count));
+  const height = (n: number) => Math.round(((base - top) * n) / max);
+  const name = t('chartTitle', {
+    days: days.map((d) => t('chartDay', { day: d.label, count: d.count, succeeded: d.succeeded })).join('; '),
+  });
+  const bars = days.map((d, i) => {
+    const x = Math.round(i * slot + (slot - bar) / 2);
+    const all = height(d.count);
+    const ok = height(d.succeeded);
+    const middle = Math.round(i * slot + slot / 2);
+    return html`<rect x="${x}" y="${base - all}" width="${bar}" height="${all}" fill="#93c5fd"></rect><rect x="${x}" y="${base - ok}" width="${bar}" height="${ok}" fill="#065f46"></rect><text x="${middle}" y="${base - all - 6}" text-anchor="middle" font-size="13" fill="#111827">${d.count}</text><text x="${middle}" y="${base + 20}" text-anchor="middle" font-size="12" fill="#111827">${d.label}</text>`;
+  });
+  return html`<figure class="chart"><svg id="overview-chart" role="img" aria-labelledby="overview-chart-title" viewBox="0 0 ${width} ${base + 30}" width="${width}" height="${base + 30}" xmlns="http://www.w3.org/2000/svg"><title id="overview-chart-title">${name}</title><line x1="0" y1="${base}" x2="${width}" y2="${base}" stroke="#4b5563"></line>${bars}</svg>
+<figcaption class="legend"><span class="swatch all"></span> ${t('legendAll')} <span class="swatch ok"></span> ${t('legendSucceeded')}</figcaption></figure>`;
+}
+
+async function overviewPage(ctx: ConsoleContext, deps: ConsoleServices, reply: FastifyReply): Promise<FastifyReply> {
+  const t = translate(TEXTS, ctx.lang);
+  const o = translate(OVERVIEW_TEXTS, ctx.lang);
+  const lang = ctx.lang;
+  const db = deps.store.read;
+  const today = dayStart(dayOf(ctx.now)) ?? ctx.now;
+  const first = today - (OVERVIEW_DAYS - 1) * DAY_MS;
+  const [figures, failedCallbacks, currencies] = await Promise.all([
+    overviewFigures(db, ctx.merchantId, { from: first, until: today + DAY_MS, dayMs: DAY_MS }),
+    failedCallbacksWaiting(db, ctx.merchantId),
+    deps.ledger.currenciesOf(ctx.merchantId),
+  ]);
+  const balances = await deps.ledger.balances(db, ctx.merchantId, currencies);
+  const todayDay = dayOf(today);
+  const weekRange = { from: dayOf(first), to: todayDay };
+  const todayRange = { from: todayDay, to: todayDay };
+  const todayIndex = OVERVIEW_DAYS - 1;
+
+  const week = tally(figures);
+  const todays = tally(figures.filter((f) => f.day === todayIndex));
+  const ended = week.succeeded + week.unsuccessful;
+  const stat = (id: string, label: string, value: string, href: string, note?: string) =>
+    html`<div class="panel stat" id="${id}"><p class="muted">${label}</p><p class="figure"><a href="${href}">${value}</a></p>${note !== undefined ? html`<p class="muted">${note}</p>` : ''}</div>`;
+  const stats = html`<div class="cards stats">
+${stat('stat-today', o('ordersToday'), String(todays.count), ordersLink(todayRange))}
+${stat('stat-week', o('ordersWeek'), String(week.count), ordersLink(weekRange))}
+${stat(
+  'stat-success',
+  o('successRate'),
+  ended === 0 ? '—' : percent(lang, week.succeeded, ended),
+  ordersLink({ ...weekRange, status: 'success' }),
+  ended === 0 ? o('noneEnded') : o('successOf', { succeeded: week.succeeded, ended, open: week.count - ended }),
+)}
+${stat('stat-differs', o('differentAmount'), String(week.differentAmount), ordersLink({ ...weekRange, differs: '1' }))}
+${stat('stat-callbacks', o('failedCallbacks'), String(failedCallbacks), '/console/callbacks?failed=1#log', o('failedCallbacksHint'))}
+</div>`;
+
+  const days = Array.from({ length: OVERVIEW_DAYS }, (_, i) => {
+    const ofDay = tally(figures.filter((f) => f.day === i));
+    const start = first + i * DAY_MS;
+    return { label: dayLabel(lang, start), iso: dayOf(start), count: ofDay.count, succeeded: ofDay.succeeded };
+  });
+  const dayTable = html`<div class="table" tabindex="0"><table id="overview-days"><caption class="muted">${o('daysCaption')}</caption><thead><tr><th>${o('day')}</th><th class="num">${o('orders')}</th><th class="num">${o('succeeded')}</th></tr></thead><tbody>${days.map(
+    (d) =>
+      html`<tr data-day="${d.iso}"><td class="date">${d.label}</td><td class="num"><a href="${ordersLink({ from: d.iso, to: d.iso })}">${d.count}</a></td><td class="num"><a href="${ordersLink({ from: d.iso, to: d.iso, status: 'success' })}">${d.succeeded}</a></td></tr>`,
+  )}</tbody></table></div>`;
+
+  const volumeCell = (volume: Map<string, bigint>, filters: Record<string, string>) =>
+    volume.size === 0
+      ? '—'
+      : html`${[...volume.entries()]
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(
+            ([currency, minor], i) =>
+              html`${i > 0 ? html`<br>` : ''}<a href="${ordersLink({ ...filters, status: 'success' })}" data-volume="${currency}:${decimalText(minor, currency)}">${money(lang, minor, currency)}</a>`,
+          )}`;
+  const areaRows = AREA_ROWS.flatMap((key) => {
+    const [area = '', kind = ''] = key.split('.');
+    const ofRow = figures.filter((f) => f.area === area && f.kind === kind);
+    if (ofRow.length === 0) return [];
+    const w = tally(ofRow);
+    const d = tally(ofRow.filter((f) => f.day === todayIndex));
+    const rowEnded = w.succeeded + w.unsuccessful;
+    const filters = { area, kind };
+    return [
+      html`<tr data-area="${key}"><th scope="row">${o(key)}</th>
+<td class="num"><a href="${ordersLink({ ...filters, ...todayRange })}" data-count-today="${d.count}">${d.count}</a></td><td class="num">${volumeCell(d.volume, { ...filters, ...todayRange })}</td>
+<td class="num"><a href="${ordersLink({ ...filters, ...weekRange })}" data-count-week="${w.count}">${w.count}</a></td><td class="num">${volumeCell(w.volume, { ...filters, ...weekRange })}</td>
+<td class="num">${rowEnded === 0 ? '—' : html`<a href="${ordersLink({ ...filters, ...weekRange, status: 'success' })}">${percent(lang, w.succeeded, rowEnded)}</a> <span class="muted">(${w.succeeded}/${rowEnded})</span>`}</td></tr>`,
+    ];
+  });
+  const areaTable =
+    areaRows.length === 0
+      ? html`<p>${o('noOrders')}</p>`
+      : html`<p class="muted">${o('byAreaLead')}</p><div class="table" tabindex="0"><table id="overview-areas"><thead><tr><th>${o('area')}</th><th class="num">${o('todayOrders')}</th><th class="num">${o('todayVolume')}</th><th class="num">${o('weekOrders')}</th><th class="num">${o('weekVolume')}</th><th class="num">${o('weekRate')}</th></tr></thead><tbody>${areaRows}</tbody></table></div>`;
+
+  const balanceTable =
+    balances.length === 0
+      ? html`<p>${o('noBalances')}</p>`
+      : html`<div class="table" tabindex="0"><table id="overview-balances"><thead><tr><th>${o('currency')}</th><th class="num">${o('available')}</th><th class="num">${o('frozen')}</th><th class="num">${o('awaitingSettlement')}</th><th>${o('statement')}</th></tr></thead><tbody>${balances.map(
+          (b) =>
+            html`<tr data-currency="${b.currency}"><th scope="row">${b.currency}</th><td class="num" data-available="${decimalText(b.available, b.currency)}">${money(lang, b.available, b.currency)}</td><td class="num">${money(lang, b.frozen, b.currency)}</td><td class="num">${money(lang, b.awaitingSettlement, b.currency)}</td><td><a href="/console/balances?currency=${b.currency}">${o('statement')} ${b.currency}</a></td></tr>`,
+        )}</tbody></table></div>`;
+
+  return ctx.page(reply, {
+    title: t('overview'),
+    section: 'overview',
+    body: html`<h1>${ctx.merchant.name}</h1><div class="cards wide">
+<div class="panel"><dl><dt>${t('merchantId')}</dt><dd><code id="overview-merchant-id">${ctx.merchantId}</code></dd><dt>${t('callbackAddress')}</dt><dd><span id="overview-callback-address">${ctx.merchant.callbackUrl ?? t('notSet')}</span></dd></dl></div>
+<div class="panel"><h2>${t('gettingStarted')}</h2><ol class="steps"><li><a href="/console/keys">${t('step1')}</a></li><li><a href="/console/callbacks">${t('step2')}</a></li><li><a href="/console/signature">${t('step3')}</a></li><li><a href="/console/orders">${t('step4')}</a></li></ol></div></div>
+<section id="figures"><h2>${o('figures')}</h2><p class="muted">${o('figuresLead', { today: dayLabel(lang, today) })}</p>${stats}
+<div class="panel">${dailyChart(o, days)}${dayTable}</div></section>
+<section class="panel" id="areas"><h2>${o('byArea')}</h2>${areaTable}</section>
+<section class="panel" id="balances"><h2>${o('balances')}</h2>${balanceTable}</section>`,
+  });
+}
+
+/**
+ * The overview a merchant lands on: who they are, how to start, and the figures of today and the
+ * last 7 UTC days with links into the matching lists.
+ */
+export function registerOverviewPage(router: ConsoleRouter, deps: ConsoleServices): void {
+  router.get('/console', (ctx, _request, reply) => overviewPage(ctx, deps, reply));
+}
+
 export interface AccountPageDeps {
   accounts: ConsoleAccounts;
   now: () => number;
@@ -348,19 +633,8 @@ export function registerSignInPages(scope: FastifyInstance, router: ConsoleRoute
   });
 }
 
-/** The overview and the account page. */
+/** The account page. */
 export function registerAccountPages(router: ConsoleRouter, deps: AccountPageDeps): void {
-  router.get('/console', async (ctx, _request, reply) => {
-    const t = translate(TEXTS, ctx.lang);
-    return ctx.page(reply, {
-      title: t('overview'),
-      section: 'overview',
-      body: html`<h1>${ctx.merchant.name}</h1><div class="cards wide">
-<div class="panel"><dl><dt>${t('merchantId')}</dt><dd><code id="overview-merchant-id">${ctx.merchantId}</code></dd><dt>${t('callbackAddress')}</dt><dd><span id="overview-callback-address">${ctx.merchant.callbackUrl ?? t('notSet')}</span></dd></dl></div>
-<div class="panel"><h2>${t('gettingStarted')}</h2><ol><li><a href="/console/keys">${t('step1')}</a></li><li><a href="/console/callbacks">${t('step2')}</a></li><li><a href="/console/signature">${t('step3')}</a></li><li><a href="/console/orders">${t('step4')}</a></li></ol></div></div>`,
-    });
-  });
-
   router.get('/console/account', async (ctx, request, reply) =>
     accountPage(ctx, reply, { done: queryParam(request, 'done') }),
   );

@@ -9,6 +9,7 @@ import { html, type Html } from '../http/html.js';
 import { CURRENCY_CODES, isCurrency, type Currency } from '../money.js';
 import { DAY_MS, dayOf, dayRange, dayRangeLabels, errorSummary, textField, type FieldError } from './forms.js';
 import type { Language } from '../http/language.js';
+import { csvCell, csvText } from './csv.js';
 import { consoleTexts, dateTime, decimalText, money, translate, type Translator } from './i18n.js';
 import { signed } from './order-pages.js';
 import type { ConsoleServices } from './plugin.js';
@@ -210,16 +211,6 @@ function entryRow(ctx: ConsoleContext, t: T, e: EntryView): Html {
       ? html`<a class="mono" href="/console/orders/${encodeURIComponent(e.orderId)}">${e.orderId}</a>`
       : '—'
   }</td><td>${account}</td><td class="num">${signed(ctx.lang, e.amount, e.currency)}</td><td>${e.memo ?? ''}</td></tr>`;
-}
-
-/** A CSV cell (RFC 4180): quoted when it holds a quote, comma or line break. */
-export function csvCell(value: string): string {
-  return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
-}
-
-/** A text cell a spreadsheet must not read as a formula: a leading ' when it starts with = + - @ tab or CR. */
-export function csvText(value: string): string {
-  return csvCell(/^[=+\-@\t\r]/.test(value) ? `'${value}` : value);
 }
 
 export const CSV_HEADER = 'time_utc,entry_id,journal_id,journal_kind,order_id,account,amount,currency,memo';

@@ -17,7 +17,16 @@ import {
 import { TEST_CALLBACK_KIND } from '../callbacks/test-callbacks.js';
 import { html, type Html } from '../http/html.js';
 import { CallbackUrl } from '../merchants/schemas.js';
-import { badge, dayRange, dayRangeLabels, errorSummary, notice, textField, type FieldError } from './forms.js';
+import {
+  badge,
+  dayRange,
+  dayRangeLabels,
+  dayStart,
+  errorSummary,
+  notice,
+  textField,
+  type FieldError,
+} from './forms.js';
 import { consoleTexts, dateTime, translate, type Translator } from './i18n.js';
 import type { ConsoleServices } from './plugin.js';
 import { merchantOrder } from './queries.js';
@@ -141,6 +150,49 @@ const TEXTS = consoleTexts('callbacks', {
   ],
   failedOnly: ['Failed only', 'Só as falhas', 'Solo fallidos'],
   orderId: ['Order ID', 'ID do pedido', 'ID de pedido'],
+  externalOrderId: ['External order ID', 'ID externo do pedido', 'ID externo del pedido'],
+  event: ['Event', 'Evento', 'Evento'],
+  anyEvent: ['Any event', 'Qualquer evento', 'Cualquier evento'],
+  eventPayment: ['Payment (collections, cashier)', 'Pagamento (recebimentos, caixa)', 'Pago (cobros, caja)'],
+  eventTransfer: ['Transfer', 'Transferência', 'Transferencia'],
+  eventExchange: ['Exchange', 'Câmbio', 'Cambio'],
+  eventTest: ['Test callback', 'Callback de teste', 'Callback de prueba'],
+  eventBad: [
+    'Event: choose one of the listed events.',
+    'Evento: escolha um dos eventos da lista.',
+    'Evento: elige uno de los eventos de la lista.',
+  ],
+  nextRetry: ['next retry at {time}', 'próxima tentativa em {time}', 'próximo reintento el {time}'],
+  bulkNoneDays: [
+    'Nothing was re-triggered: no callback failed for good (retries exhausted) in the UTC days from {from} to {to}.',
+    'Nada foi disparado de novo: nenhum callback falhou de vez (tentativas esgotadas) nos dias UTC de {from} a {to}.',
+    'No se volvió a disparar nada: ningún callback falló definitivamente (reintentos agotados) en los días UTC del {from} al {to}.',
+  ],
+  bulkNoneExternal: [
+    'Nothing was re-triggered: callbacks failed for good in the UTC days from {from} to {to}, but none for the external order ID “{external}”.',
+    'Nada foi disparado de novo: houve callbacks que falharam de vez nos dias UTC de {from} a {to}, mas nenhum do ID externo “{external}”.',
+    'No se volvió a disparar nada: hubo callbacks fallidos definitivamente en los días UTC del {from} al {to}, pero ninguno del ID externo «{external}».',
+  ],
+  bulkNoneEvent: [
+    'Nothing was re-triggered: callbacks failed for good in the UTC days from {from} to {to}{external}, but none of the event “{event}”.',
+    'Nada foi disparado de novo: houve callbacks que falharam de vez nos dias UTC de {from} a {to}{external}, mas nenhum do evento “{event}”.',
+    'No se volvió a disparar nada: hubo callbacks fallidos definitivamente en los días UTC del {from} al {to}{external}, pero ninguno del evento «{event}».',
+  ],
+  bulkForExternal: [
+    ' for the external order ID “{external}”',
+    ' do ID externo “{external}”',
+    ' del ID externo «{external}»',
+  ],
+  bulkNoneResent: [
+    'Nothing was re-triggered: {n} callback(s) failed for good in the UTC days from {from} to {to} under these filters, but each of those orders had a callback delivered or under way since.',
+    'Nada foi disparado de novo: {n} callback(s) falharam de vez nos dias UTC de {from} a {to} com estes filtros, mas cada um desses pedidos teve depois um callback entregue ou em andamento.',
+    'No se volvió a disparar nada: {n} callback(s) fallaron definitivamente en los días UTC del {from} al {to} con estos filtros, pero cada uno de esos pedidos tuvo después un callback entregado o en curso.',
+  ],
+  bulkFiltersHint: [
+    'Optional: narrow it to one external order ID or one event.',
+    'Opcional: restrinja a um ID externo de pedido ou a um evento.',
+    'Opcional: restríngelo a un ID externo de pedido o a un evento.',
+  ],
   filter: ['Filter', 'Filtrar', 'Filtrar'],
   clear: ['Clear filters', 'Limpar filtros', 'Quitar filtros'],
   time: ['Time', 'Horário', 'Hora'],
@@ -226,6 +278,49 @@ const TEXTS = consoleTexts('callbacks', {
 });
 
 type T = Translator<keyof typeof TEXTS>;
+
+/** The callback events merchants filter by (the spec's event kinds), as the order kinds that send them. */
+const EVENTS = {
+  payment: { text: 'eventPayment', kinds: ['ken.collection', 'bra.collection', 'cashier.collection'] },
+  transfer: { text: 'eventTransfer', kinds: ['ken.transfer', 'bra.transfer'] },
+  exchange: { text: 'eventExchange', kinds: ['exchange.fiat_to_token', 'exchange.token_to_fiat'] },
+  test: { text: 'eventTest', kinds: [TEST_CALLBACK_KIND] },
+} as const satisfies Record<string, { text: keyof typeof TEXTS; kinds: readonly string[] }>;
+type EventName = keyof typeof EVENTS;
+
+function isEventName(value: string): value is EventName {
+  return Object.hasOwn(EVENTS, value);
+}
+
+/** The event filter's select. */
+function eventSelect(t: T, name: string, value: string, error: FieldError | undefined): Html {
+  return html`<label for="${name}">${t('event')}</label>${error !== undefined ? html`<p class="error" id="${name}-error">${error.message}</p>` : ''}<select id="${name}" name="${name}"${
+    error !== undefined ? html` aria-invalid="true" aria-describedby="${name}-error"` : ''
+  }><option value="">${t('anyEvent')}</option>${(Object.keys(EVENTS) as EventName[]).map(
+    (e) => html`<option value="${e}"${e === value ? html` selected` : ''}>${t(EVENTS[e].text)}</option>`,
+  )}</select>`;
+}
+
+/** The order ids an externalOrderId filter narrows to (undefined: no such filter). */
+async function externalScope(
+  deps: ConsoleServices,
+  merchantId: string,
+  external: string,
+): Promise<string[] | undefined> {
+  return external === '' ? undefined : q.ordersWithExternalId(deps.store.read, merchantId, external);
+}
+
+/** "next retry at …" when this attempt is its event's latest and the outbox will try again. */
+function nextRetry(
+  t: T,
+  lang: ConsoleContext['lang'],
+  attempt: { attemptNo: number },
+  event: { state: string; attempts: number; nextAttemptAt: number | null } | undefined,
+): Html {
+  if (event === undefined || event.state !== 'pending' || event.nextAttemptAt === null) return html``;
+  if (attempt.attemptNo !== event.attempts) return html``;
+  return html`<br><span class="retry">${t('nextRetry', { time: dateTime(lang, event.nextAttemptAt) })}</span>`;
+}
 type Tone = 'ok' | 'bad' | 'wait' | 'plain';
 
 const OUTCOME_TONE: Record<string, Tone> = {
@@ -261,6 +356,8 @@ function isCallbackUrl(value: string): boolean {
 interface LogQuery {
   failedOnly: boolean;
   orderId: string;
+  external: string;
+  event: string;
   from: string;
   to: string;
   before: string;
@@ -270,6 +367,8 @@ function logQueryOf(request: FastifyRequest): LogQuery {
   return {
     failedOnly: queryParam(request, 'failed') === '1',
     orderId: queryParam(request, 'order').trim().slice(0, 64),
+    external: queryParam(request, 'external').trim().slice(0, 64),
+    event: queryParam(request, 'event').slice(0, 16),
     from: queryParam(request, 'from').slice(0, 10),
     to: queryParam(request, 'to').slice(0, 10),
     before: queryParam(request, 'before').slice(0, 120),
@@ -280,6 +379,8 @@ function logLink(query: LogQuery, before?: string): string {
   const params = new URLSearchParams();
   if (query.failedOnly) params.set('failed', '1');
   if (query.orderId !== '') params.set('order', query.orderId);
+  if (query.external !== '') params.set('external', query.external);
+  if (query.event !== '') params.set('event', query.event);
   if (query.from !== '') params.set('from', query.from);
   if (query.to !== '') params.set('to', query.to);
   if (before !== undefined) params.set('before', before);
@@ -301,6 +402,8 @@ interface PageInput {
   testUrlValue?: string;
   bulkFrom?: string;
   bulkTo?: string;
+  bulkExternal?: string;
+  bulkEvent?: string;
   /** The outcome of a test callback sent by this request. */
   testResult?: Html;
   done?: Html;
@@ -319,9 +422,14 @@ async function callbacksPage(
   const query = logQueryOf(request);
   const filterRange = dayRange(ctx.lang, { from: query.from, to: query.to, required: false });
   errors.push(...filterRange.errors);
+  const eventError =
+    query.event !== '' && !isEventName(query.event) ? { field: 'event', message: t('eventBad') } : undefined;
+  if (eventError !== undefined) errors.push(eventError);
   const filter: q.MerchantLogFilter = {
     failedOnly: query.failedOnly,
     orderId: query.orderId === '' ? undefined : query.orderId,
+    orderIds: await externalScope(deps, ctx.merchantId, query.external),
+    orderKinds: isEventName(query.event) ? EVENTS[query.event].kinds : undefined,
     from: filterRange.range?.from,
     to: filterRange.range?.until,
     before: parseBefore(query.before),
@@ -331,7 +439,7 @@ async function callbacksPage(
   const page = rows.slice(0, LOG_PAGE_SIZE);
   const last = page.at(-1);
   const noTarget = await q.noTargetEventsOfMerchant(deps.store.read, ctx.merchantId, filter, NO_TARGET_SHOWN);
-  const status = input.status ?? (filterRange.errors.length > 0 ? 400 : 200);
+  const status = input.status ?? (filterRange.errors.length > 0 || eventError !== undefined ? 400 : 200);
   const fieldErrors = errors;
 
   const logRows = page.map(
@@ -342,7 +450,12 @@ async function callbacksPage(
           : html`<a href="/console/orders/${encodeURIComponent(a.order_id)}"><code>${a.order_id}</code></a>`
       }</td><td>${triggerText(t, a.trigger, a.order_kind)}</td><td class="num">${a.attempt_no}</td><td><code>${redactUrl(a.url) ?? ''}</code></td><td class="num">${
         a.http_status ?? t('none')
-      }</td><td class="num">${a.latency_ms}</td><td>${outcomeBadge(t, a.outcome)}${a.error !== null ? html`<br><span class="muted">${a.error}</span>` : ''}</td><td>${excerptCell(
+      }</td><td class="num">${a.latency_ms}</td><td>${outcomeBadge(t, a.outcome)}${nextRetry(
+        t,
+        ctx.lang,
+        { attemptNo: a.attempt_no },
+        { state: a.event_state, attempts: a.event_attempts, nextAttemptAt: a.next_attempt_at },
+      )}${a.error !== null ? html`<br><span class="muted">${a.error}</span>` : ''}</td><td>${excerptCell(
         t,
         a.response_excerpt,
       )}</td></tr>`,
@@ -362,6 +475,8 @@ ${textField({ name: 'test-url', label: t('testUrl'), type: 'url', value: input.t
 <form method="get" action="/console/callbacks" class="filters">
 <label class="check"><input type="checkbox" name="failed" value="1"${query.failedOnly ? html` checked` : ''}> ${t('failedOnly')}</label>
 <div>${textField({ name: 'order', label: t('orderId'), type: 'search', value: query.orderId, maxlength: 64 })}</div>
+<div>${textField({ name: 'external', label: t('externalOrderId'), type: 'search', value: query.external, maxlength: 64 })}</div>
+<div>${eventSelect(t, 'event', query.event, eventError)}</div>
 <div>${textField({ name: 'from', label: dayRangeLabels(ctx.lang).from, type: 'date', value: query.from, errors: fieldErrors })}</div>
 <div>${textField({ name: 'to', label: dayRangeLabels(ctx.lang).to, type: 'date', value: query.to, errors: fieldErrors })}</div>
 <div><button type="submit">${t('filter')}</button><a class="button secondary" href="/console/callbacks#log">${t('clear')}</a></div></form>
@@ -393,8 +508,41 @@ ${
 <form method="post" action="/console/callbacks/retrigger-failed" data-confirm="${t('bulkConfirm')}" novalidate>${ctx.csrf}<div class="filters">
 <div>${textField({ name: 'retrigger-from', label: dayRangeLabels(ctx.lang).from, type: 'date', value: input.bulkFrom ?? '', required: true, errors: fieldErrors })}</div>
 <div>${textField({ name: 'retrigger-to', label: dayRangeLabels(ctx.lang).to, type: 'date', value: input.bulkTo ?? '', required: true, errors: fieldErrors })}</div></div>
+<p class="muted">${t('bulkFiltersHint')}</p><div class="filters">
+<div>${textField({ name: 'retrigger-external', label: t('externalOrderId'), value: input.bulkExternal ?? '', maxlength: 64, errors: fieldErrors })}</div>
+<div>${eventSelect(
+    t,
+    'retrigger-event',
+    input.bulkEvent ?? '',
+    fieldErrors.find((e) => e.field === 'retrigger-event'),
+  )}</div></div>
 <button type="submit">${t('bulkSend')}</button></form></section>`;
   return ctx.page(reply, { status, title: t('title'), section: 'callbacks', body });
+}
+
+/** Why a bulk re-trigger found nothing, from the redirect's query (undefined when it gives no reason). */
+function bulkNothingReason(t: T, request: FastifyRequest): string | undefined {
+  const from = queryParam(request, 'rf').slice(0, 10);
+  const to = queryParam(request, 'rt').slice(0, 10);
+  if (dayStart(from) === undefined || dayStart(to) === undefined) return undefined;
+  const externalValue = queryParam(request, 'rx').slice(0, 64);
+  const event = queryParam(request, 're');
+  const eventText = isEventName(event) ? t(EVENTS[event].text) : '';
+  const external = externalValue === '' ? '' : t('bulkForExternal', { external: externalValue });
+  switch (queryParam(request, 'why')) {
+    case 'days':
+      return t('bulkNoneDays', { from, to });
+    case 'external':
+      return t('bulkNoneExternal', { from, to, external: externalValue });
+    case 'event':
+      return t('bulkNoneEvent', { from, to, external, event: eventText });
+    case 'resent': {
+      const n = Number(queryParam(request, 'n'));
+      return t('bulkNoneResent', { from, to, n: Number.isInteger(n) && n >= 0 ? n : 0 });
+    }
+    default:
+      return undefined;
+  }
 }
 
 /** What a test callback did, as the page shows it right after sending. */
@@ -440,7 +588,13 @@ export function registerCallbackPages(router: ConsoleRouter, deps: ConsoleServic
       done === 'retriggered' && queryParam(request, 'capped') === '1'
         ? html`<p class="warning" role="status">${t('bulkCapped', { cap: RETRIGGER_CAP })}</p>`
         : html``;
-    return callbacksPage(ctx, deps, request, reply, { done: html`${notice(message)}${capped}` });
+    const why = done === 'retriggered' && count === 0 ? bulkNothingReason(t, request) : undefined;
+    return callbacksPage(ctx, deps, request, reply, {
+      done:
+        why === undefined
+          ? html`${notice(message)}${capped}`
+          : html`<p class="warning" role="status" id="retrigger-none">${why}</p>`,
+    });
   });
 
   router.post('/console/callbacks/address', async (ctx, request, reply) => {
@@ -488,9 +642,12 @@ export function registerCallbackPages(router: ConsoleRouter, deps: ConsoleServic
   });
 
   router.post('/console/callbacks/retrigger-failed', async (ctx, request, reply) => {
+    const t = translate(TEXTS, ctx.lang);
     const form = formOf(request);
     const from = (form.get('retrigger-from') ?? '').trim().slice(0, 10);
     const to = (form.get('retrigger-to') ?? '').trim().slice(0, 10);
+    const external = (form.get('retrigger-external') ?? '').trim().slice(0, 64);
+    const event = (form.get('retrigger-event') ?? '').slice(0, 16);
     const { range, errors } = dayRange(ctx.lang, {
       from,
       to,
@@ -498,17 +655,45 @@ export function registerCallbackPages(router: ConsoleRouter, deps: ConsoleServic
       fromField: 'retrigger-from',
       toField: 'retrigger-to',
     });
-    if (range?.from === undefined || range.until === undefined) {
-      return callbacksPage(ctx, deps, request, reply, { status: 400, errors, bulkFrom: from, bulkTo: to });
+    if (event !== '' && !isEventName(event)) errors.push({ field: 'retrigger-event', message: t('eventBad') });
+    if (range?.from === undefined || range.until === undefined || errors.length > 0) {
+      return callbacksPage(ctx, deps, request, reply, {
+        status: 400,
+        errors,
+        bulkFrom: from,
+        bulkTo: to,
+        bulkExternal: external,
+        bulkEvent: event,
+      });
     }
     const window = { from: range.from, to: range.until };
+    const byExternal = { orderIds: await externalScope(deps, ctx.merchantId, external) };
+    const filter = { ...byExternal, orderKinds: isEventName(event) ? EVENTS[event].kinds : undefined };
     const orderIds = await deps.store.transact(async (tx) => {
-      const ids = await q.ordersWithFailedEvents(tx, ctx.merchantId, window, RETRIGGER_CAP + 1);
+      const ids = await q.ordersWithFailedEvents(tx, ctx.merchantId, window, RETRIGGER_CAP + 1, filter);
       const chosen = ids.slice(0, RETRIGGER_CAP);
       for (const orderId of chosen) await deps.callbacks.outbox.retrigger(tx, orderId);
       return { count: chosen.length, capped: ids.length > RETRIGGER_CAP };
     });
     deps.callbacks.dispatcher.wake();
+    if (orderIds.count === 0) {
+      // Say which filter matched no failed callback: the days, the external order ID, the event, or
+      // none (everything that failed has been delivered or is under way since).
+      const read = deps.store.read;
+      const why =
+        (await q.countFailedEvents(read, ctx.merchantId, window)) === 0
+          ? 'days'
+          : external !== '' && (await q.countFailedEvents(read, ctx.merchantId, window, byExternal)) === 0
+            ? 'external'
+            : event !== '' && (await q.countFailedEvents(read, ctx.merchantId, window, filter)) === 0
+              ? 'event'
+              : 'resent';
+      const params = new URLSearchParams({ done: 'retriggered', count: '0', why, rf: from, rt: to });
+      if (external !== '') params.set('rx', external);
+      if (event !== '') params.set('re', event);
+      if (why === 'resent') params.set('n', String(await q.countFailedEvents(read, ctx.merchantId, window, filter)));
+      return seeOther(reply, `/console/callbacks?${params.toString()}`);
+    }
     return seeOther(
       reply,
       `/console/callbacks?done=retriggered&count=${orderIds.count}${orderIds.capped ? '&capped=1' : ''}#log`,
@@ -560,7 +745,12 @@ export async function orderCallbacksPanel(
             (a) =>
               html`<tr><td>${dateTime(ctx.lang, a.startedAt)}</td><td>${t(a.trigger)}</td><td class="num">${a.attemptNo}</td><td><code>${a.url}</code></td><td class="num">${
                 a.httpStatus ?? t('none')
-              }</td><td class="num">${a.latencyMs}</td><td>${outcomeBadge(t, a.outcome)}${a.error !== null ? html`<br><span class="muted">${a.error}</span>` : ''}</td><td>${excerptCell(
+              }</td><td class="num">${a.latencyMs}</td><td>${outcomeBadge(t, a.outcome)}${nextRetry(
+                t,
+                ctx.lang,
+                a,
+                events.find((e) => e.eventId === a.eventId),
+              )}${a.error !== null ? html`<br><span class="muted">${a.error}</span>` : ''}</td><td>${excerptCell(
                 t,
                 a.responseExcerpt,
               )}</td></tr>`,

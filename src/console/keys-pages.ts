@@ -9,7 +9,13 @@ import { PERMISSION_GRANTS } from '../auth/permissions.js';
 import { ApiError, describeFailure } from '../http/failures.js';
 import { html, type Html } from '../http/html.js';
 import type { Language } from '../http/language.js';
-import type { ApiKeyView, KeySettings } from '../merchants/service.js';
+import {
+  LAST_USE_PRECISION_MS,
+  ROLL_OVERLAP_MAX_MS,
+  ROLL_OVERLAP_MIN_MS,
+  type ApiKeyView,
+  type KeySettings,
+} from '../merchants/service.js';
 import { badge, copyButton, errorSummary, notice, textField, type FieldError } from './forms.js';
 import { consoleTexts, dateTime, translate, type Translator } from './i18n.js';
 import type { ConsoleServices } from './plugin.js';
@@ -148,9 +154,149 @@ const TEXTS = consoleTexts('keys', {
     'Esta clave se eliminó y ya no puede cambiar.',
   ],
   noLabel: ['(no label)', '(sem rótulo)', '(sin etiqueta)'],
+  lastUsed: ['Last used', 'Último uso', 'Último uso'],
+  never: ['never', 'nunca', 'nunca'],
+  lastUsedNote: [
+    'Last used is the last request to the API that the key signed and that was accepted. It is written at most once every {minutes} minutes per key, so it may be up to {minutes} minutes earlier than the latest request.',
+    'Último uso é a última requisição à API assinada com a chave e aceita. Ele é gravado no máximo uma vez a cada {minutes} minutos por chave, então pode ser até {minutes} minutos anterior à requisição mais recente.',
+    'Último uso es la última solicitud a la API firmada con la clave y aceptada. Se guarda como mucho una vez cada {minutes} minutos por clave, así que puede ser hasta {minutes} minutos anterior a la solicitud más reciente.',
+  ],
+  pending: ['pending', 'pendente', 'pendiente'],
+  pendingUntil: ['until {time}', 'até {time}', 'hasta {time}'],
+  stopsAt: ['stops {time}', 'para em {time}', 'se detiene el {time}'],
+  replacedBy: ['Replaced by', 'Substituída por', 'Reemplazada por'],
+  disableAt: ['Scheduled to stop', 'Programada para parar', 'Programada para detenerse'],
+  rollTitle: ['Roll this key', 'Trocar esta chave', 'Rotar esta clave'],
+  rollText: [
+    'Creates a new key with the same label, permissions, IP whitelist and debug mode, and schedules this key to stop after an overlap you choose. The new key takes effect after the activation delay; during the overlap both keys work, so you can move your servers to the new key. This key stops at the end of the overlap, even if nothing else runs.',
+    'Cria uma chave nova com o mesmo rótulo, permissões, lista de IPs e modo de depuração, e programa esta chave para parar após uma sobreposição que você escolhe. A chave nova passa a valer após o atraso de ativação; durante a sobreposição as duas funcionam, para você trocar a chave nos seus servidores. Esta chave para ao fim da sobreposição, mesmo que nada mais rode.',
+    'Crea una clave nueva con la misma etiqueta, permisos, lista blanca de IP y modo de depuración, y programa esta clave para detenerse tras un solapamiento que eliges. La clave nueva entra en vigor tras el retraso de activación; durante el solapamiento funcionan las dos, para que cambies la clave en tus servidores. Esta clave se detiene al final del solapamiento, aunque no se ejecute nada más.',
+  ],
+  overlap: [
+    'Overlap (both keys work)',
+    'Sobreposição (as duas chaves funcionam)',
+    'Solapamiento (las dos claves funcionan)',
+  ],
+  overlap15m: ['15 minutes', '15 minutos', '15 minutos'],
+  overlap1h: ['1 hour', '1 hora', '1 hora'],
+  overlap1d: ['1 day', '1 dia', '1 día'],
+  overlap7d: ['7 days', '7 dias', '7 días'],
+  overlapBad: [
+    'Overlap: choose 15 minutes, 1 hour, 1 day or 7 days.',
+    'Sobreposição: escolha 15 minutos, 1 hora, 1 dia ou 7 dias.',
+    'Solapamiento: elige 15 minutos, 1 hora, 1 día o 7 días.',
+  ],
+  roll: [
+    'Create the new key and schedule this one to stop',
+    'Criar a chave nova e programar a parada desta',
+    'Crear la clave nueva y programar la parada de esta',
+  ],
+  rollConfirm: [
+    'Create a new key and schedule this key to stop after the overlap?',
+    'Criar uma chave nova e programar a parada desta chave após a sobreposição?',
+    '¿Crear una clave nueva y programar la parada de esta clave tras el solapamiento?',
+  ],
+  rollNotActive: [
+    'Only an active key that is not already being replaced can be rolled.',
+    'Só uma chave ativa que ainda não está sendo substituída pode ser trocada.',
+    'Solo se puede rotar una clave activa que no se esté reemplazando ya.',
+  ],
+  rolling: [
+    'This key is being replaced by {key}: it stops {time}. Until then both keys work.',
+    'Esta chave está sendo substituída por {key}: ela para em {time}. Até lá as duas chaves funcionam.',
+    'Esta clave se está reemplazando por {key}: se detiene el {time}. Hasta entonces funcionan las dos.',
+  ],
+  rolledNotice: [
+    'This key replaces {key}, which stops {time}. Until then both keys work: move your servers to this key.',
+    'Esta chave substitui {key}, que para em {time}. Até lá as duas chaves funcionam: troque a chave nos seus servidores.',
+    'Esta clave reemplaza a {key}, que se detiene el {time}. Hasta entonces funcionan las dos: cambia la clave en tus servidores.',
+  ],
 });
 
 type T = Translator<keyof typeof TEXTS>;
+
+/** What each permission lets a key do, in words: [short name, what it allows]. */
+const PERMISSION_TEXTS = consoleTexts('permissions', {
+  exchange: ['Exchange', 'Câmbio', 'Cambio'],
+  'exchange.does': [
+    'Create fiat ↔ USDT exchange orders (reading them back needs "query").',
+    'Criar pedidos de câmbio moeda ↔ USDT (consultá-los exige "query").',
+    'Crear pedidos de cambio fiat ↔ USDT (consultarlos requiere "query").',
+  ],
+  'ken.collection': ['Kenya collections', 'Recebimentos no Quênia', 'Cobros en Kenia'],
+  'ken.collection.does': [
+    'Ask payers in Kenya to pay by M-Pesa (collection orders).',
+    'Pedir pagamentos por M-Pesa a pagadores no Quênia (pedidos de recebimento).',
+    'Pedir pagos por M-Pesa a pagadores en Kenia (pedidos de cobro).',
+  ],
+  'ken.transfer': ['Kenya transfers', 'Transferências no Quênia', 'Transferencias en Kenia'],
+  'ken.transfer.does': [
+    'Send money out in Kenya (M-Pesa and bank transfers) from your balance.',
+    'Enviar dinheiro no Quênia (M-Pesa e transferências bancárias) a partir do seu saldo.',
+    'Enviar dinero en Kenia (M-Pesa y transferencias bancarias) desde tu saldo.',
+  ],
+  'bra.collection': ['Brazil collections', 'Recebimentos no Brasil', 'Cobros en Brasil'],
+  'bra.collection.does': [
+    'Ask payers in Brazil to pay by Pix (collection orders).',
+    'Pedir pagamentos por Pix a pagadores no Brasil (pedidos de recebimento).',
+    'Pedir pagos por Pix a pagadores en Brasil (pedidos de cobro).',
+  ],
+  'bra.transfer': ['Brazil transfers', 'Transferências no Brasil', 'Transferencias en Brasil'],
+  'bra.transfer.does': [
+    'Send money out in Brazil (Pix and bank transfers) from your balance.',
+    'Enviar dinheiro no Brasil (Pix e transferências bancárias) a partir do seu saldo.',
+    'Enviar dinero en Brasil (Pix y transferencias bancarias) desde tu saldo.',
+  ],
+  polymerize: ['Aggregate cashier', 'Caixa agregado', 'Caja agregada'],
+  'polymerize.does': [
+    'Open a payment page where the payer chooses how to pay.',
+    'Abrir uma página de pagamento em que o pagador escolhe como pagar.',
+    'Abrir una página de pago donde el pagador elige cómo pagar.',
+  ],
+  query: ['Queries', 'Consultas', 'Consultas'],
+  'query.does': [
+    'Read orders, their vouchers and the list of banks.',
+    'Consultar pedidos, os seus comprovantes e a lista de bancos.',
+    'Consultar pedidos, sus comprobantes y la lista de bancos.',
+  ],
+  balance: ['Balances', 'Saldos', 'Saldos'],
+  'balance.does': ['Read your balances.', 'Consultar os seus saldos.', 'Consultar tus saldos.'],
+  all: ['Everything', 'Tudo', 'Todo'],
+  'all.does': [
+    'Every permission above, and any added later.',
+    'Todas as permissões acima, e as que forem adicionadas depois.',
+    'Todos los permisos de arriba, y los que se añadan después.',
+  ],
+});
+
+type PermissionText = keyof typeof PERMISSION_TEXTS;
+
+/** A permission's short name in words ("Brazil collections"). */
+export function permissionName(lang: Language, permission: string): string {
+  return permission in PERMISSION_TEXTS ? translate(PERMISSION_TEXTS, lang)(permission as PermissionText) : permission;
+}
+
+/** What a permission lets a key do, in words. */
+export function permissionDoes(lang: Language, permission: string): string {
+  const key = `${permission}.does`;
+  return key in PERMISSION_TEXTS ? translate(PERMISSION_TEXTS, lang)(key as PermissionText) : '';
+}
+
+/** A key's permissions as words, each with its code. */
+function permissionList(lang: Language, permissions: readonly string[]): Html {
+  return html`<ul class="perms">${permissions.map(
+    (p) =>
+      html`<li><strong>${permissionName(lang, p)}</strong> <span class="mono">(${p})</span>: ${permissionDoes(lang, p)}</li>`,
+  )}</ul>`;
+}
+
+/** The overlaps a key roll offers (the service allows ROLL_OVERLAP_MIN_MS to ROLL_OVERLAP_MAX_MS). */
+const ROLL_OVERLAPS: readonly { ms: number; text: 'overlap1h' | 'overlap1d' | 'overlap7d' | 'overlap15m' }[] = [
+  { ms: 15 * 60_000, text: 'overlap15m' },
+  { ms: 3_600_000, text: 'overlap1h' },
+  { ms: 86_400_000, text: 'overlap1d' },
+  { ms: 7 * 86_400_000, text: 'overlap7d' },
+];
 
 /** How long a just-created secret waits for the page that shows it (the redirect is followed at once). */
 export const CREATED_SECRET_TTL_MS = 5 * 60_000;
@@ -166,12 +312,30 @@ export function activationCountdown(lang: Language, activeAt: number, now: numbe
   return html`<span class="badge wait" data-until="${activeAt}" data-template="${t('takesEffectIn', { s: '{s}' })}" data-over="${t('active')}" data-over-class="badge ok">${t('takesEffectIn', { s: secondsUntil(activeAt, now) })}</span>`;
 }
 
-/** The status of a key as a badge: a countdown while its activation delay runs. */
-export function keyStatus(lang: Language, key: Pick<ApiKeyView, 'status' | 'activeAt'>, now: number): Html {
+/**
+ * The status of a key: pending with its activation time and a countdown while its activation delay
+ * runs; active with the moment it stops when a roll scheduled one.
+ */
+export function keyStatus(
+  lang: Language,
+  key: Pick<ApiKeyView, 'status' | 'activeAt'> & Partial<Pick<ApiKeyView, 'disableAt'>>,
+  now: number,
+): Html {
   const t = translate(TEXTS, lang);
   if (key.status === 'deleted') return badge(t('deleted'));
   if (key.status === 'disabled') return badge(t('disabled'), 'bad');
-  return key.activeAt > now ? activationCountdown(lang, key.activeAt, now) : badge(t('active'), 'ok');
+  const stops =
+    key.disableAt === undefined || key.disableAt === null
+      ? html``
+      : html` <span class="when">${t('stopsAt', { time: dateTime(lang, key.disableAt) })}</span>`;
+  return key.activeAt > now
+    ? html`<span class="when">${t('pending')} ${t('pendingUntil', { time: dateTime(lang, key.activeAt) })}</span> ${activationCountdown(lang, key.activeAt, now)}${stops}`
+    : html`${badge(t('active'), 'ok')}${stops}`;
+}
+
+/** When a request last named the key, or "never". */
+function lastUsed(t: T, lang: Language, key: ApiKeyView): string {
+  return key.lastUsedAt === null ? t('never') : dateTime(lang, key.lastUsedAt);
 }
 
 interface KeyFormValues {
@@ -231,16 +395,16 @@ function fieldErrorOf(error: unknown, lang: Language): FieldError {
   throw error;
 }
 
-function keyFields(t: T, values: KeyFormValues, errors: readonly FieldError[]): Html {
+function keyFields(t: T, lang: Language, values: KeyFormValues, errors: readonly FieldError[]): Html {
   const permissionError = errors.find((e) => e.field === 'permissions');
   return html`${textField({ name: 'label', label: t('label'), value: values.label, hint: t('labelHint', { max: LABEL_MAX }), maxlength: LABEL_MAX, errors })}
 <fieldset id="permissions" aria-describedby="permissions-hint${permissionError !== undefined ? ' permissions-error' : ''}"><legend>${t('permissions')}</legend>
 <p class="muted" id="permissions-hint">${t('permissionsHint')}</p>${permissionError !== undefined ? html`<p class="error" id="permissions-error">${permissionError.message}</p>` : ''}
-<div class="checks">${PERMISSION_GRANTS.map(
+<div class="checks wide">${PERMISSION_GRANTS.map(
     (p) =>
-      html`<label class="check"><input type="checkbox" name="permissions" value="${p}"${values.permissions.includes(p) ? html` checked` : ''}${
+      html`<div class="perm"><label class="check"><input type="checkbox" name="permissions" value="${p}" aria-describedby="perm-${p}-does"${values.permissions.includes(p) ? html` checked` : ''}${
         permissionError !== undefined ? html` aria-invalid="true"` : ''
-      }> <span class="mono">${p}</span></label>`,
+      }> <span class="mono">${p}</span></label><p class="muted" id="perm-${p}-does">${permissionName(lang, p)}: ${permissionDoes(lang, p)}</p></div>`,
   )}</div></fieldset>
 ${textField({ name: 'ipWhitelist', label: t('ipWhitelist'), value: values.ipWhitelist, hint: t('ipWhitelistHint'), errors })}
 <label class="check"><input type="checkbox" id="debug" name="debug" value="1" aria-describedby="debug-hint"${values.debug ? html` checked` : ''}> ${t('debug')}</label>
@@ -249,7 +413,7 @@ ${textField({ name: 'ipWhitelist', label: t('ipWhitelist'), value: values.ipWhit
 
 function createForm(ctx: ConsoleContext, t: T, values: KeyFormValues, errors: readonly FieldError[]): Html {
   return html`<div class="panel" id="create"><h2>${t('createTitle')}</h2>${errorSummary(ctx.lang, errors)}
-<form method="post" action="/console/keys" novalidate>${ctx.csrf}${keyFields(t, values, errors)}<button type="submit">${t('create')}</button></form></div>`;
+<form method="post" action="/console/keys" novalidate>${ctx.csrf}${keyFields(t, ctx.lang, values, errors)}<button type="submit">${t('create')}</button></form></div>`;
 }
 
 function keyPath(accessKey: string): string {
@@ -270,8 +434,13 @@ async function listPage(
     const live = k.status !== 'deleted';
     return html`<tr><td><code id="${copyId}">${k.accessKey}</code>${live ? copyButton(copyId, ctx.lang) : ''}</td>
 <td>${k.label === '' ? html`<span class="muted">${t('noLabel')}</span>` : k.label}</td>
-<td class="mono">${k.permissions.join(', ')}</td><td class="mono">${k.ipWhitelist.join(', ')}</td>
-<td>${k.debug ? badge(t('on'), 'wait') : t('off')}</td><td>${keyStatus(ctx.lang, k, now)}</td>
+<td>${k.permissions.map((p) => permissionName(ctx.lang, p)).join(', ')}<br><span class="mono muted">${k.permissions.join(', ')}</span></td><td class="mono">${k.ipWhitelist.join(', ')}</td>
+<td>${k.debug ? badge(t('on'), 'wait') : t('off')}</td><td>${keyStatus(ctx.lang, k, now)}${
+      k.replacedBy !== null && k.status === 'active'
+        ? html`<br><span class="muted">${t('replacedBy')} <code>${k.replacedBy}</code></span>`
+        : ''
+    }</td>
+<td>${lastUsed(t, ctx.lang, k)}</td>
 <td>${live ? html`<a href="${keyPath(k.accessKey)}">${t('view')}</a>` : '—'}</td></tr>`;
   });
   return ctx.page(reply, {
@@ -282,7 +451,8 @@ async function listPage(
 <div class="panel"><h2>${t('yourKeys')}</h2>${
       keys.length === 0
         ? html`<p>${t('noKeys')}</p>`
-        : html`<div class="table" tabindex="0"><table><thead><tr><th scope="col">${t('accessKey')}</th><th scope="col">${t('label')}</th><th scope="col">${t('permissions')}</th><th scope="col">${t('ipWhitelist')}</th><th scope="col">${t('debug')}</th><th scope="col">${t('status')}</th><th scope="col">${t('actions')}</th></tr></thead><tbody>${rows}</tbody></table></div>`
+        : html`<div class="table" tabindex="0"><table><thead><tr><th scope="col">${t('accessKey')}</th><th scope="col">${t('label')}</th><th scope="col">${t('permissions')}</th><th scope="col">${t('ipWhitelist')}</th><th scope="col">${t('debug')}</th><th scope="col">${t('status')}</th><th scope="col">${t('lastUsed')}</th><th scope="col">${t('actions')}</th></tr></thead><tbody>${rows}</tbody></table></div>
+<p class="muted" id="last-used-note">${t('lastUsedNote', { minutes: LAST_USE_PRECISION_MS / 60_000 })}</p>`
     }</div>
 ${createForm(ctx, t, input.values ?? { ...EMPTY_FORM }, input.errors ?? [])}`,
   });
@@ -325,18 +495,26 @@ function keyPage(
   const details = html`<div class="panel"><dl>
 <dt>${t('accessKey')}</dt><dd><code id="access-key">${key.accessKey}</code> ${copyButton('access-key', ctx.lang)}</dd>
 <dt>${t('label')}</dt><dd>${key.label === '' ? t('noLabel') : key.label}</dd>
-<dt>${t('permissions')}</dt><dd class="mono">${key.permissions.join(', ')}</dd>
+<dt>${t('permissions')}</dt><dd>${permissionList(ctx.lang, key.permissions)}</dd>
 <dt>${t('ipWhitelist')}</dt><dd class="mono">${key.ipWhitelist.join(', ')}</dd>
 <dt>${t('debug')}</dt><dd>${key.debug ? t('on') : t('off')}</dd>
 <dt>${t('status')}</dt><dd>${keyStatus(ctx.lang, key, now)}</dd>
-<dt>${t('activeAt')}</dt><dd>${dateTime(ctx.lang, key.activeAt)}</dd>
+<dt>${t('activeAt')}</dt><dd>${dateTime(ctx.lang, key.activeAt)}</dd>${
+    key.disableAt !== null ? html`<dt>${t('disableAt')}</dt><dd>${dateTime(ctx.lang, key.disableAt)}</dd>` : ''
+  }${
+    key.replacedBy !== null
+      ? html`<dt>${t('replacedBy')}</dt><dd><a class="mono" href="${keyPath(key.replacedBy)}">${key.replacedBy}</a></dd>`
+      : ''
+  }
+<dt>${t('lastUsed')}</dt><dd>${lastUsed(t, ctx.lang, key)} <span class="muted">${t('lastUsedNote', { minutes: LAST_USE_PRECISION_MS / 60_000 })}</span></dd>
 <dt>${t('created')}</dt><dd>${dateTime(ctx.lang, key.createdAt)}</dd>
 <dt>${t('updated')}</dt><dd>${dateTime(ctx.lang, key.updatedAt)}</dd></dl></div>`;
   const forms =
     key.status === 'deleted'
       ? html`<p class="warning">${t('deletedText')}</p>`
       : html`<div class="panel" id="edit"><h2>${t('edit')}</h2>${errorSummary(ctx.lang, errors)}<p class="warning">${t('editRestarts')}</p>
-<form method="post" action="${path}" novalidate>${ctx.csrf}${keyFields(t, input.values ?? valuesOf(key), errors)}<button type="submit">${t('save')}</button></form></div>
+<form method="post" action="${path}" novalidate>${ctx.csrf}${keyFields(t, ctx.lang, input.values ?? valuesOf(key), errors)}<button type="submit">${t('save')}</button></form></div>
+${rollPanel(ctx, t, key, errors)}
 <div class="panel"><h2>${t('stateTitle')}</h2><p>${t('disableText')}</p><form method="post" action="${path}/enabled">${ctx.csrf}${
           key.status === 'disabled'
             ? html`<input type="hidden" name="enabled" value="1"><button type="submit">${t('enable')}</button>`
@@ -349,6 +527,27 @@ function keyPage(
     section: 'keys',
     body: html`<p><a href="/console/keys">${t('backToKeys')}</a></p><h1>${title}</h1>${notice(info)}${details}${forms}`,
   });
+}
+
+/** The key roll: a new key now, this one stopping after the chosen overlap. */
+function rollPanel(ctx: ConsoleContext, t: T, key: ApiKeyView, errors: readonly FieldError[]): Html {
+  const path = keyPath(key.accessKey);
+  if (key.status === 'active' && key.disableAt !== null && key.replacedBy !== null) {
+    return html`<div class="panel" id="roll"><h2>${t('rollTitle')}</h2><p class="warning">${t('rolling', {
+      key: key.replacedBy,
+      time: dateTime(ctx.lang, key.disableAt),
+    })}</p></div>`;
+  }
+  if (key.status !== 'active' || key.disableAt !== null)
+    return html`<div class="panel" id="roll"><h2>${t('rollTitle')}</h2><p>${t('rollNotActive')}</p></div>`;
+  const overlapError = errors.find((e) => e.field === 'overlap');
+  return html`<div class="panel" id="roll"><h2>${t('rollTitle')}</h2><p>${t('rollText')}</p>
+<form method="post" action="${path}/roll" data-confirm="${t('rollConfirm')}">${ctx.csrf}
+<label for="overlap">${t('overlap')}</label>${overlapError !== undefined ? html`<p class="error" id="overlap-error">${overlapError.message}</p>` : ''}
+<select id="overlap" name="overlap"${overlapError !== undefined ? html` aria-invalid="true" aria-describedby="overlap-error"` : ''}>${ROLL_OVERLAPS.map(
+    (o) => html`<option value="${o.ms}"${o.ms === 86_400_000 ? html` selected` : ''}>${t(o.text)}</option>`,
+  )}</select>
+<button type="submit">${t('roll')}</button></form></div>`;
 }
 
 /** A key the service says is not the merchant's → 404; deleted → the key page saying it cannot change (409). */
@@ -411,10 +610,21 @@ export function registerKeyPages(router: ConsoleRouter, deps: ConsoleServices): 
 <dl><dt>${t('accessKey')}</dt><dd><code id="access-key">${key.accessKey}</code> ${copyButton('access-key', ctx.lang)}</dd>
 <dt>${t('label')}</dt><dd>${key.label === '' ? t('noLabel') : key.label}</dd>
 <dt>${t('status')}</dt><dd>${keyStatus(ctx.lang, key, now)}</dd></dl>`;
+    // A roll's new key: say which key it replaces and when that one stops.
+    const replaced = (await allApiKeys(deps, ctx.merchantId)).find(
+      (k) => k.replacedBy === key.accessKey && k.disableAt !== null,
+    );
+    const rolled =
+      replaced === undefined || replaced.disableAt === null
+        ? html``
+        : html`<p class="notice" role="status" id="rolled">${t('rolledNotice', {
+            key: replaced.accessKey,
+            time: dateTime(ctx.lang, replaced.disableAt),
+          })}</p>`;
     return ctx.page(reply, {
       title: t('createdTitle'),
       section: 'keys',
-      body: html`<h1>${t('createdTitle')}</h1><div class="panel">${secret}
+      body: html`<h1>${t('createdTitle')}</h1>${rolled}<div class="panel">${secret}
 <p>${t('effectLine', { time: dateTime(ctx.lang, key.activeAt) })} ${keyStatus(ctx.lang, key, now)}</p>
 <p><a class="button secondary" href="${keyPath(key.accessKey)}">${t('view')}</a> <a href="/console/keys">${t('backToKeys')}</a></p></div>`,
     });
@@ -441,6 +651,40 @@ export function registerKeyPages(router: ConsoleRouter, deps: ConsoleServices): 
       return keyPage(ctx, reply, deps, key, { status: 400, values, errors: [fieldErrorOf(error, ctx.lang)] });
     }
     return seeOther(reply, `${keyPath(accessKey)}?done=saved`);
+  });
+
+  // A key roll: the new key's secret is shown once through the same POST, 303, GET as a creation.
+  router.post('/console/keys/:accessKey/roll', async (ctx, request, reply) => {
+    const t = translate(TEXTS, ctx.lang);
+    const { accessKey = '' } = request.params as { accessKey?: string };
+    const key = await deps.merchants.findApiKey(ctx.merchantId, accessKey);
+    if (key === undefined) return ctx.notFound(reply);
+    const overlapMs = Number(formOf(request).get('overlap') ?? '');
+    if (
+      !ROLL_OVERLAPS.some((o) => o.ms === overlapMs) ||
+      overlapMs < ROLL_OVERLAP_MIN_MS ||
+      overlapMs > ROLL_OVERLAP_MAX_MS
+    )
+      return keyPage(ctx, reply, deps, key, { status: 400, errors: [{ field: 'overlap', message: t('overlapBad') }] });
+    if (key.status !== 'active' || key.disableAt !== null)
+      return keyPage(ctx, reply, deps, key, {
+        status: 409,
+        errors: [{ field: 'roll', message: t('rollNotActive') }],
+      });
+    let rolled;
+    try {
+      rolled = await deps.merchants.rollApiKey(ctx.merchantId, accessKey, overlapMs);
+    } catch (error) {
+      if (error instanceof OperatorError) return whenChangeRefused(ctx, reply, deps, accessKey, error);
+      if (error instanceof ApiError)
+        return keyPage(ctx, reply, deps, key, {
+          status: 409,
+          errors: [{ field: 'roll', message: t('rollNotActive') }],
+        });
+      throw error;
+    }
+    await deps.accounts.holdCreatedKey(ctx.session, rolled.accessKey, rolled.secretKey, CREATED_SECRET_TTL_MS);
+    return seeOther(reply, `${keyPath(rolled.accessKey)}/created`);
   });
 
   router.post('/console/keys/:accessKey/delete', async (ctx, request, reply) => {

@@ -1,8 +1,8 @@
 /**
  * The frame of every console page: server-rendered HTML with its one style and one script inline,
- * allowed by their hashes in a strict Content-Security-Policy; a navigation bar that wraps on a
- * phone; every page usable without script (the script adds copy buttons, live countdowns and
- * confirmations).
+ * allowed by their hashes in a strict Content-Security-Policy; a navigation row on a desktop and a
+ * "Menu" disclosure (<details>, no script needed) on a phone; every page usable without script
+ * (the script adds copy buttons, live countdowns and confirmations).
  */
 import type { FastifyReply } from 'fastify';
 import { escapeXml, html, pageHeaders, strictCsp, type Html } from '../http/html.js';
@@ -18,6 +18,14 @@ header .brand{font-weight:700;color:#fff;text-decoration:none;margin-right:.5rem
 header nav{display:flex;flex-wrap:wrap;gap:.15rem .25rem;flex:1}
 header nav a{color:#dbeafe;text-decoration:none;padding:.35rem .5rem;border-radius:.35rem}
 header nav a[aria-current=page]{background:#1e40af;color:#fff}
+header .menu{display:none}header .menu summary{cursor:pointer;list-style:none;display:flex;align-items:center;gap:.5rem;padding:.45rem .75rem;min-height:44px;border:1px solid #94a3b8;border-radius:.4rem;color:#fff;font-weight:600}
+header .menu summary::-webkit-details-marker{display:none}header .menu summary::before{content:"\\2630"/"";font-size:1.1rem}header .menu[open] summary::before{content:"\\2715"/""}
+header .menu summary .here{font-weight:400;color:#cbd5e1}
+header .menu nav{flex-direction:column;flex-wrap:nowrap;gap:0;margin:.35rem 0 .25rem}header .menu nav a{display:block;padding:.6rem .75rem;min-height:44px;border-bottom:1px solid #1e3a5f}
+.perms{margin:0;padding-left:1.1rem}.perms li{margin:.1rem 0}.checks.wide{grid-template-columns:repeat(auto-fill,minmax(min(100%,17rem),1fr))}.perm p{margin:0 0 .4rem 1.5rem;font-size:.85rem}
+.when{white-space:nowrap;font-size:.85rem;color:var(--muted)}
+table.reqlog td.nowrap{white-space:nowrap}table.reqlog td.msg{min-width:14rem;overflow-wrap:anywhere;white-space:normal}
+.retry{white-space:nowrap;font-size:.85rem}
 header .who{font-size:.85rem;color:#cbd5e1;display:flex;gap:.5rem;align-items:center;flex-wrap:wrap}
 header .who button{min-height:0;padding:.25rem .6rem;margin:0;font-size:.85rem;background:transparent;color:#fff;border-color:#94a3b8}
 main{max-width:80rem;margin:0 auto;padding:1rem}
@@ -55,7 +63,8 @@ dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:.5r
 .pager{display:flex;gap:1rem;margin-top:.75rem}
 .secret{font:15px/1.4 ui-monospace,Menlo,Consolas,monospace;word-break:break-all;background:#fffbeb;border:2px solid var(--warn);padding:.5rem;border-radius:.4rem}
 footer{max-width:80rem;margin:0 auto;padding:0 1rem 2rem;font-size:.85rem}footer form{display:inline}footer button{min-height:0;padding:.2rem .5rem;font-size:.85rem}
-@media (max-width:40rem){header nav{flex:0 0 100%;order:3;flex-wrap:nowrap;overflow-x:auto;white-space:nowrap}main{padding:.5rem}.panel{padding:.75rem}dl{grid-template-columns:1fr}dt{margin-top:.35rem}h1{font-size:1.25rem}}
+@media (max-width:40rem){header nav.row{display:none}header .menu{display:block;flex:0 0 100%;order:3}main{padding:.5rem}.panel{padding:.75rem}dl{grid-template-columns:1fr}dt{margin-top:.35rem}h1{font-size:1.25rem}}
+td.date{white-space:nowrap}.stat .figure{font-size:1.75rem;font-weight:700;margin:.1rem 0;font-variant-numeric:tabular-nums}.chart{margin:0 0 1rem}.chart svg{display:block;width:100%;max-width:40rem;height:auto}.legend{font-size:.85rem;color:var(--muted);display:flex;flex-wrap:wrap;gap:.25rem .5rem;align-items:center}.swatch{display:inline-block;width:.9rem;height:.9rem;border-radius:.15rem}.swatch.all{background:#93c5fd}.swatch.ok{background:#065f46}.cards.stats{grid-template-columns:repeat(auto-fit,minmax(min(100%,13rem),1fr))}.steps li{margin:.2rem 0}.steps a{display:inline-block;min-height:24px}
 `.replace(/\n/g, '');
 
 /**
@@ -72,7 +81,6 @@ d.querySelectorAll('[data-until]').forEach(function(el){var end=Number(el.getAtt
 var tick=function(){var s=Math.ceil((end-(Date.now()+skew))/1000);if(s<=0){el.textContent=over;el.className=el.getAttribute('data-over-class')||el.className;return}el.textContent=tpl.replace('{s}',String(s));setTimeout(tick,1000-((Date.now()+skew)%1000))};tick();});
 d.querySelectorAll('form[data-confirm]').forEach(function(f){f.addEventListener('submit',function(e){if(!window.confirm(f.getAttribute('data-confirm')))e.preventDefault()})});
 var sm=d.querySelector('.summary');if(sm)sm.focus();
-var cur=d.querySelector('header nav [aria-current]');if(cur&&cur.scrollIntoView)cur.scrollIntoView({block:'nearest',inline:'nearest'});
 })();`;
 
 export const CONSOLE_CSP = strictCsp(STYLE, SCRIPT);
@@ -91,6 +99,7 @@ const TEXTS = consoleTexts('layout', {
   signOut: ['Sign out', 'Sair', 'Cerrar sesión'],
   language: ['Language', 'Idioma', 'Idioma'],
   skip: ['Skip to content', 'Pular para o conteúdo', 'Saltar al contenido'],
+  menu: ['Menu', 'Menu', 'Menú'],
 });
 
 export type NavSection =
@@ -125,11 +134,18 @@ export const csrfField = (token: string): Html => html`<input type="hidden" name
 export function sendConsolePage(reply: FastifyReply, status: number, page: ConsolePageInput): FastifyReply {
   const t = translate(TEXTS, page.lang);
   const frame = page.frame;
+  // One list of links, shown as a row on a desktop and inside the "Menu" disclosure on a phone (the
+  // other one is display:none, so assistive technology meets one navigation at a time).
+  const links =
+    frame === undefined
+      ? html``
+      : html`${NAV.map(([section, href]) => html`<a href="${href}"${section === frame.section ? html` aria-current="page"` : ''}>${t(section)}</a>`)}`;
   const header =
     frame === undefined
       ? html`<header><div class="bar"><span class="brand">${t('console')}</span></div></header>`
       : html`<header><div class="bar"><a class="brand" href="/console">${t('console')}</a>
-<nav aria-label="${t('mainNav')}">${NAV.map(([section, href]) => html`<a href="${href}"${section === frame.section ? html` aria-current="page"` : ''}>${t(section)}</a>`)}</nav>
+<nav class="row" aria-label="${t('mainNav')}">${links}</nav>
+<details class="menu"><summary>${t('menu')}${frame.section !== undefined ? html` <span class="here">· ${t(frame.section)}</span>` : ''}</summary><nav aria-label="${t('mainNav')}">${links}</nav></details>
 <div class="who"><span>${frame.userName} · ${frame.merchantName}</span><form method="post" action="/console/sign-out">${csrfField(frame.csrfToken)}<button type="submit" class="secondary">${t('signOut')}</button></form></div></div></header>`;
   const languages =
     frame !== undefined

@@ -1,16 +1,23 @@
 /**
- * The console's order pages: the search (exact id, filters, newest first, keyset paging) and an
- * order's detail (its fields, state history, ledger entries, what happened on chain, voucher and
- * callbacks).
+ * The console's order pages: the search (an exact id, or a part of the externalOrderId or of the
+ * payer's phone or document; statuses in words, the different-amount filter, dates; newest first,
+ * keyset paging), the totals of every matching order, their CSV export (streamed, formula-safe),
+ * and an order's detail (its fields, the payer masked, the rail's reference, state history, ledger
+ * entries, what happened on chain, voucher and callbacks).
  */
+import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { voucherLink, hasVoucher } from '../brazil/voucher.js';
 import { formatUnits, TOKEN_DECIMALS } from '../exchange/amounts.js';
+import { brazilDetails, payerDocument } from '../brazil/details.js';
+import { documentTypeOf } from '../brazil/documents.js';
+import { maskDocument } from '../brazil/voucher.js';
+import { cashierDetails } from '../cashier/checkout.js';
 import { exchangeDetails } from '../exchange/records.js';
 import { html, type Html } from '../http/html.js';
 import type { Language } from '../http/language.js';
 import { eventsOfOrder, type OrderRow } from '../orders/queries.js';
-import { payTypeText } from '../orders/records.js';
+import { collectionMarkStatus, MARK_STATUS_AMOUNT_DIFFERS, payTypeText } from '../orders/records.js';
 import { kenyaDetails } from '../kenya/kinds.js';
 import { isKenyanMobile, maskKenyanMobile } from '../kenya/phone.js';
 import { chainView, type ChainView } from '../rails/chain/chain-view.js';
@@ -20,9 +27,24 @@ import type { OrderArea, OrderKind } from '../store/schema.js';
 import { orderCallbacksPanel } from './callback-pages.js';
 import { pixReceivedPanel, pixReturnsLink } from './pix-pages.js';
 import { badge, dayRange, dayRangeLabels, errorSummary, notice, textField, type FieldError } from './forms.js';
-import { consoleTexts, dateTime, money, translate, type Translator } from './i18n.js';
+import { csvCell, csvText } from './csv.js';
+import { consoleTexts, dateTime, decimalText, money, translate, type Translator } from './i18n.js';
 import type { ConsoleServices } from './plugin.js';
-import { merchantOrder, orderEntries, searchOrders, type OrderCursor } from './queries.js';
+import {
+  IN_PROGRESS,
+  KIND_STATUSES,
+  merchantOrder,
+  orderEntries,
+  orderTotals,
+  searchOrders,
+  SUCCEEDED,
+  SUCCESS_STATUS,
+  UNSUCCESSFUL,
+  type OrderCursor,
+  type OrderSearch,
+  type OrderTotals,
+  type StatusMatch,
+} from './queries.js';
 import { queryParam, type ConsoleContext, type ConsoleRouter } from './router.js';
 
 export const PAGE_SIZE = 50;
@@ -30,29 +52,17 @@ export const PAGE_SIZE = 50;
 const AREAS: readonly OrderArea[] = ['ken', 'bra', 'exchange', 'cashier'];
 const KINDS: readonly OrderKind[] = ['collection', 'transfer', 'fiat_to_token', 'token_to_fiat'];
 
-/** Every status of each kind, from the state machine's constants. */
-const STATUSES: Record<OrderKind, readonly number[]> = {
-  collection: Object.values(COLLECTION_STATUS),
-  transfer: Object.values(TRANSFER_STATUS),
-  fiat_to_token: Object.values(EXCHANGE_STATUS),
-  token_to_fiat: Object.values(EXCHANGE_STATUS),
-};
-
-/** The status each kind ends in when it worked. */
-const SUCCESS: Record<OrderKind, number> = {
-  collection: COLLECTION_STATUS.paid,
-  transfer: TRANSFER_STATUS.succeeded,
-  fiat_to_token: EXCHANGE_STATUS.complete,
-  token_to_fiat: EXCHANGE_STATUS.complete,
-};
-
 const TEXTS = consoleTexts('orders', {
   title: ['Orders', 'Pedidos', 'Pedidos'],
-  search: ['Order ID or external order ID', 'ID do pedido ou ID externo', 'ID del pedido o ID externo'],
+  search: [
+    'Search by order ID or external order ID, phone or document',
+    'Buscar por ID do pedido ou ID externo, telefone ou documento',
+    'Buscar por ID del pedido o ID externo, teléfono o documento',
+  ],
   searchHint: [
-    'The exact ID, as the API returned it or as you sent it.',
-    'O ID exato, como a API o devolveu ou como você o enviou.',
-    'El ID exacto, tal como lo devolvió la API o como lo enviaste.',
+    'The exact order ID, or a part of your external order ID, or of the payer’s (for a payout, the payee’s) phone or CPF/CNPJ, with or without punctuation.',
+    'O ID exato do pedido, ou parte do seu ID externo, ou do telefone ou CPF/CNPJ do pagador (numa transferência, do favorecido), com ou sem pontuação.',
+    'El ID exacto del pedido, o una parte de tu ID externo, o del teléfono o CPF/CNPJ del pagador (en una transferencia, del beneficiario), con o sin puntuación.',
   ],
   area: ['Area', 'Área', 'Área'],
   kind: ['Kind', 'Tipo', 'Tipo'],
@@ -81,10 +91,72 @@ const TEXTS = consoleTexts('orders', {
     'Página: el enlace de paginación está dañado. Vuelve a buscar.',
   ],
   badQuery: [
-    'Order ID: at most 128 characters.',
-    'ID do pedido: no máximo 128 caracteres.',
-    'ID del pedido: como máximo 128 caracteres.',
+    'Search: at most 128 characters.',
+    'Busca: no máximo 128 caracteres.',
+    'Búsqueda: como máximo 128 caracteres.',
   ],
+  groupAny: ['Any kind', 'Qualquer tipo', 'Cualquier tipo'],
+  groupCollections: ['Collections', 'Cobranças', 'Cobros'],
+  groupPayouts: ['Payouts', 'Transferências', 'Transferencias'],
+  stSucceeded: [
+    'Succeeded (paid, paid out, completed)',
+    'Com sucesso (pagos, transferidos, concluídos)',
+    'Con éxito (pagados, transferidos, completados)',
+  ],
+  stUnsuccessful: ['Ended without success', 'Encerrados sem sucesso', 'Terminados sin éxito'],
+  stOpen: ['In progress', 'Em andamento', 'En curso'],
+  stPaid: ['Paid', 'Pago', 'Pagado'],
+  stWaiting: ['Waiting for payment', 'Aguardando pagamento', 'Esperando el pago'],
+  stExpired: ['Expired', 'Expirado', 'Vencido'],
+  stCancelled: ['Cancelled by the payer', 'Cancelado pelo pagador', 'Cancelado por el pagador'],
+  stPaidOut: ['Paid out', 'Transferido', 'Transferido'],
+  stAccepted: ['Accepted, not yet at the bank', 'Aceito, ainda não no banco', 'Aceptado, aún no en el banco'],
+  stAtBank: ['At the bank', 'No banco', 'En el banco'],
+  stRejected: ['Rejected by the bank', 'Recusado pelo banco', 'Rechazado por el banco'],
+  stFailed: ['Failed', 'Falhou', 'Falló'],
+  stCompleted: ['Completed', 'Concluído', 'Completado'],
+  stWaitFiat: ['Waiting for the fiat payment', 'Aguardando o pagamento em moeda', 'Esperando el pago en moneda'],
+  stFiatReceived: [
+    'Fiat received, tokens being sent',
+    'Moeda recebida, tokens em envio',
+    'Moneda recibida, tokens en envío',
+  ],
+  stWaitToken: ['Waiting for the tokens', 'Aguardando os tokens', 'Esperando los tokens'],
+  differsFilter: [
+    'Only orders paid with a different amount',
+    'Só pedidos pagos com outro valor',
+    'Solo pedidos pagados con otro importe',
+  ],
+  differentAmount: ['Paid a different amount', 'Pago com outro valor', 'Pagado con otro importe'],
+  totalsCaption: [
+    'Totals over every order that matches the filters (all pages)',
+    'Totais de todos os pedidos que correspondem aos filtros (todas as páginas)',
+    'Totales de todos los pedidos que coinciden con los filtros (todas las páginas)',
+  ],
+  count: ['Orders', 'Pedidos', 'Pedidos'],
+  download: ['Download CSV', 'Baixar CSV', 'Descargar CSV'],
+  downloadHint: [
+    'Every order that matches the filters, newest first; times in UTC.',
+    'Todos os pedidos que correspondem aos filtros, mais recentes primeiro; horários em UTC.',
+    'Todos los pedidos que coinciden con los filtros, los más recientes primero; horas en UTC.',
+  ],
+  paging: ['Pages', 'Páginas', 'Páginas'],
+  payerPhone: ['Payer’s phone', 'Telefone do pagador', 'Teléfono del pagador'],
+  payeePhone: ['Payee’s phone', 'Telefone do favorecido', 'Teléfono del beneficiario'],
+  promptPhone: ['Prompt sent to', 'Solicitação enviada para', 'Solicitud enviada a'],
+  payerDocument: ['Payer’s document', 'Documento do pagador', 'Documento del pagador'],
+  payeeDocument: ['Payee’s document', 'Documento do favorecido', 'Documento del beneficiario'],
+  pspPayer: [
+    'Paid from (as the bank reported)',
+    'Pago por (conforme o banco informou)',
+    'Pagado desde (según informó el banco)',
+  ],
+  pixE2e: ['Pix end-to-end ID', 'ID fim a fim do Pix (E2E)', 'ID de extremo a extremo del Pix'],
+  txHash: ['Transaction hash', 'Hash da transação', 'Hash de la transacción'],
+  receivingAddress: ['Receiving address', 'Endereço de recebimento', 'Dirección de recepción'],
+  depositAddress: ['Deposit address', 'Endereço de depósito', 'Dirección de depósito'],
+  senderAddress: ['Sender’s address', 'Endereço do remetente', 'Dirección del remitente'],
+  tokensReceived: ['Tokens received', 'Tokens recebidos', 'Tokens recibidos'],
   empty: [
     'No orders match these filters.',
     'Nenhum pedido corresponde a estes filtros.',
@@ -98,6 +170,7 @@ const TEXTS = consoleTexts('orders', {
   older: ['Older orders →', 'Pedidos mais antigos →', 'Pedidos más antiguos →'],
   newest: ['← Newest orders', '← Pedidos mais recentes', '← Pedidos más recientes'],
   created: ['Created', 'Criado', 'Creado'],
+  createdUtc: ['Created (UTC)', 'Criado (UTC)', 'Creado (UTC)'],
   orderId: ['Order ID', 'ID do pedido', 'ID del pedido'],
   externalOrderId: ['External order ID', 'ID externo do pedido', 'ID externo del pedido'],
   areaKind: ['Area / kind', 'Área / tipo', 'Área / tipo'],
@@ -318,14 +391,20 @@ export function accountName(t: Translator<'available' | 'frozen' | 'awaiting_set
 
 /** The status as a badge: its name and number; green when it worked, red when it ended otherwise, amber while it waits. */
 export function statusBadge(kind: OrderKind, status: number): Html {
-  const tone = !isFinal(kind, status) ? 'wait' : status === SUCCESS[kind] ? 'ok' : 'bad';
+  const tone = !isFinal(kind, status) ? 'wait' : status === SUCCESS_STATUS[kind] ? 'ok' : 'bad';
   return badge(`${statusText(kind, status)} (${status})`, tone);
 }
 
-/** The quoted token amount of an exchange order, as exact decimal text ("18.5 USDT"). */
+/** The quoted token amount of an exchange order or an aggregate cashier's USDT order, as exact decimal text ("18.5 USDT"). */
 function tokenAmount(order: OrderRow): string | undefined {
-  if (order.kind !== 'fiat_to_token' && order.kind !== 'token_to_fiat') return undefined;
   try {
+    if (order.area === 'cashier') {
+      const d = cashierDetails(order);
+      return d.tokenUnits === undefined
+        ? undefined
+        : `${formatUnits(BigInt(d.tokenUnits), d.tokenDecimals ?? 6)} ${d.tokenType ?? 'USDT'}`;
+    }
+    if (order.kind !== 'fiat_to_token' && order.kind !== 'token_to_fiat') return undefined;
     const d = exchangeDetails(order);
     return `${formatUnits(BigInt(d.tokenUnits), d.tokenDecimals)} ${d.tokenType}`;
   } catch {
@@ -333,20 +412,192 @@ function tokenAmount(order: OrderRow): string | undefined {
   }
 }
 
+/** The rate an exchange order or a cashier's USDT order was priced at. */
+function exchangeRateOf(order: OrderRow): string | undefined {
+  try {
+    if (order.area === 'cashier') return cashierDetails(order).exchangeRate;
+    return order.area === 'exchange' ? exchangeDetails(order).exchangeRate : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The order's parties and rail as its detail shows them: the payer's (a payout's payee's) phone or
+ * document masked as payer pages and vouchers mask them, never a document Cashgate generated; the
+ * rail's reference (Pix end-to-end id, transaction hash); an exchange's addresses and tokens received.
+ */
+function partyAndRailRows(t: T, order: OrderRow): Html[] {
+  const rows: Html[] = [];
+  const code = (value: string) => html`<code>${value}</code>`;
+  const phone = (label: 'payerPhone' | 'payeePhone' | 'promptPhone', value: string | undefined) => {
+    if (value !== undefined && isKenyanMobile(value)) rows.push(detailRow(t(label), maskKenyanMobile(value)));
+  };
+  const units = (value: string | undefined, decimals: number, token: string) =>
+    value !== undefined && /^\d+$/.test(value) ? `${formatUnits(BigInt(value), decimals)} ${token}` : undefined;
+  try {
+    if (order.area === 'ken') {
+      const d = kenyaDetails(order);
+      phone(order.kind === 'transfer' ? 'payeePhone' : 'payerPhone', d.phone);
+      if (d.checkingPhone !== d.phone) phone('promptPhone', d.checkingPhone);
+    }
+    if (order.area === 'bra' || order.area === 'cashier') {
+      const d = brazilDetails(order);
+      if (order.kind === 'transfer') {
+        if (d.personId !== undefined && d.personId !== '')
+          rows.push(
+            detailRow(t('payeeDocument'), `${d.personIdType ?? ''} ${maskDocument(d.personIdType, d.personId)}`.trim()),
+          );
+      } else {
+        const payer = payerDocument(d);
+        if (payer !== undefined)
+          rows.push(detailRow(t('payerDocument'), `${payer.type} ${maskDocument(payer.type, payer.number)}`));
+      }
+      const reportedType = d.payerDocument === undefined ? undefined : documentTypeOf(d.payerDocument);
+      const reported = [
+        d.payerName ?? '',
+        reportedType === undefined || d.payerDocument === undefined
+          ? ''
+          : `${reportedType} ${maskDocument(reportedType, d.payerDocument)}`,
+      ].filter((part) => part !== '');
+      if (reported.length > 0) rows.push(detailRow(t('pspPayer'), reported.join(' · ')));
+      if (order.channel_type.startsWith('PIX') && d.endToEndId !== undefined)
+        rows.push(detailRow(t('pixE2e'), code(d.endToEndId)));
+    }
+    if (order.area === 'cashier') {
+      const d = cashierDetails(order);
+      if (d.method === 'USDT_TRC20') {
+        if (d.addressTo !== undefined) rows.push(detailRow(t('depositAddress'), code(d.addressTo)));
+        const received = units(d.paidUnits, d.tokenDecimals ?? 6, d.tokenType ?? 'USDT');
+        if (received !== undefined) rows.push(detailRow(t('tokensReceived'), received));
+        if (d.tradeHash !== undefined) rows.push(detailRow(t('txHash'), code(d.tradeHash)));
+      }
+    }
+    if (order.area === 'exchange') {
+      const d = exchangeDetails(order);
+      rows.push(
+        detailRow(t(order.kind === 'fiat_to_token' ? 'receivingAddress' : 'depositAddress'), code(d.addressTo)),
+      );
+      if (d.addressFrom !== undefined) rows.push(detailRow(t('senderAddress'), code(d.addressFrom)));
+      const received = units(d.receivedUnits, d.tokenDecimals, d.tokenType);
+      if (received !== undefined) rows.push(detailRow(t('tokensReceived'), received));
+      if (d.tradeHash !== undefined) rows.push(detailRow(t('txHash'), code(d.tradeHash)));
+    }
+  } catch {
+    // Details of another shape than the area's: the detail shows the order's columns only.
+  }
+  return rows;
+}
+
 const amountOf = (lang: Language, order: OrderRow, minor: number | null): string =>
   minor === null ? '—' : money(lang, BigInt(minor), order.currency);
+
+/** The status filter's choices, in plain words, grouped by kind; each stands for (kinds, statuses) pairs. */
+interface StatusChoice {
+  value: string;
+  label: StatusLabel;
+  matches: readonly StatusMatch[];
+}
+
+type StatusLabel =
+  | 'stSucceeded'
+  | 'stUnsuccessful'
+  | 'stOpen'
+  | 'stPaid'
+  | 'stWaiting'
+  | 'stExpired'
+  | 'stCancelled'
+  | 'stAccepted'
+  | 'stAtBank'
+  | 'stPaidOut'
+  | 'stRejected'
+  | 'stFailed'
+  | 'stWaitFiat'
+  | 'stFiatReceived'
+  | 'stWaitToken'
+  | 'stCompleted';
+
+const EXCHANGE_KINDS: readonly OrderKind[] = ['fiat_to_token', 'token_to_fiat'];
+
+const one = (group: string, kinds: readonly OrderKind[], status: number, label: StatusLabel): StatusChoice => ({
+  value: `${group}:${status}`,
+  label,
+  matches: [{ kinds, statuses: [status] }],
+});
+
+export const STATUS_GROUPS: readonly {
+  label: 'groupAny' | 'groupCollections' | 'groupPayouts' | 'exchange';
+  choices: readonly StatusChoice[];
+}[] = [
+  {
+    label: 'groupAny',
+    choices: [
+      { value: 'success', label: 'stSucceeded', matches: SUCCEEDED },
+      { value: 'unsuccessful', label: 'stUnsuccessful', matches: UNSUCCESSFUL },
+      { value: 'open', label: 'stOpen', matches: IN_PROGRESS },
+    ],
+  },
+  {
+    label: 'groupCollections',
+    choices: [
+      one('collection', ['collection'], COLLECTION_STATUS.paid, 'stPaid'),
+      one('collection', ['collection'], COLLECTION_STATUS.pending, 'stWaiting'),
+      one('collection', ['collection'], COLLECTION_STATUS.expired, 'stExpired'),
+      one('collection', ['collection'], COLLECTION_STATUS.cancelled, 'stCancelled'),
+    ],
+  },
+  {
+    label: 'groupPayouts',
+    choices: [
+      one('transfer', ['transfer'], TRANSFER_STATUS.succeeded, 'stPaidOut'),
+      one('transfer', ['transfer'], TRANSFER_STATUS.accepted, 'stAccepted'),
+      one('transfer', ['transfer'], TRANSFER_STATUS.processing, 'stAtBank'),
+      one('transfer', ['transfer'], TRANSFER_STATUS.bankRejected, 'stRejected'),
+      one('transfer', ['transfer'], TRANSFER_STATUS.failed, 'stFailed'),
+    ],
+  },
+  {
+    label: 'exchange',
+    choices: [
+      one('exchange', EXCHANGE_KINDS, EXCHANGE_STATUS.complete, 'stCompleted'),
+      one('exchange', EXCHANGE_KINDS, EXCHANGE_STATUS.waitPayCurrency, 'stWaitFiat'),
+      one('exchange', EXCHANGE_KINDS, EXCHANGE_STATUS.receivingCurrency, 'stFiatReceived'),
+      one('exchange', EXCHANGE_KINDS, EXCHANGE_STATUS.waitReceiveToken, 'stWaitToken'),
+      one('exchange', EXCHANGE_KINDS, EXCHANGE_STATUS.failed, 'stFailed'),
+    ],
+  },
+];
+
+const STATUS_CHOICES = new Map(STATUS_GROUPS.flatMap((g) => g.choices.map((c) => [c.value, c] as const)));
+
+/** Whether the order is a collection paid with another amount than asked (markStatus 1). */
+const paidDifferently = (order: OrderRow): boolean =>
+  order.kind === 'collection' && collectionMarkStatus(order) === MARK_STATUS_AMOUNT_DIFFERS;
 
 interface Filters {
   q: string;
   area: string;
   kind: string;
   status: string;
+  differs: string;
   from: string;
   to: string;
 }
 
+function filtersOf(request: FastifyRequest): Filters {
+  return {
+    q: queryParam(request, 'q').trim(),
+    area: queryParam(request, 'area'),
+    kind: queryParam(request, 'kind'),
+    status: queryParam(request, 'status'),
+    differs: queryParam(request, 'differs') === '1' ? '1' : '',
+    from: queryParam(request, 'from'),
+    to: queryParam(request, 'to'),
+  };
+}
+
 interface Parsed {
-  search: Parameters<typeof searchOrders>[1];
+  search: OrderSearch;
   errors: FieldError[];
 }
 
@@ -364,10 +615,17 @@ function parseFilters(ctx: ConsoleContext, t: T, f: Filters, beforeAt: string, b
       : (KINDS as readonly string[]).includes(f.kind)
         ? (f.kind as OrderKind)
         : (errors.push({ field: 'kind', message: t('badKind') }), undefined);
-  let status: number | undefined;
+  let statuses: readonly StatusMatch[] | undefined;
   if (f.status !== '') {
-    const known = new Set((kind === undefined ? KINDS : [kind]).flatMap((k) => STATUSES[k]));
-    if (/^\d{1,3}$/.test(f.status) && known.has(Number(f.status))) status = Number(f.status);
+    const choice = STATUS_CHOICES.get(f.status);
+    // A bare number (a link from before the statuses had words): that status of the chosen kind, or of any kind.
+    const legacy = /^\d{1,3}$/.test(f.status)
+      ? (kind === undefined ? KINDS : [kind])
+          .filter((k) => KIND_STATUSES[k].includes(Number(f.status)))
+          .map((k) => ({ kinds: [k], statuses: [Number(f.status)] }))
+      : [];
+    if (choice !== undefined) statuses = choice.matches;
+    else if (legacy.length > 0) statuses = legacy;
     else errors.push({ field: 'status', message: t('badStatus') });
   }
   const days = dayRange(ctx.lang, { from: f.from, to: f.to, required: false });
@@ -386,7 +644,8 @@ function parseFilters(ctx: ConsoleContext, t: T, f: Filters, beforeAt: string, b
       q: f.q === '' ? undefined : f.q,
       area,
       kind,
-      status,
+      statuses,
+      differentAmount: f.differs === '1',
       from: days.range?.from,
       until: days.range?.until,
       before,
@@ -406,37 +665,52 @@ const option = (value: string, label: string, selected: boolean): Html =>
 
 function filterForm(t: T, lang: Language, f: Filters, errors: readonly FieldError[]): Html {
   const errorOf = (field: string) => errors.find((e) => e.field === field);
-  let statusSelected = false;
-  const statusGroups = KINDS.filter((k) => k !== 'token_to_fiat').map((k) => {
-    const label = k === 'fiat_to_token' ? t('exchange') : kindName(t, k);
-    return html`<optgroup label="${label}">${STATUSES[k].map((s) => {
-      const chosen =
-        !statusSelected &&
-        f.status === String(s) &&
-        (f.kind === '' || f.kind === k || (k === 'fiat_to_token' && f.kind === 'token_to_fiat'));
-      if (chosen) statusSelected = true;
-      return option(String(s), `${s} ${statusText(k, s)}`, chosen);
-    })}</optgroup>`;
-  });
+  const statusGroups = STATUS_GROUPS.map(
+    (g) =>
+      html`<optgroup label="${t(g.label)}">${g.choices.map((c) => option(c.value, t(c.label), f.status === c.value))}</optgroup>`,
+  );
+  // A bare status number (an older link) stays chosen as it was given.
+  const legacy =
+    f.status !== '' && !STATUS_CHOICES.has(f.status) && /^\d{1,3}$/.test(f.status)
+      ? [option(f.status, f.status, true)]
+      : [];
   return html`<form method="get" action="/console/orders" class="panel" novalidate>
 ${textField({ name: 'q', label: t('search'), type: 'search', value: f.q, hint: t('searchHint'), errors })}
 <div class="filters">
 ${select('area', t('area'), [option('', t('any'), f.area === ''), ...AREAS.map((a) => option(a, areaName(t, a), f.area === a))], errorOf('area'))}
 ${select('kind', t('kind'), [option('', t('any'), f.kind === ''), ...KINDS.map((k) => option(k, kindName(t, k), f.kind === k))], errorOf('kind'))}
-${select('status', t('status'), [option('', t('any'), f.status === ''), ...statusGroups], errorOf('status'))}
+${select('status', t('status'), [option('', t('any'), f.status === ''), ...legacy, ...statusGroups], errorOf('status'))}
 <div>${textField({ name: 'from', label: dayRangeLabels(lang).from, type: 'date', value: f.from, errors })}</div>
 <div>${textField({ name: 'to', label: dayRangeLabels(lang).to, type: 'date', value: f.to, errors })}</div>
 </div>
+<label class="check"><input type="checkbox" name="differs" value="1"${f.differs === '1' ? html` checked` : ''}> ${t('differsFilter')}</label>
 <button type="submit">${t('apply')}</button> <a class="button secondary" href="/console/orders">${t('reset')}</a></form>`;
+}
+
+/** A moment in the list's short, one-line form: "2026-11-25 14:05:09" (the column says UTC). */
+function shortUtc(ms: number): Html {
+  const iso = new Date(ms).toISOString();
+  return html`<time datetime="${iso}">${iso.slice(0, 19).replace('T', ' ')}</time>`;
 }
 
 function orderRow(lang: Language, t: T, order: OrderRow): Html {
   const token = tokenAmount(order);
-  return html`<tr><td>${dateTime(lang, order.created_at)}</td><td><a class="mono" href="/console/orders/${encodeURIComponent(order.id)}">${order.id}</a></td>
+  return html`<tr><td class="date">${shortUtc(order.created_at)}</td><td><a class="mono" href="/console/orders/${encodeURIComponent(order.id)}">${order.id}</a></td>
 <td class="mono">${order.external_order_id}</td><td>${areaName(t, order.area)} / ${kindName(t, order.kind)}</td><td>${payTypeText(order.pay_type)} (${order.pay_type})</td>
 <td class="num">${amountOf(lang, order, order.amount)}${token !== undefined ? html`<br><span class="muted">${token}</span>` : ''}</td>
 <td class="num">${amountOf(lang, order, order.fee)}</td><td class="num">${amountOf(lang, order, order.actual_amount)}</td>
-<td>${statusBadge(order.kind, order.status)}</td><td>${order.remark ?? ''}</td></tr>`;
+<td>${statusBadge(order.kind, order.status)}${paidDifferently(order) ? html` ${badge(t('differentAmount'), 'wait')}` : ''}</td><td>${order.remark ?? ''}</td></tr>`;
+}
+
+/** The totals over every order the filters match, per currency, summed by the database. */
+function totalsTable(lang: Language, t: T, totals: readonly OrderTotals[]): Html {
+  if (totals.length === 0) return html``;
+  return html`<div class="table" tabindex="0"><table id="order-totals"><caption class="muted">${t('totalsCaption')}</caption>
+<thead><tr><th>${t('currency')}</th><th class="num">${t('count')}</th><th class="num">${t('amount')}</th><th class="num">${t('actualAmount')}</th></tr></thead>
+<tbody>${totals.map(
+    (row) =>
+      html`<tr data-currency="${row.currency}"><td>${row.currency}</td><td class="num" data-count="${row.count}">${row.count}</td><td class="num" data-amount="${decimalText(row.amount, row.currency)}">${money(lang, row.amount, row.currency)}</td><td class="num" data-actual="${decimalText(row.actual, row.currency)}">${money(lang, row.actual, row.currency)}</td></tr>`,
+  )}</tbody></table></div>`;
 }
 
 function listPage(
@@ -446,6 +720,7 @@ function listPage(
     filters: Filters;
     errors: FieldError[];
     orders: OrderRow[];
+    totals: readonly OrderTotals[];
     olderLink?: string | undefined;
     paged: boolean;
     pixReturns: Html;
@@ -457,26 +732,74 @@ function listPage(
   const table =
     input.orders.length === 0
       ? html`<p>${filtered || input.paged ? t('empty') : t('emptyAll')}</p>`
-      : html`<div class="table" tabindex="0"><table><caption class="muted">${t('ordersCaption')}</caption><thead><tr><th>${t('created')}</th><th>${t('orderId')}</th><th>${t('externalOrderId')}</th><th>${t('areaKind')}</th><th>${t('payType')}</th>
+      : html`<div class="table" tabindex="0"><table id="orders"><caption class="muted">${t('ordersCaption')}</caption><thead><tr><th>${t('createdUtc')}</th><th>${t('orderId')}</th><th>${t('externalOrderId')}</th><th>${t('areaKind')}</th><th>${t('payType')}</th>
 <th class="num">${t('amount')}</th><th class="num">${t('fee')}</th><th class="num">${t('actualAmount')}</th><th>${t('status')}</th><th>${t('remark')}</th></tr></thead>
 <tbody>${input.orders.map((o) => orderRow(ctx.lang, t, o))}</tbody></table></div>`;
   const pager =
     input.olderLink !== undefined || input.paged
-      ? html`<nav class="pager">${input.paged ? html`<a href="${filterLink(f)}">${t('newest')}</a>` : ''}${input.olderLink !== undefined ? html`<a href="${input.olderLink}">${t('older')}</a>` : ''}</nav>`
+      ? html`<nav class="pager" aria-label="${t('paging')}">${input.paged ? html`<a href="${filterLink(f)}">${t('newest')}</a>` : ''}${input.olderLink !== undefined ? html`<a href="${input.olderLink}">${t('older')}</a>` : ''}</nav>`
+      : '';
+  const exportLink =
+    input.errors.length === 0 && input.totals.length > 0
+      ? html`<p><a class="button secondary" id="orders-csv" href="${filterLink(f, {}, '/console/orders.csv')}" download>${t('download')}</a> <span class="muted">${t('downloadHint')}</span></p>`
       : '';
   return ctx.page(reply, {
     status: input.errors.length > 0 ? 400 : 200,
     title: t('title'),
     section: 'orders',
-    body: html`<h1>${t('title')}</h1>${errorSummary(ctx.lang, input.errors)}${filterForm(t, ctx.lang, f, input.errors)}<div class="panel">${table}${pager}</div>${input.pixReturns}`,
+    body: html`<h1>${t('title')}</h1>${errorSummary(ctx.lang, input.errors)}${filterForm(t, ctx.lang, f, input.errors)}<div class="panel">${totalsTable(ctx.lang, t, input.totals)}${exportLink}${table}${pager}</div>${input.pixReturns}`,
   });
 }
 
-function filterLink(f: Filters, extra: Record<string, string> = {}): string {
+function filterLink(f: Filters, extra: Record<string, string> = {}, path = '/console/orders'): string {
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries({ ...f, ...extra })) if (value !== '') params.set(name, value);
   const query = params.toString();
-  return query === '' ? '/console/orders' : `/console/orders?${query}`;
+  return query === '' ? path : `${path}?${query}`;
+}
+
+/** Rows the CSV export reads at a time: the file is streamed, never held whole. */
+const CSV_BATCH = 1_000;
+
+export const ORDERS_CSV_HEADER =
+  'created_utc,order_id,external_order_id,area,kind,status_code,status,pay_type,currency,amount,fee,actual_amount,paid_different_amount,pay_time_utc,complete_time_utc,remark';
+
+const isoOrEmpty = (ms: number | null): string => (ms === null ? '' : new Date(ms).toISOString());
+
+function orderCsvLine(order: OrderRow): string {
+  const amount = (minor: number | null) => (minor === null ? '' : csvCell(decimalText(minor, order.currency)));
+  return [
+    csvText(isoOrEmpty(order.created_at)),
+    csvText(order.id),
+    csvText(order.external_order_id),
+    csvText(order.area),
+    csvText(order.kind),
+    csvCell(String(order.status)),
+    csvText(statusText(order.kind, order.status)),
+    csvCell(String(order.pay_type)),
+    csvText(order.currency),
+    // Amounts are numbers: never prefixed, exact decimal text.
+    amount(order.amount),
+    amount(order.fee),
+    amount(order.actual_amount),
+    paidDifferently(order) ? '1' : '0',
+    csvText(isoOrEmpty(order.pay_time)),
+    csvText(isoOrEmpty(order.complete_time)),
+    csvText(order.remark ?? ''),
+  ].join(',');
+}
+
+/** The CSV's lines, newest order first, read from the database a batch at a time. */
+async function* orderCsvLines(deps: ConsoleServices, search: OrderSearch): AsyncGenerator<string> {
+  yield `${ORDERS_CSV_HEADER}\r\n`;
+  let before = search.before;
+  for (;;) {
+    const batch = await searchOrders(deps.store.read, { ...search, before, limit: CSV_BATCH });
+    if (batch.length > 0) yield `${batch.map(orderCsvLine).join('\r\n')}\r\n`;
+    const last = batch.at(-1);
+    if (batch.length < CSV_BATCH || last === undefined) return;
+    before = { createdAt: last.created_at, id: last.id };
+  }
 }
 
 function detailRow(label: string, value: Html | string | null | undefined): Html {
@@ -516,14 +839,7 @@ async function detailPage(
   const final = isFinal(order.kind, order.status);
   const callbacks = await orderCallbacksPanel(ctx, deps, { orderId: order.id, final });
   const token = tokenAmount(order);
-  let rate: string | undefined;
-  if (token !== undefined) {
-    try {
-      rate = exchangeDetails(order).exchangeRate;
-    } catch {
-      rate = undefined;
-    }
-  }
+  const rate = token === undefined ? undefined : exchangeRateOf(order);
   const statusOf = (status: number | null): Html | string => (status === null ? '—' : statusBadge(order.kind, status));
   const history =
     events.length === 0
@@ -550,6 +866,7 @@ ${detailRow(t('channelOrderId'), order.channel_order_id)}
 ${mpesa?.mpesaReceipt !== undefined ? detailRow(t('mpesaReceipt'), html`<code>${mpesa.mpesaReceipt}</code>`) : ''}
 ${mpesa?.mpesaPhone !== undefined && isKenyanMobile(mpesa.mpesaPhone) ? detailRow(t('mpesaPhone'), maskKenyanMobile(mpesa.mpesaPhone)) : ''}
 ${mpesa?.receiverName !== undefined ? detailRow(t('receiverName'), mpesa.receiverName) : ''}
+${partyAndRailRows(t, order)}
 ${detailRow(t('areaKind'), `${areaName(t, order.area)} / ${kindName(t, order.kind)}`)}
 ${detailRow(t('channel'), order.channel_type)}
 ${detailRow(t('payType'), `${payTypeText(order.pay_type)} (${order.pay_type})`)}
@@ -582,24 +899,21 @@ export function signed(lang: Language, amount: bigint, currency: string): string
   return amount < 0n ? money(lang, amount, currency) : `+${money(lang, amount, currency)}`;
 }
 
-/** The console's pages for orders: search and detail. */
+/** The console's pages for orders: search with totals and CSV export, and detail; and the overview of their figures. */
 export function registerOrderPages(router: ConsoleRouter, deps: ConsoleServices): void {
   router.get('/console/orders', async (ctx, request, reply) => {
     const t = translate(TEXTS, ctx.lang);
-    const filters: Filters = {
-      q: queryParam(request, 'q').trim(),
-      area: queryParam(request, 'area'),
-      kind: queryParam(request, 'kind'),
-      status: queryParam(request, 'status'),
-      from: queryParam(request, 'from'),
-      to: queryParam(request, 'to'),
-    };
+    const filters = filtersOf(request);
     const beforeAt = queryParam(request, 'before_at');
     const beforeId = queryParam(request, 'before_id');
     const { search, errors } = parseFilters(ctx, t, filters, beforeAt, beforeId);
     const pixReturns = await pixReturnsLink(ctx, deps);
-    if (errors.length > 0) return listPage(ctx, reply, { filters, errors, orders: [], paged: false, pixReturns });
-    const rows = await searchOrders(deps.store.read, search);
+    if (errors.length > 0)
+      return listPage(ctx, reply, { filters, errors, orders: [], totals: [], paged: false, pixReturns });
+    const [rows, totals] = await Promise.all([
+      searchOrders(deps.store.read, search),
+      orderTotals(deps.store.read, { ...search, before: undefined }),
+    ]);
     const orders = rows.slice(0, PAGE_SIZE);
     const last = orders.at(-1);
     const olderLink =
@@ -610,11 +924,31 @@ export function registerOrderPages(router: ConsoleRouter, deps: ConsoleServices)
       filters,
       errors,
       orders,
+      totals,
       olderLink,
       paged: search.before !== undefined,
       pixReturns,
     });
   });
 
+  router.get('/console/orders.csv', async (ctx, request, reply) => {
+    const t = translate(TEXTS, ctx.lang);
+    const filters = filtersOf(request);
+    const { search, errors } = parseFilters(ctx, t, filters, '', '');
+    if (errors.length > 0) {
+      const pixReturns = await pixReturnsLink(ctx, deps);
+      return listPage(ctx, reply, { filters, errors, orders: [], totals: [], paged: false, pixReturns });
+    }
+    const filename = `cashgate-orders-${ctx.merchantId}-${new Date(ctx.now).toISOString().slice(0, 10)}.csv`;
+    return reply
+      .code(200)
+      .header('content-type', 'text/csv; charset=utf-8')
+      .header('content-disposition', `attachment; filename="${filename}"`)
+      .header('cache-control', 'no-store')
+      .header('x-content-type-options', 'nosniff')
+      .send(Readable.from(orderCsvLines(deps, search)));
+  });
+
   router.get('/console/orders/:orderId', (ctx, request, reply) => detailPage(ctx, deps, request, reply));
+
 }

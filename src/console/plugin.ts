@@ -11,7 +11,7 @@ import type { MerchantService } from '../merchants/service.js';
 import type { OrderService } from '../orders/service.js';
 import type { Store } from '../store/store.js';
 import type { ConsoleAccounts } from './accounts.js';
-import { registerAccountPages, registerSignInPages } from './account-pages.js';
+import { registerAccountPages, registerOverviewPage, registerSignInPages } from './account-pages.js';
 import { registerBalancePages } from './balance-pages.js';
 import { registerCallbackPages } from './callback-pages.js';
 import { registerKeyPages } from './keys-pages.js';
@@ -48,6 +48,7 @@ export async function registerConsole(parent: FastifyInstance, deps: ConsoleServ
     const pageDeps = { accounts: deps.accounts, now: () => deps.clock.now() };
     registerSignInPages(scope, router, pageDeps);
     registerAccountPages(router, pageDeps);
+    registerOverviewPage(router, deps);
     registerKeyPages(router, deps);
     registerCallbackPages(router, deps);
     registerOrderPages(router, deps);

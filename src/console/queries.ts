@@ -1,15 +1,29 @@
 /**
- * The console's queries. The reads of its pages: the order search, an order's events and ledger
- * entries, and the ledger statement of one currency; every one is scoped to one merchant and uses an
- * existing index (orders_merchant_time, orders_merchant_status_time, the primary key and the
- * externalOrderId key of orders, ledger_journals_order_idx, ledger_entries_account_idx). And
+ * The console's queries. The reads of its pages: the order search with its totals, the overview's
+ * figures, an order's events and ledger entries, and the ledger statement of one currency; every
+ * one is scoped to one merchant and uses an existing index (orders_merchant_time,
+ * orders_merchant_status_time, the primary key and the externalOrderId key of orders,
+ * callback_events_merchant_state_time,
+ * ledger_journals_order_idx, ledger_entries_account_idx). A search by a part of a text reads the
+ * merchant's orders in the index's order (newest first) until a page is full. And
  * the statements of its accounts: console users, their sessions and the failed sign-ins the rate
  * limit counts. And the request log of debug-mode keys. Each works on SQLite and PostgreSQL alike.
  */
-import type { Kysely, Selectable, SelectQueryBuilder } from 'kysely';
+import {
+  PostgresAdapter,
+  sql,
+  type Expression,
+  type Kysely,
+  type RawBuilder,
+  type Selectable,
+  type SelectQueryBuilder,
+  type SqlBool,
+} from 'kysely';
 import type { MerchantAccountKind } from '../ledger/ledger.js';
 import { fromDb, type Currency, type Minor } from '../money.js';
 import type { OrderRow } from '../orders/queries.js';
+import { COLLECTION_STATUS, EXCHANGE_STATUS, isFinal, TRANSFER_STATUS } from '../orders/state-machine.js';
+import type { DialectName } from '../store/dialects.js';
 import type {
   ConsoleSessionTable,
   ConsoleSignInFailureTable,
@@ -33,13 +47,27 @@ export interface OrderCursor {
   id: string;
 }
 
+/** Orders of one kind in one of these statuses. */
+export interface StatusMatch {
+  kinds: readonly OrderKind[];
+  statuses: readonly number[];
+}
+
 export interface OrderSearch {
   merchantId: string;
-  /** An exact orderId or externalOrderId. */
+  /**
+   * An exact orderId or externalOrderId (those orders only, found by their keys); else a part of
+   * the externalOrderId (any case), or of the payer's (a payout's payee's) phone or document.
+   */
   q?: string | undefined;
   area?: OrderArea | undefined;
   kind?: OrderKind | undefined;
+  /** One status number, whatever the kind. */
   status?: number | undefined;
+  /** Any of these (kinds, statuses) pairs. */
+  statuses?: readonly StatusMatch[] | undefined;
+  /** Only collections paid with an amount other than the order's (markStatus 1). */
+  differentAmount?: boolean | undefined;
   /** created_at ≥ from (ms). */
   from?: number | undefined;
   /** created_at < until (ms). */
@@ -49,8 +77,104 @@ export interface OrderSearch {
   limit: number;
 }
 
-const AREAS: readonly OrderArea[] = ['ken', 'bra', 'exchange', 'cashier'];
+/** The status each kind ends in when it worked. */
+export const SUCCESS_STATUS: Readonly<Record<OrderKind, number>> = {
+  collection: COLLECTION_STATUS.paid,
+  transfer: TRANSFER_STATUS.succeeded,
+  fiat_to_token: EXCHANGE_STATUS.complete,
+  token_to_fiat: EXCHANGE_STATUS.complete,
+};
+
 const KINDS: readonly OrderKind[] = ['collection', 'transfer', 'fiat_to_token', 'token_to_fiat'];
+
+/** Every status of each kind, from the state machine's constants. */
+export const KIND_STATUSES: Readonly<Record<OrderKind, readonly number[]>> = {
+  collection: Object.values(COLLECTION_STATUS),
+  transfer: Object.values(TRANSFER_STATUS),
+  fiat_to_token: Object.values(EXCHANGE_STATUS),
+  token_to_fiat: Object.values(EXCHANGE_STATUS),
+};
+
+/** The orders that worked: each kind in its success status. */
+export const SUCCEEDED: readonly StatusMatch[] = KINDS.map((kind) => ({
+  kinds: [kind],
+  statuses: [SUCCESS_STATUS[kind]],
+}));
+/** The orders that ended otherwise (expired, cancelled, rejected, failed). */
+export const UNSUCCESSFUL: readonly StatusMatch[] = KINDS.map((kind) => ({
+  kinds: [kind],
+  statuses: KIND_STATUSES[kind].filter((s) => isFinal(kind, s) && s !== SUCCESS_STATUS[kind]),
+}));
+/** The orders still open. */
+export const IN_PROGRESS: readonly StatusMatch[] = KINDS.map((kind) => ({
+  kinds: [kind],
+  statuses: KIND_STATUSES[kind].filter((s) => !isFinal(kind, s)),
+}));
+
+/** The details members that hold a payer's (or a payout's payee's) phone or document, in canonical form. */
+const PARTY_FIELDS = ['phone', 'checkingPhone', 'mpesaPhone', 'personId', 'payerDocument'] as const;
+
+/** Which database a connection reads: the two read JSON each their own way. */
+function dialectOf(db: ReadDb): DialectName {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
+}
+
+/** A details member as text (null when absent), as each database reads JSON. */
+function detailsText(dialect: DialectName, member: string): RawBuilder<string | null> {
+  return dialect === 'postgres'
+    ? sql<string | null>`(cast(details as jsonb) ->> ${sql.lit(member)})`
+    : sql<string | null>`json_extract(details, ${sql.lit(`$.${member}`)})`;
+}
+
+/** `%text%` for LIKE, with the user's %, _ and \ taken literally (ESCAPE '\'). */
+export function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * What a phone or document typed with its punctuation (+254 712-345, 529.982.247-25) is stored as:
+ * digits and capitals only; a Kenyan number typed in its local form (07…, 01…) also as 2547…, 2541….
+ */
+export function partyTerms(q: string): string[] {
+  const compact = q.replace(/[\s.\-/()+]/g, '').toUpperCase();
+  if (!/^[0-9A-Z]+$/.test(compact)) return [];
+  return /^0[17]\d*$/.test(compact) ? [compact, `254${compact.slice(1)}`] : [compact];
+}
+
+const like = (value: Expression<unknown>, pattern: string) => sql<SqlBool>`${value} like ${pattern} escape '\\'`;
+
+/** The search text as a part: of the externalOrderId, or of a party's phone or document. */
+function matchesText(dialect: DialectName, q: string): Expression<SqlBool> {
+  const alternatives: Expression<SqlBool>[] = [like(sql`lower(external_order_id)`, containsPattern(q.toLowerCase()))];
+  for (const term of partyTerms(q)) {
+    const pattern = containsPattern(term);
+    for (const member of PARTY_FIELDS) alternatives.push(like(detailsText(dialect, member), pattern));
+    // The payer's document, unless Cashgate generated it (an aggregate cashier without userIdentity): that one is no one's.
+    alternatives.push(
+      sql<SqlBool>`(${like(detailsText(dialect, 'userInfoNo'), pattern)} and coalesce(${detailsText(dialect, 'documentSource')}, '') <> 'generated')`,
+    );
+  }
+  return sql<SqlBool>`(${sql.join(alternatives, sql` or `)})`;
+}
+
+/** Orders in one of the (kinds, statuses) pairs. */
+function inStatuses(matches: readonly StatusMatch[]): Expression<SqlBool> {
+  const parts = matches
+    .filter((m) => m.kinds.length > 0 && m.statuses.length > 0)
+    .map(
+      (m) =>
+        sql<SqlBool>`(kind in (${sql.join(m.kinds.map((k) => sql.lit(k)))}) and status in (${sql.join(m.statuses.map((s) => sql.lit(s)))}))`,
+    );
+  return parts.length === 0 ? sql<SqlBool>`1 = 0` : sql<SqlBool>`(${sql.join(parts, sql` or `)})`;
+}
+
+/**
+ * A collection paid with another amount than asked (markStatus 1, as collectionMarkStatus decides):
+ * another actual amount, or a token payment of other units (details.amountDiffers).
+ */
+const paidDifferentAmount = sql<SqlBool>`(kind = 'collection' and actual_amount is not null and (actual_amount <> amount or details like '%"amountDiffers":true%'))`;
+
+const AREAS: readonly OrderArea[] = ['ken', 'bra', 'exchange', 'cashier'];
 
 /**
  * The orders an exact orderId or externalOrderId names (a handful at most), found through the
@@ -82,17 +206,32 @@ function ordersNamed(db: ReadDb, merchantId: string, q: string): SelectQueryBuil
     .selectFrom('named as orders');
 }
 
-/** The merchant's orders matching the search, newest first. */
-export function searchOrders(db: ReadDb, s: OrderSearch): Promise<OrderRow[]> {
+/**
+ * The merchant's orders that pass the search's filters, without paging. A text that names orders
+ * exactly (their orderId or externalOrderId) finds those only, through their keys; any other text
+ * is looked for as a part, which reads the merchant's orders newest first.
+ */
+async function filteredOrders(db: ReadDb, s: OrderSearch) {
   const q = s.q;
-  let query = (q !== undefined && q !== '' ? ordersNamed(db, s.merchantId, q) : db.selectFrom('orders'))
-    .selectAll()
-    .where('merchant_id', '=', s.merchantId);
+  let query: SelectQueryBuilder<Database, 'orders', object> = db.selectFrom('orders');
+  if (q !== undefined && q !== '') {
+    const named = await ordersNamed(db, s.merchantId, q).select('id').limit(1).execute();
+    query = named.length > 0 ? ordersNamed(db, s.merchantId, q) : query.where(matchesText(dialectOf(db), q));
+  }
+  query = query.where('merchant_id', '=', s.merchantId);
   if (s.area !== undefined) query = query.where('area', '=', s.area);
   if (s.kind !== undefined) query = query.where('kind', '=', s.kind);
   if (s.status !== undefined) query = query.where('status', '=', s.status);
+  if (s.statuses !== undefined) query = query.where(inStatuses(s.statuses));
+  if (s.differentAmount === true) query = query.where(paidDifferentAmount);
   if (s.from !== undefined) query = query.where('created_at', '>=', s.from);
   if (s.until !== undefined) query = query.where('created_at', '<', s.until);
+  return query;
+}
+
+/** The merchant's orders matching the search, newest first. */
+export async function searchOrders(db: ReadDb, s: OrderSearch): Promise<OrderRow[]> {
+  let query = (await filteredOrders(db, s)).selectAll();
   const before = s.before;
   if (before !== undefined) {
     query = query.where((eb) =>
@@ -103,6 +242,128 @@ export function searchOrders(db: ReadDb, s: OrderSearch): Promise<OrderRow[]> {
     );
   }
   return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(s.limit).execute();
+}
+
+/** The totals of one currency over every order the search matches (not one page). */
+export interface OrderTotals {
+  currency: string;
+  count: number;
+  /** The orders' amounts. */
+  amount: Minor;
+  /** What was paid or paid out, over the orders that have an actual amount. */
+  actual: Minor;
+}
+
+/** Per currency: how many orders match the search, and their amounts summed in the database (integer minor units). */
+export async function orderTotals(db: ReadDb, s: OrderSearch): Promise<OrderTotals[]> {
+  const filtered = await filteredOrders(db, s);
+  const rows = await filtered
+    .select((eb) => [
+      'currency',
+      eb.fn.countAll<number | string>().as('n'),
+      eb.fn.sum<number | string | null>('amount').as('amount'),
+      eb.fn.sum<number | string | null>('actual_amount').as('actual'),
+    ])
+    .groupBy('currency')
+    .orderBy('currency')
+    .execute();
+  return rows.map((r) => ({
+    currency: r.currency,
+    count: Number(r.n),
+    amount: fromDb(r.amount),
+    actual: fromDb(r.actual),
+  }));
+}
+
+/** One group of the overview: orders of an area and kind in one currency, created on one day of the range. */
+export interface OverviewFigure {
+  area: string;
+  kind: string;
+  currency: string;
+  /** Days since the range's start (0 = its first day). */
+  day: number;
+  count: number;
+  succeeded: number;
+  /** Orders that ended otherwise (expired, cancelled, rejected, failed); open ones are in neither. */
+  unsuccessful: number;
+  differentAmount: number;
+  /** What the orders that succeeded moved: the amount paid for a collection, the order's amount otherwise. */
+  volume: Minor;
+}
+
+const flag = (condition: Expression<SqlBool>) => sql<number>`case when ${condition} then 1 else 0 end`;
+
+/**
+ * The overview's figures over [from, until) (whole days of `dayMs`): per area, kind, currency and
+ * day, how many orders were created, how many succeeded or ended otherwise, how many were paid a
+ * different amount, and the volume of those that succeeded, summed in the database in minor units.
+ */
+export async function overviewFigures(
+  db: ReadDb,
+  merchantId: string,
+  range: { from: number; until: number; dayMs: number },
+): Promise<OverviewFigure[]> {
+  const day = sql<number>`(created_at - ${sql.lit(range.from)}) / ${sql.lit(range.dayMs)}`;
+  const succeeded = inStatuses(SUCCEEDED);
+  const rows = await db
+    .selectFrom('orders')
+    .select((eb) => [
+      'area',
+      'kind',
+      'currency',
+      day.as('day'),
+      eb.fn.countAll<number | string>().as('n'),
+      eb.fn.sum<number | string | null>(flag(succeeded)).as('succeeded'),
+      eb.fn.sum<number | string | null>(flag(inStatuses(UNSUCCESSFUL))).as('unsuccessful'),
+      eb.fn.sum<number | string | null>(flag(paidDifferentAmount)).as('differs'),
+      eb.fn
+        .sum<number | string | null>(
+          sql`case when ${succeeded} then (case when kind = 'collection' then coalesce(actual_amount, amount) else amount end) else 0 end`,
+        )
+        .as('volume'),
+    ])
+    .where('merchant_id', '=', merchantId)
+    .where('created_at', '>=', range.from)
+    .where('created_at', '<', range.until)
+    .groupBy(['area', 'kind', 'currency', day])
+    .execute();
+  return rows.map((r) => ({
+    area: r.area,
+    kind: r.kind,
+    currency: r.currency,
+    day: r.day,
+    count: Number(r.n),
+    succeeded: Number(r.succeeded ?? 0),
+    unsuccessful: Number(r.unsuccessful ?? 0),
+    differentAmount: Number(r.differs ?? 0),
+    volume: fromDb(r.volume),
+  }));
+}
+
+/**
+ * How many of the merchant's orders (and test callbacks) have a callback that failed for good
+ * (undelivered after its retries) with nothing sent or delivered for them since.
+ */
+export async function failedCallbacksWaiting(db: ReadDb, merchantId: string): Promise<number> {
+  const row = await db
+    .selectFrom('callback_events as e')
+    .select(sql<number | string>`count(distinct e.order_id)`.as('n'))
+    .where('e.merchant_id', '=', merchantId)
+    .where('e.state', '=', 'failed')
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('callback_events as later')
+            .select('later.id')
+            .whereRef('later.order_id', '=', 'e.order_id')
+            .whereRef('later.created_at', '>', 'e.created_at')
+            .where('later.state', 'in', ['delivered', 'pending', 'delivering']),
+        ),
+      ),
+    )
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
 }
 
 /** One of the merchant's orders; undefined for an unknown id or another merchant's order. */

@@ -102,11 +102,12 @@ function listQuery(filters: Filters, before: Filters['before']): string {
 }
 
 function rowsTable(ctx: ConsoleContext, t: T, rows: readonly RequestLogRow[]): Html {
-  return html`<div class="table" tabindex="0"><table><thead><tr><th scope="col">${t('time')}</th><th scope="col">${t('key')}</th><th scope="col">${t('request')}</th><th scope="col" class="num">${t('httpStatus')}</th><th scope="col">${t('code')}</th><th scope="col">${t('message')}</th></tr></thead><tbody>${rows.map(
+  // Time, key and path stay on one line (they fit at 1366 px); the message wraps in what is left.
+  return html`<div class="table" tabindex="0" role="region" aria-label="${t('title')}"><table class="reqlog"><thead><tr><th scope="col">${t('time')}</th><th scope="col">${t('key')}</th><th scope="col">${t('request')}</th><th scope="col" class="num">${t('httpStatus')}</th><th scope="col">${t('code')}</th><th scope="col">${t('message')}</th></tr></thead><tbody>${rows.map(
     (
       r,
-    ) => html`<tr><td><a href="${requestPath(r.request_id)}">${dateTime(ctx.lang, r.created_at)}</a></td><td class="mono">${r.access_key}</td>
-<td class="mono">${r.method} ${r.path}</td><td class="num">${r.http_status}</td><td>${codeBadge(r.code)}</td><td>${r.msg_en}</td></tr>`,
+    ) => html`<tr><td class="nowrap"><a href="${requestPath(r.request_id)}">${dateTime(ctx.lang, r.created_at)}</a></td><td class="mono nowrap">${r.access_key}</td>
+<td class="mono nowrap">${r.method} ${r.path}</td><td class="num">${r.http_status}</td><td class="nowrap">${codeBadge(r.code)}</td><td class="msg">${r.msg_en}</td></tr>`,
   )}</tbody></table></div>`;
 }
 

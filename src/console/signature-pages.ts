@@ -106,6 +106,11 @@ const TEXTS = consoleTexts('signature', {
     'Access key: elige una de tus claves activas cuya lista blanca de IP sea exactamente 0.0.0.0.',
   ],
   methodBad: ['Request: choose POST or GET.', 'Requisição: escolha POST ou GET.', 'Solicitud: elige POST o GET.'],
+  expectedSign: [
+    'The sign these values give is {sign}.',
+    'O sign que estes valores dão é {sign}.',
+    'El sign que dan estos valores es {sign}.',
+  ],
 });
 
 type T = Translator<keyof typeof TEXTS>;
@@ -275,7 +280,7 @@ export function registerSignaturePages(router: ConsoleRouter, deps: ConsoleServi
     if ('error' in parsed) errors.push({ field: 'params', message: parsed.error });
     // The key must be one of the merchant's usable keys, and the secret must be the merchant's own.
     const authKey = keys.some((k) => k.accessKey === values.accessKey)
-      ? await deps.merchants.findKeyForAuth(values.accessKey)
+      ? await deps.merchants.findKeyForSigning(values.accessKey)
       : undefined;
     if (authKey === undefined || authKey.merchantId !== ctx.merchantId)
       errors.push({ field: 'accessKey', message: t('keyRefused') });
@@ -285,9 +290,11 @@ export function registerSignaturePages(router: ConsoleRouter, deps: ConsoleServi
     });
     if (!HEADER_FORMATS.timestamp.test(values.timestamp)) errors.push(headerRule('timestamp'));
     if (!HEADER_FORMATS.nonce.test(values.nonce)) errors.push(headerRule('nonce'));
-    if (values.sign !== '' && !HEADER_FORMATS.sign.test(values.sign)) errors.push(headerRule('sign'));
-    if (errors.length > 0 || 'error' in parsed || authKey === undefined)
+    const signMalformed = values.sign !== '' && !HEADER_FORMATS.sign.test(values.sign);
+    if (errors.length > 0 || 'error' in parsed || authKey === undefined) {
+      if (signMalformed) errors.push(headerRule('sign'));
       return toolPage(ctx, reply, { status: 400, keys, values, errors });
+    }
 
     const headers = { access_key: authKey.accessKey, timestamp: values.timestamp, nonce: values.nonce };
     const signed = stringToSign(parsed.params, headers);
@@ -301,8 +308,15 @@ export function registerSignaturePages(router: ConsoleRouter, deps: ConsoleServi
         ['nonce', headers.nonce],
         ['sign', sign],
       ],
-      matches: values.sign === '' ? undefined : signsEqual(sign, values.sign),
+      matches: values.sign === '' || signMalformed ? undefined : signsEqual(sign, values.sign),
     };
+    // A malformed "your sign" is an error, but everything else is right: the expected sign is shown
+    // next to the error (and in the result), so the merchant sees what it should have been.
+    if (signMalformed) {
+      const rule = headerRule('sign');
+      errors.push({ ...rule, message: `${rule.message} ${t('expectedSign', { sign })}` });
+      return toolPage(ctx, reply, { status: 400, keys, values, errors, result });
+    }
     return toolPage(ctx, reply, { keys, values, result });
   });
 }

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { registerAdminRoute } from '../admin/admin-route.js';
 import type { RouteCatalog } from '../http/route-catalog.js';
@@ -12,7 +12,7 @@ import {
   EditApiKeyBody,
   MerchantLanguage,
 } from './schemas.js';
-import type { MerchantService } from './service.js';
+import type { ApiKeyView as ApiKeyViewData, MerchantService } from './service.js';
 
 const MerchantView = Type.Object({
   merchantId: Type.String(),
@@ -40,6 +40,21 @@ const ApiKeyView = Type.Object({
 });
 
 const TAG = 'Admin: merchants and API keys';
+
+/** A key as the admin API shows it: the console's own details (last use, a roll's stop) stay out. */
+function adminKeyView(view: ApiKeyViewData): Static<typeof ApiKeyView> {
+  return {
+    accessKey: view.accessKey,
+    label: view.label,
+    permissions: view.permissions,
+    ipWhitelist: view.ipWhitelist,
+    debug: view.debug,
+    status: view.status,
+    activeAt: view.activeAt,
+    createdAt: view.createdAt,
+    updatedAt: view.updatedAt,
+  };
+}
 
 /** Operator routes for merchants, their API keys and their unified callback address. */
 export function registerMerchantAdminRoutes(
@@ -128,7 +143,9 @@ export function registerMerchantAdminRoutes(
     tag: TAG,
     summary: "List a merchant's API keys (never their secrets; deleted keys are left out)",
     response: Type.Object({ apiKeys: Type.Array(ApiKeyView) }),
-    handle: async ({ params }) => ({ apiKeys: await merchants.listApiKeys(params.merchantId ?? '') }),
+    handle: async ({ params }) => ({
+      apiKeys: (await merchants.listApiKeys(params.merchantId ?? '')).map(adminKeyView),
+    }),
   });
 
   registerAdminRoute(scope, catalog, {
@@ -138,7 +155,8 @@ export function registerMerchantAdminRoutes(
     summary: 'Edit permissions, IP whitelist, debug flag or label; the edit takes effect after the activation delay',
     body: EditApiKeyBody,
     response: ApiKeyView,
-    handle: ({ params, body }) => merchants.editApiKey(params.merchantId ?? '', params.accessKey ?? '', body),
+    handle: async ({ params, body }) =>
+      adminKeyView(await merchants.editApiKey(params.merchantId ?? '', params.accessKey ?? '', body)),
   });
 
   registerAdminRoute(scope, catalog, {
@@ -147,7 +165,8 @@ export function registerMerchantAdminRoutes(
     tag: TAG,
     summary: 'Disable an API key at once',
     response: ApiKeyView,
-    handle: ({ params }) => merchants.setApiKeyEnabled(params.merchantId ?? '', params.accessKey ?? '', false),
+    handle: async ({ params }) =>
+      adminKeyView(await merchants.setApiKeyEnabled(params.merchantId ?? '', params.accessKey ?? '', false)),
   });
 
   registerAdminRoute(scope, catalog, {
@@ -156,7 +175,8 @@ export function registerMerchantAdminRoutes(
     tag: TAG,
     summary: 'Enable a disabled API key; it takes effect after the activation delay',
     response: ApiKeyView,
-    handle: ({ params }) => merchants.setApiKeyEnabled(params.merchantId ?? '', params.accessKey ?? '', true),
+    handle: async ({ params }) =>
+      adminKeyView(await merchants.setApiKeyEnabled(params.merchantId ?? '', params.accessKey ?? '', true)),
   });
 
   registerAdminRoute(scope, catalog, {
@@ -165,6 +185,7 @@ export function registerMerchantAdminRoutes(
     tag: TAG,
     summary: 'Delete an API key for good',
     response: ApiKeyView,
-    handle: ({ params }) => merchants.deleteApiKey(params.merchantId ?? '', params.accessKey ?? ''),
+    handle: async ({ params }) =>
+      adminKeyView(await merchants.deleteApiKey(params.merchantId ?? '', params.accessKey ?? '')),
   });
 }

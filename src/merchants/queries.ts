@@ -80,3 +80,13 @@ const keyForAuth = prepared((db, p: { accessKey: string }) =>
 export async function findKeyForAuth(db: ReadDb, accessKey: string): Promise<AuthKeyRow | undefined> {
   return (await keyForAuth(db, { accessKey })).rows[0];
 }
+
+/** Records a use of the key unless a later one is already stored (uses are written in batches, see MerchantService). */
+export async function recordKeyUse(db: Db, accessKey: string, at: number): Promise<void> {
+  await db
+    .updateTable('api_keys')
+    .set({ last_used_at: at })
+    .where('access_key', '=', accessKey)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
+    .execute();
+}

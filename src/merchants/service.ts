@@ -8,7 +8,7 @@ import { ApiError } from '../http/failures.js';
 import { isLanguage, type Language } from '../http/language.js';
 import { newId } from '../store/ids.js';
 import type { SecretBox } from '../store/secret-box.js';
-import type { Store } from '../store/store.js';
+import type { Store, Tx } from '../store/store.js';
 import type { ApiKeyStatus } from '../store/schema.js';
 import * as q from './queries.js';
 import { offeredMethods, type CashierMethod } from './cashier-methods.js';
@@ -40,10 +40,31 @@ export interface ApiKeyView {
   permissions: PermissionGrant[];
   ipWhitelist: string[];
   debug: boolean;
+  /** As it stands now: a rolled key whose disable time has passed is `disabled`. */
   status: ApiKeyStatus;
   activeAt: number;
   createdAt: number;
   updatedAt: number;
+  /** When a request last named the key, to within LAST_USE_PRECISION_MS; null when never. */
+  lastUsedAt: number | null;
+  /** A rolled key stops at this moment; null when none is scheduled. */
+  disableAt: number | null;
+  /** The key that replaced this one in a roll. */
+  replacedBy: string | null;
+}
+
+/** A key's last use is written at most once per key per this long (never once per request). */
+export const LAST_USE_PRECISION_MS = 5 * 60_000;
+/** Uses wait in memory this long before they are written, together, in one transaction. */
+const LAST_USE_FLUSH_DELAY_MS = 1_000;
+
+/** The overlap a key roll allows: the old key keeps working this long after the new one takes effect. */
+export const ROLL_OVERLAP_MIN_MS = 60_000;
+export const ROLL_OVERLAP_MAX_MS = 7 * 86_400_000;
+
+export interface RolledApiKey extends CreatedApiKey {
+  /** When the old key stops: the new key's activation plus the overlap. */
+  oldKeyDisableAt: number;
 }
 
 export interface CreatedApiKey {
@@ -96,17 +117,32 @@ function toMerchant(row: q.MerchantRow): Merchant {
   };
 }
 
-function toKeyView(row: q.ApiKeyRow): ApiKeyView {
+/** Whether a roll's scheduled disable has come: from then on the key counts as disabled. */
+function rolledOff(row: Pick<q.ApiKeyRow, 'status' | 'disable_at'>, now: number): boolean {
+  return row.status === 'active' && row.disable_at !== null && row.disable_at <= now;
+}
+
+/** The row as it stands at `now`: a key past its scheduled disable is disabled (no worker has to flip it). */
+function effectiveRow<R extends q.ApiKeyRow>(row: R, now: number): R {
+  return rolledOff(row, now) ? { ...row, status: 'disabled' } : row;
+}
+
+function toKeyView(row: q.ApiKeyRow, now: number, lastUse?: number): ApiKeyView {
+  const current = effectiveRow(row, now);
+  const lastUsedAt = Math.max(row.last_used_at ?? 0, lastUse ?? 0);
   return {
-    accessKey: row.access_key,
-    label: row.label,
-    permissions: JSON.parse(row.permissions) as PermissionGrant[],
-    ipWhitelist: JSON.parse(row.ip_whitelist) as string[],
-    debug: row.debug === 1,
-    status: row.status,
-    activeAt: row.active_at,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
+    accessKey: current.access_key,
+    label: current.label,
+    permissions: JSON.parse(current.permissions) as PermissionGrant[],
+    ipWhitelist: JSON.parse(current.ip_whitelist) as string[],
+    debug: current.debug === 1,
+    status: current.status,
+    activeAt: current.active_at,
+    createdAt: current.created_at,
+    updatedAt: current.updated_at,
+    lastUsedAt: lastUsedAt === 0 ? null : lastUsedAt,
+    disableAt: current.status === 'active' ? current.disable_at : null,
+    replacedBy: current.replaced_by,
   };
 }
 
@@ -124,6 +160,7 @@ function authKeyVersion(row: q.AuthKeyRow): string {
     row.debug,
     row.status,
     row.active_at,
+    row.disable_at,
   ]);
 }
 
@@ -131,6 +168,14 @@ function authKeyVersion(row: q.AuthKeyRow): string {
 export class MerchantService implements AuthKeys {
   /** Keys as authentication last opened them, with the version of the row they were opened from. */
   readonly #authKeys = new Map<string, { version: string; key: AuthKey }>();
+  /** Uses noted but not written yet (access key → latest use). */
+  readonly #pendingUses = new Map<string, number>();
+  /** When this node last wrote each key's use: the next write waits LAST_USE_PRECISION_MS. */
+  readonly #writtenUses = new Map<string, number>();
+  /** The last use each key's row held when authentication last read it. */
+  readonly #storedUses = new Map<string, number>();
+  #flushTimer: NodeJS.Timeout | undefined;
+  #flushing: Promise<void> = Promise.resolve();
   constructor(
     private readonly store: Store,
     private readonly secrets: SecretBox,
@@ -211,41 +256,112 @@ export class MerchantService implements AuthKeys {
   ): Promise<CreatedApiKey> {
     const permissions = parsePermissions(settings.permissions);
     const whitelist = parseWhitelist(settings.ipWhitelist);
-    const accessKey = `AK${randomBytes(16).toString('hex')}`;
-    const secretKey = randomBytes(32).toString('hex');
     const now = this.clock.now();
-    const activeAt = now + activationDelayMs;
-    await this.store.transact(async (tx) => {
+    return this.store.transact(async (tx) => {
       if ((await q.findMerchant(tx, merchantId)) === undefined) {
         throw new OperatorError({ kind: 'merchant_not_found', merchantId });
       }
-      await q.insertApiKey(tx, {
-        access_key: accessKey,
-        merchant_id: merchantId,
+      return this.insertKey(tx, merchantId, {
         label: settings.label ?? '',
-        secret_sealed: this.secrets.seal(secretKey, accessKey),
         permissions: JSON.stringify(permissions),
         ip_whitelist: JSON.stringify(whitelist),
         debug: settings.debug === true ? 1 : 0,
-        status: 'active',
-        active_at: activeAt,
-        created_at: now,
-        updated_at: now,
+        active_at: now + activationDelayMs,
+        now,
       });
     });
-    return { accessKey, secretKey, activeAt };
+  }
+
+  private async insertKey(
+    tx: Tx,
+    merchantId: string,
+    key: Pick<q.ApiKeyRow, 'label' | 'permissions' | 'ip_whitelist' | 'debug' | 'active_at'> & { now: number },
+  ): Promise<CreatedApiKey> {
+    const accessKey = `AK${randomBytes(16).toString('hex')}`;
+    const secretKey = randomBytes(32).toString('hex');
+    await q.insertApiKey(tx, {
+      access_key: accessKey,
+      merchant_id: merchantId,
+      label: key.label,
+      secret_sealed: this.secrets.seal(secretKey, accessKey),
+      permissions: key.permissions,
+      ip_whitelist: key.ip_whitelist,
+      debug: key.debug,
+      status: 'active',
+      active_at: key.active_at,
+      created_at: key.now,
+      updated_at: key.now,
+      last_used_at: null,
+      disable_at: null,
+      replaced_by: null,
+    });
+    return { accessKey, secretKey, activeAt: key.active_at };
+  }
+
+  /**
+   * A key roll: a new key with the old one's settings (label, permissions, whitelist, debug), taking
+   * effect after the activation delay like any new key, and the old key scheduled to stop `overlapMs`
+   * after that, so both work during the overlap. The old key must be active and not already rolled.
+   */
+  async rollApiKey(merchantId: string, accessKey: string, overlapMs: number): Promise<RolledApiKey> {
+    if (!Number.isInteger(overlapMs) || overlapMs < ROLL_OVERLAP_MIN_MS) {
+      throw new ApiError({
+        kind: 'invalid_field',
+        field: 'overlap',
+        rule: { rule: 'minimum', min: ROLL_OVERLAP_MIN_MS },
+      });
+    }
+    if (overlapMs > ROLL_OVERLAP_MAX_MS) {
+      throw new ApiError({
+        kind: 'invalid_field',
+        field: 'overlap',
+        rule: { rule: 'maximum', max: ROLL_OVERLAP_MAX_MS },
+      });
+    }
+    return this.store.transact(async (tx) => {
+      if ((await q.findMerchant(tx, merchantId)) === undefined) {
+        throw new OperatorError({ kind: 'merchant_not_found', merchantId });
+      }
+      const now = this.clock.now();
+      const found = await q.findApiKey(tx, merchantId, accessKey);
+      if (found === undefined) throw new OperatorError({ kind: 'api_key_not_found', accessKey });
+      const old = effectiveRow(found, now);
+      if (old.status === 'deleted') throw new OperatorError({ kind: 'api_key_deleted', accessKey });
+      if (old.status !== 'active' || old.disable_at !== null) {
+        throw new ApiError({ kind: 'invalid_field', field: 'accessKey', rule: { rule: 'invalid' } });
+      }
+      const created = await this.insertKey(tx, merchantId, {
+        label: old.label,
+        permissions: old.permissions,
+        ip_whitelist: old.ip_whitelist,
+        debug: old.debug,
+        active_at: now + this.keyActivationDelayMs,
+        now,
+      });
+      // The old key keeps its settings and activation: only its end is set.
+      const oldKeyDisableAt = Math.max(created.activeAt, old.active_at) + overlapMs;
+      await q.updateApiKey(tx, accessKey, {
+        disable_at: oldKeyDisableAt,
+        replaced_by: created.accessKey,
+        updated_at: now,
+      });
+      return { ...created, oldKeyDisableAt };
+    });
   }
 
   /** The merchant's keys, oldest first; deleted keys too when asked (the console lists them as deleted). */
   async listApiKeys(merchantId: string, options: { includeDeleted?: boolean } = {}): Promise<ApiKeyView[]> {
     await this.getMerchant(merchantId);
-    return (await q.listApiKeys(this.store.read, merchantId, options.includeDeleted === true)).map(toKeyView);
+    const now = this.clock.now();
+    return (await q.listApiKeys(this.store.read, merchantId, options.includeDeleted === true)).map((row) =>
+      toKeyView(row, now, this.#pendingUses.get(row.access_key)),
+    );
   }
 
   /** One of the merchant's keys (deleted ones too), or undefined: another merchant's key is not found. */
   async findApiKey(merchantId: string, accessKey: string): Promise<ApiKeyView | undefined> {
     const row = await q.findApiKey(this.store.read, merchantId, accessKey);
-    return row === undefined ? undefined : toKeyView(row);
+    return row === undefined ? undefined : toKeyView(row, this.clock.now(), this.#pendingUses.get(row.access_key));
   }
 
   /** Edits a key's settings; like creation, an edit takes effect after the activation delay. */
@@ -264,10 +380,15 @@ export class MerchantService implements AuthKeys {
 
   /** Disabling takes effect at once; enabling again waits the activation delay, like an edit. */
   setApiKeyEnabled(merchantId: string, accessKey: string, enabled: boolean): Promise<ApiKeyView> {
+    // Either way a roll's scheduled disable is settled: disabled now, or enabled for good.
     return this.changeKey(merchantId, accessKey, (row, now) =>
       enabled
-        ? { status: 'active', active_at: row.status === 'active' ? row.active_at : now + this.keyActivationDelayMs }
-        : { status: 'disabled' },
+        ? {
+            status: 'active',
+            active_at: row.status === 'active' ? row.active_at : now + this.keyActivationDelayMs,
+            disable_at: null,
+          }
+        : { status: 'disabled', disable_at: null },
     );
   }
 
@@ -285,27 +406,99 @@ export class MerchantService implements AuthKeys {
       if ((await q.findMerchant(tx, merchantId)) === undefined) {
         throw new OperatorError({ kind: 'merchant_not_found', merchantId });
       }
-      const row = await q.findApiKey(tx, merchantId, accessKey);
-      if (row === undefined) throw new OperatorError({ kind: 'api_key_not_found', accessKey });
-      if (row.status === 'deleted') throw new OperatorError({ kind: 'api_key_deleted', accessKey });
+      const found = await q.findApiKey(tx, merchantId, accessKey);
+      if (found === undefined) throw new OperatorError({ kind: 'api_key_not_found', accessKey });
       const now = this.clock.now();
-      const changes = { ...change(row, now), updated_at: now };
+      // A key past its roll's disable time is a disabled key from here on, whatever the change.
+      const row = rolledOff(found, now) ? { ...found, status: 'disabled' as const, disable_at: null } : found;
+      if (row.status === 'deleted') throw new OperatorError({ kind: 'api_key_deleted', accessKey });
+      const changes = {
+        ...(row !== found && { status: row.status, disable_at: null }),
+        ...change(row, now),
+        updated_at: now,
+      };
       await q.updateApiKey(tx, accessKey, changes);
-      return toKeyView({ ...row, ...changes });
+      return toKeyView({ ...row, ...changes }, now, this.#pendingUses.get(accessKey));
     });
   }
 
-  /** The key, its merchant's language and its opened secret, or undefined when unknown. */
+  /**
+   * The key a merchant API request names, for its authentication (which notes its use once the
+   * request passes, see noteKeyUse). A rolled key past its disable time comes back disabled, so it is refused even if nothing else ran.
+   */
   async findKeyForAuth(accessKey: string): Promise<AuthKey | undefined> {
+    const row = await q.findKeyForAuth(this.store.read, accessKey);
+    if (row === undefined) return undefined;
+    const now = this.clock.now();
+    this.#storedUses.set(row.access_key, row.last_used_at ?? 0);
+    if (this.#storedUses.size > AUTH_KEYS_KEPT) this.#storedUses.clear();
+    const key = this.openKey(row);
+    return rolledOff(row, now) ? { ...key, status: 'disabled' } : key;
+  }
+
+  /** The key with its opened secret, to sign with (callbacks, the signature tool); no use is noted. */
+  async findKeyForSigning(accessKey: string): Promise<AuthKey | undefined> {
+    const row = await q.findKeyForAuth(this.store.read, accessKey);
+    if (row === undefined) return undefined;
+    const key = this.openKey(row);
+    return rolledOff(row, this.clock.now()) ? { ...key, status: 'disabled' } : key;
+  }
+
+  /**
+   * Notes that a request signed with the key passed authentication. Never a write per request: the use is written only when the
+   * stored one is LAST_USE_PRECISION_MS old or more (and this node has not written one for the key
+   * within that time), and the uses noted within LAST_USE_FLUSH_DELAY_MS are written together in
+   * one transaction. So the stored time is at most LAST_USE_PRECISION_MS behind the true last use;
+   * this node's pages also see the uses still waiting to be written.
+   */
+  noteKeyUse(accessKey: string, now: number): void {
+    const stored = Math.max(this.#storedUses.get(accessKey) ?? 0, this.#writtenUses.get(accessKey) ?? 0);
+    if (stored > 0 && now - stored < LAST_USE_PRECISION_MS) return;
+    this.#pendingUses.set(accessKey, now);
+    if (this.#flushTimer !== undefined) return;
+    this.#flushTimer = setTimeout(() => {
+      this.#flushTimer = undefined;
+      void this.flushKeyUses();
+    }, LAST_USE_FLUSH_DELAY_MS);
+    this.#flushTimer.unref();
+  }
+
+  /** Writes the uses noted so far, in one transaction (a failure keeps them for the next flush). */
+  flushKeyUses(): Promise<void> {
+    this.#flushing = this.#flushing.then(async () => {
+      if (this.#pendingUses.size === 0) return;
+      const uses = [...this.#pendingUses];
+      this.#pendingUses.clear();
+      try {
+        await this.store.transact(async (tx) => {
+          for (const [accessKey, at] of uses) await q.recordKeyUse(tx, accessKey, at);
+        });
+        for (const [accessKey, at] of uses) this.#writtenUses.set(accessKey, at);
+        if (this.#writtenUses.size > AUTH_KEYS_KEPT) this.#writtenUses.clear();
+      } catch {
+        // Kept for the next flush (a newer use of the same key wins).
+        for (const [accessKey, at] of uses) if (!this.#pendingUses.has(accessKey)) this.#pendingUses.set(accessKey, at);
+      }
+    });
+    return this.#flushing;
+  }
+
+  /** Stops the flush timer and writes what is waiting (on shutdown). */
+  async close(): Promise<void> {
+    if (this.#flushTimer !== undefined) clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
+    await this.flushKeyUses();
+  }
+
+  private openKey(row: q.AuthKeyRow): AuthKey {
     // The row is read every time, so an edit, a disabling or a deletion on any node holds at once;
     // what is derived from it (the opened secret, the parsed permissions and whitelist) is kept
     // while the row stays the same.
-    const row = await q.findKeyForAuth(this.store.read, accessKey);
-    if (row === undefined) return undefined;
+    const accessKey = row.access_key;
     const version = authKeyVersion(row);
     const cached = this.#authKeys.get(accessKey);
     if (cached?.version === version) return cached.key;
-    const view = toKeyView(row);
+    const view = toKeyView(row, 0);
     const key: AuthKey = {
       accessKey: row.access_key,
       merchantId: row.merchant_id,

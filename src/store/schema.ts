@@ -34,6 +34,12 @@ export interface ApiKeyTable {
   active_at: number;
   created_at: number;
   updated_at: number;
+  /** When a request last named the key (recorded at most once per key per LAST_USE_PRECISION_MS). */
+  last_used_at: number | null;
+  /** A rolled key stops at this moment (authentication treats it as disabled from then on). */
+  disable_at: number | null;
+  /** The key that replaced this one in a roll. */
+  replaced_by: string | null;
 }
 
 export interface RequestNonceTable {

@@ -10,7 +10,7 @@ export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** The viewports every page is tested at: a phone and a desktop. */
 export const VIEWPORTS = {
   phone: { width: 390, height: 844 },
-  desktop: { width: 1280, height: 800 },
+  desktop: { width: 1366, height: 900 },
 } as const;
 
 /**
@@ -32,25 +32,34 @@ export async function launchBrowser(): Promise<{ browser: Browser } | { skip: st
   return { browser };
 }
 
-/** axe-core's serious and critical violations on the page, as "rule: target" lines. */
-export async function seriousViolations(page: Page): Promise<string[]> {
+/** The axe-core rule sets every page is checked against. */
+export const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'] as const;
+
+/**
+ * axe-core's violations of the WCAG 2.2 AA and best-practice rules on the page, whatever their
+ * impact, as "rule (impact): target" lines.
+ */
+export async function axeViolations(page: Page): Promise<string[]> {
   await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async () => {
-    const axe = (
-      globalThis as unknown as {
-        axe: {
-          run(): Promise<{ violations: { id: string; impact: string | null; nodes: { target: unknown[] }[] }[] }>;
-        };
-      }
-    ).axe;
-    const result = await axe.run();
-    return result.violations.map((v) => ({
-      id: v.id,
-      impact: v.impact,
-      targets: v.nodes.map((n) => JSON.stringify(n.target)),
-    }));
-  });
-  return violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.targets.join(', ')}`);
+  const violations = await page.evaluate(
+    async (tags) => {
+      const axe = (
+        globalThis as unknown as {
+          axe: {
+            run(
+              options: unknown,
+            ): Promise<{ violations: { id: string; impact: string | null; nodes: { target: unknown[] }[] }[] }>;
+          };
+        }
+      ).axe;
+      const result = await axe.run({ runOnly: { type: 'tag', values: tags } });
+      return result.violations.map((v) => ({
+        id: v.id,
+        impact: v.impact,
+        targets: v.nodes.map((n) => JSON.stringify(n.target)),
+      }));
+    },
+    AXE_TAGS as unknown as string[],
+  );
+  return violations.map((v) => `${v.id} (${v.impact ?? 'none'}): ${v.targets.join(', ')}`);
 }
