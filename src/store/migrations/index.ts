@@ -15,7 +15,7 @@ import * as pixReturns from './0013_pix_returns.js';
 import * as chainWatch from './0014_chain_watch.js';
 import * as chainSends from './0015_chain_sends.js';
 import * as consoleCreatedKey from './0016_console_created_key.js';
-import * as apiKeyRoll from './0018_api_key_roll.js';
+import * as apiKeyRoll from './0017_api_key_roll.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -35,7 +35,7 @@ const migrations: Record<string, Migration> = {
   '0014_chain_watch': chainWatch,
   '0015_chain_sends': chainSends,
   '0016_console_created_key': consoleCreatedKey,
-  '0018_api_key_roll': apiKeyRoll,
+  '0017_api_key_roll': apiKeyRoll,
 };
 
 export const migrationProvider: MigrationProvider = {
