@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { inflateSync } from 'node:zlib';
 import { PDFArray, PDFDocument, PDFName, PDFRawStream, type PDFObject } from 'pdf-lib';
 import { pdfText } from './support/pdf.js';
-import { renderBoletoPdf, type BoletoPdfFacts } from '../src/cashier/boleto-pdf.js';
-import { boletoBarcode, formatLinhaDigitavel, linhaDigitavel } from '../src/rails/boleto/boleto.js';
+import { databaseLabel } from './support/database.js';
+import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
+import { boletoPdfFactsOf, renderBoletoPdf, type BoletoPdfFacts } from '../src/cashier/boleto-pdf.js';
+import { barcodeFromLinha, boletoBarcode, formatLinhaDigitavel, linhaDigitavel } from '../src/rails/boleto/boleto.js';
 
 // ---------------------------------------------------------------------------------------------
 // A tiny reader of PDF page content, written independently of the renderer: it knows content
@@ -273,6 +275,16 @@ function shows(texts: readonly string[], expected: string): void {
   assert.ok(texts.includes(expected), `page shows "${expected}"; it shows ${JSON.stringify(texts)}`);
 }
 
+/** Asserts that `expected` is shown exactly `times` times (in the recibo and again in the ficha: twice). */
+function showsTimes(texts: readonly string[], expected: string, times: number): void {
+  const count = texts.filter((t) => t === expected).length;
+  assert.equal(
+    count,
+    times,
+    `page shows "${expected}" ${times} times, not ${count}; it shows ${JSON.stringify(texts)}`,
+  );
+}
+
 // ---------------------------------------------------------------------------------------------
 
 function factsFor(
@@ -294,6 +306,9 @@ function factsFor(
     issuedAt: Date.UTC(2026, 2, 7, 13, 4, 5),
     payeeName: 'CASHGATE SANDBOX (Loja São João)',
     payeeCity: 'São Paulo',
+    beneficiaryCnpj: '11444777000161',
+    beneficiaryCode: '1234/0012345-6',
+    wallet: '17',
     payerName: 'Maria da Conceição',
     payerDocument: { type: 'CPF', number: '52998224725' },
     documentNumber: 'BC0123456789ABCDEF01234567',
@@ -330,6 +345,7 @@ describe('boleto PDF', () => {
     assert.equal(barcode.digits, FACTS.barcode);
     assert.ok(Math.abs(barcode.widthMm - 103) < 1, `symbol ${barcode.widthMm.toFixed(1)} mm wide`);
     assert.ok(Math.abs(barcode.heightMm - 13) < 0.5, `bars ${barcode.heightMm.toFixed(1)} mm tall`);
+    assert.ok(barcode.heightMm >= 13, `bars at least 13 mm tall, not ${barcode.heightMm.toFixed(5)} mm`);
   });
 
   it('decodes another bank, amount and due date to their own barcode', async () => {
@@ -382,6 +398,70 @@ describe('boleto PDF', () => {
     const extracted = await pdfText(bytes);
     assert.ok(extracted.includes('Pagável em qualquer banco até o vencimento'), 'a PDF reader extracts the text');
     assert.ok(extracted.includes(FACTS.linhaFormatted), 'a PDF reader extracts the linha digitável');
+  });
+
+  it("prints the beneficiary's CNPJ, agência/código, carteira, espécie, espécie doc. and aceite in both parts", async () => {
+    const { texts } = readContent(await pageContentBytes(await renderBoletoPdf(FACTS)));
+    for (const label of [
+      'Agência/Código do Beneficiário',
+      'Carteira',
+      'Espécie',
+      'Espécie Doc.',
+      'Aceite',
+      'Beneficiário',
+      'Nosso número',
+      'Nº do documento',
+      'Data do documento',
+    ]) {
+      showsTimes(texts, label, 2);
+    }
+    for (const label of ['Uso do banco', 'Quantidade', '(x) Valor', 'Data processamento']) showsTimes(texts, label, 1);
+    // The beneficiary's CNPJ, formatted, beside its name; the payer's is another CNPJ line.
+    showsTimes(texts, 'CNPJ 11.444.777/0001-61', 2);
+    showsTimes(texts, 'CASHGATE SANDBOX (Loja São João) — São Paulo', 2);
+    showsTimes(texts, '1234/0012345-6', 2);
+    showsTimes(texts, '17', 2);
+    showsTimes(texts, 'R$', 2);
+    showsTimes(texts, 'DM', 2);
+    showsTimes(texts, 'N', 2);
+    assert.ok(!texts.includes('Não informado'), 'every value is informed');
+    const extracted = await pdfText(await renderBoletoPdf(FACTS));
+    for (const expected of [
+      'Agência/Código do Beneficiário',
+      '1234/0012345-6',
+      'CNPJ 11.444.777/0001-61',
+      'Espécie Doc.',
+    ]) {
+      assert.ok(extracted.includes(expected), `a PDF reader extracts "${expected}":\n${extracted}`);
+    }
+  });
+
+  it('says which beneficiary facts are not informed instead of inventing them', async () => {
+    const { texts } = readContent(
+      await pageContentBytes(
+        await renderBoletoPdf({ ...FACTS, beneficiaryCnpj: undefined, beneficiaryCode: undefined, wallet: ' ' }),
+      ),
+    );
+    showsTimes(texts, 'CNPJ não informado', 2);
+    // Agência/Código and Carteira, in the recibo and in the ficha; the payer is informed.
+    showsTimes(texts, 'Não informado', 4);
+    assert.ok(!texts.some((t) => t.includes('11.444.777')), 'no CNPJ is made up');
+    // Espécie, Espécie Doc. and Aceite do not depend on the beneficiary.
+    showsTimes(texts, 'R$', 2);
+    showsTimes(texts, 'DM', 2);
+    showsTimes(texts, 'N', 2);
+  });
+
+  it('keeps a long beneficiary name from covering its CNPJ', async () => {
+    const { texts } = readContent(
+      await pageContentBytes(await renderBoletoPdf({ ...FACTS, payeeName: 'Beneficiário de nome longo '.repeat(8) })),
+    );
+    showsTimes(texts, 'CNPJ 11.444.777/0001-61', 2);
+    assert.equal(
+      texts.filter((t) => t.startsWith('Beneficiário de nome longo') && t.endsWith('…')).length,
+      2,
+      'the name is cut to the room the CNPJ leaves',
+    );
   });
 
   it('draws names with characters outside WinAnsi instead of throwing', async () => {
@@ -448,6 +528,76 @@ describe('boleto PDF', () => {
       await pageContentBytes(await renderBoletoPdf({ ...FACTS, linhaFormatted: linhaDigitavel(FACTS.barcode) })),
     );
     shows(texts, FACTS.linhaFormatted);
+  });
+});
+
+describe(`the boleto PDF of an order (${databaseLabel})`, () => {
+  const CNPJ_KEY = '11444777000161';
+  let gw: TestGateway;
+  let merchant: Awaited<ReturnType<TestGateway['merchantWithKey']>>;
+
+  before(async () => {
+    gw = await startTestGateway({ env: { PIX_KEY: CNPJ_KEY, BOLETO_BANK_CODE: '237' } });
+    merchant = await gw.merchantWithKey();
+  });
+  after(async () => {
+    await gw.close();
+  });
+
+  const boletoOrder = async () => {
+    const response = await signedCall(
+      gw.url,
+      merchant.credentials,
+      {
+        path: '/api/v3/bra/createCollectingOrder',
+        body: {
+          amount: '99.90',
+          channelType: 'BOLETO',
+          externalOrderId: `bp-${Date.now()}-${Math.random().toString(36).slice(2)}`,
+          userInfoType: 'CPF',
+          userInfoNo: '52998224725',
+          userInfoName: 'Maria da Conceição',
+          remark: 'Pedido 7',
+        },
+      },
+      gw.clock.now(),
+    );
+    assert.equal(response.body.code, '200', response.body.msgEn);
+    const order = await gw.gateway.orders.find(response.body.data.currencyOrderVo.orderId as string);
+    assert.ok(order !== undefined, 'the order was made');
+    return order;
+  };
+  const pix = (key: string) => ({ key, merchantName: 'CASHGATE SANDBOX', merchantCity: 'SAO PAULO' });
+
+  it('takes the bank, barcode, beneficiary and payer from the order, the CNPJ from a CNPJ Pix key', async () => {
+    const order = await boletoOrder();
+    const details = JSON.parse(order.details) as { payParam: string; boletoDueDate: string };
+    const facts = boletoPdfFactsOf(order, { bankCode: '237', pix: pix(CNPJ_KEY), merchantName: 'Loja Azul' });
+    assert.equal(facts.barcode, barcodeFromLinha(details.payParam), 'the barcode of the linha digitável');
+    assert.equal(facts.dueDate, details.boletoDueDate, 'the due date the code was made with');
+    assert.equal(facts.amount, 9_990n, 'the amount in centavos');
+    assert.equal(facts.beneficiaryCnpj, CNPJ_KEY, "the beneficiary's CNPJ is the CNPJ Pix key");
+    assert.equal(facts.payeeName, 'CASHGATE SANDBOX (Loja Azul)', 'the beneficiary');
+    assert.deepEqual(facts.payerDocument, { type: 'CPF', number: '52998224725' }, 'the payer as given');
+    assert.equal(facts.nossoNumero, order.channel_order_id, "the rail's reference");
+    assert.equal(facts.documentNumber, order.id, 'the order id');
+
+    const content = readContent(await pageContentBytes(await renderBoletoPdf(facts)));
+    assert.equal(barcodeOf(content).digits, facts.barcode, 'the bars carry the barcode');
+    showsTimes(content.texts, 'CNPJ 11.444.777/0001-61', 2);
+    showsTimes(content.texts, '237-2', 2);
+    showsTimes(content.texts, 'R$', 2);
+    shows(content.texts, 'CPF ***.982.247-**');
+  });
+
+  it('prints no CNPJ when the Pix key is not one: a random key, or a CPF', async () => {
+    const order = await boletoOrder();
+    for (const key of ['5f8e3a1c-7b2d-4e6f-9a0b-1c2d3e4f5a6b', '52998224725']) {
+      const facts = boletoPdfFactsOf(order, { bankCode: '237', pix: pix(key), merchantName: 'Loja Azul' });
+      assert.equal(facts.beneficiaryCnpj, undefined, `no CNPJ from the key ${key}`);
+      const { texts } = readContent(await pageContentBytes(await renderBoletoPdf(facts)));
+      showsTimes(texts, 'CNPJ não informado', 2);
+    }
   });
 });
 

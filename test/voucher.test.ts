@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { pdfText } from './support/pdf.js';
-import { brasiliaTime, formatBrl, maskDocument, renderVoucher, type VoucherFacts } from '../src/brazil/voucher.js';
+import {
+  brasiliaTime,
+  formatBrl,
+  maskDocument,
+  renderVoucher,
+  senderBankOf,
+  type VoucherFacts,
+} from '../src/brazil/voucher.js';
+import { BRAZILIAN_BANKS } from '../src/banks/bank-list.js';
 import { drawableText } from '../src/pdf/text.js';
 import { databaseLabel } from './support/database.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
@@ -79,6 +87,52 @@ describe('voucher rendering', () => {
     assert.match(text, /-- 1 of 1 --/);
   });
 
+  it("shows a boleto's linha digitável, due date and bank authentication, and no end-to-end id", async () => {
+    const linha = '34191.09123 34567.880058 71234.510007 1 13120000015000';
+    const boleto: VoucherFacts = {
+      ...FACTS,
+      kind: 'boleto_paid',
+      boleto: { linhaDigitavel: linha, dueDate: '2025-12-31', bank: BRAZILIAN_BANKS.find((b) => b.code === '341') },
+    };
+    // Text as one line: a long label wraps inside its column.
+    const text = (await pdfText(await renderVoucher(boleto))).replace(/\s+/g, ' ');
+    for (const expected of [
+      'Boleto pago / Boleto paid',
+      `Linha digitável / Boleto number ${linha}`,
+      'Vencimento / Due date 31/12/2025',
+      'Banco emissor / Issuing bank 341 — ITAÚ UNIBANCO S.A.',
+      `Autenticação bancária / Bank authentication ${FACTS.authenticationCode}`,
+    ]) {
+      assert.ok(text.includes(expected), `the boleto voucher shows ${expected}:\n${text}`);
+    }
+    assert.ok(!text.includes(FACTS.endToEndId), `a boleto voucher shows no end-to-end id:\n${text}`);
+    assert.ok(!/fim a fim|End-to-end/i.test(text), `a boleto voucher has no end-to-end row:\n${text}`);
+  });
+
+  it('still shows the end-to-end id of a Pix', async () => {
+    for (const kind of ['pix_received', 'pix_sent'] as const) {
+      const text = await pdfText(await renderVoucher({ ...FACTS, kind }));
+      assert.ok(
+        text.includes(`ID fim a fim / End-to-end ID ${FACTS.endToEndId}`),
+        `the ${kind} voucher shows its end-to-end id:\n${text}`,
+      );
+      assert.ok(!text.includes('Linha digitável'), `a ${kind} voucher has no linha digitável:\n${text}`);
+    }
+  });
+
+  it("reads the sending participant's bank from an end-to-end id (E + ISPB + time + sequence)", () => {
+    assert.deepEqual(
+      senderBankOf('E09089356202501021304ABCDEFGHIJK'),
+      BRAZILIAN_BANKS.find((b) => b.code === '364'),
+      "Efí's ISPB",
+    );
+    assert.equal(senderBankOf('E00000000202501021304ABCDEFGHIJK')?.code, '001', "Banco do Brasil's ISPB is zeros");
+    assert.equal(senderBankOf('E99999998202501021304ABCDEFGHIJK'), undefined, 'an ISPB not on the list');
+    assert.equal(senderBankOf('E0908935620250102ABCDEFGHIJK'), undefined, 'too short');
+    assert.equal(senderBankOf('D09089356202501021304ABCDEFGHIJK'), undefined, 'a return (D), not a payment');
+    assert.equal(senderBankOf(undefined), undefined, 'no id');
+  });
+
   it('wraps long values instead of running off the page', async () => {
     const long = { ...FACTS, payer: { name: 'Ana '.repeat(60).trim(), lines: [] }, externalOrderId: 'x'.repeat(64) };
     const text = await pdfText(await renderVoucher(long));
@@ -126,15 +180,30 @@ describe(`Brazil payment vouchers (${databaseLabel})`, () => {
     assert.equal(response.body.code, '200', response.body.msgEn);
     return response.body.data.orderId as string;
   };
-  const bankTransfer = () =>
+  const bankTransfer = (bankName = 'Banco do Brasil S.A.') =>
     transfer('/api/v3/bra/bank/createTransferOrder', {
       currencyAmount: '80.10',
       channelType: 'BANK',
       accountType: 'CC',
       accountId: '12345-6',
-      bankName: 'Banco do Brasil S.A.',
+      bankName,
       agency: '1234',
     });
+  const voucherText = async (orderId: string) => {
+    const response = await voucher(orderId);
+    assert.equal(response.body.code, '200', response.body.msgEn);
+    const pdf = await fetchVoucher(response.body.data);
+    assert.equal(pdf.status, 200, 'the voucher is served');
+    return pdfText(new Uint8Array(await pdf.arrayBuffer()));
+  };
+  /** The voucher text split into its payer and payee parts. */
+  const parties = (text: string) => {
+    const payer = text.indexOf('Pagador / Payer');
+    const payee = text.indexOf('Recebedor / Payee');
+    const identification = text.indexOf('Identificação / Identification');
+    assert.ok(payer >= 0 && payee > payer && identification > payee, `payer, payee, identification in order:\n${text}`);
+    return { payer: text.slice(payer, payee), payee: text.slice(payee, identification) };
+  };
 
   before(async () => {
     gw = await startTestGateway({ env: { PUBLIC_BASE_URL } });
@@ -182,7 +251,7 @@ describe(`Brazil payment vouchers (${databaseLabel})`, () => {
       'Pix recebido / Pix received',
       'R$ 1.234,56',
       'BRL 1234.56',
-      endToEndId,
+      `ID fim a fim / End-to-end ID ${endToEndId}`,
       'Maria da Conceição',
       '***.982.247-**',
       'CASHGATE SANDBOX',
@@ -223,6 +292,46 @@ describe(`Brazil payment vouchers (${databaseLabel})`, () => {
     assert.ok(!text.includes('529.982.247-25') && !text.includes('52998224725'), 'the CPF is masked');
   });
 
+  it("shows both parties' banks on a bank transfer: code and ISPB, with the payee's branch and account", async () => {
+    const orderId = await bankTransfer('ITAÚ UNIBANCO S.A.');
+    await sandbox(orderId, 'processing');
+    await sandbox(orderId, 'succeeded');
+    const { payer, payee } = parties(await voucherText(orderId));
+    // The sandbox settles through ISPB 00000000 (its end-to-end ids say so): Banco do Brasil sent it.
+    for (const expected of [
+      'Banco / Bank Banco do Brasil S.A.',
+      'Código do banco / Bank code 001',
+      'ISPB 00000000',
+      'Test Merchant',
+    ]) {
+      assert.ok(payer.includes(expected), `the payer part shows ${expected}:\n${payer}`);
+    }
+    for (const expected of [
+      'Banco / Bank ITAÚ UNIBANCO S.A.',
+      'Código do banco / Bank code 341',
+      'ISPB 60701190',
+      'Agência / Branch 1234',
+      'Conta / Account 12345-6 (conta corrente / checking)',
+    ]) {
+      assert.ok(payee.includes(expected), `the payee part shows ${expected}:\n${payee}`);
+    }
+
+    // The payer's bank is the participant its end-to-end id names, here Efí's (364, ISPB 09089356).
+    const settled = JSON.parse((await gw.gateway.orders.find(orderId))?.details ?? '{}') as Record<string, unknown>;
+    await gw.gateway.store.transact((tx) =>
+      tx
+        .updateTable('orders')
+        .set({ details: JSON.stringify({ ...settled, endToEndId: 'E09089356202501021304ABCDEFGHIJK' }) })
+        .where('id', '=', orderId)
+        .execute(),
+    );
+    const efi = parties(await voucherText(orderId));
+    for (const expected of ['Código do banco / Bank code 364', 'ISPB 09089356']) {
+      assert.ok(efi.payer.includes(expected), `the payer part shows ${expected}:\n${efi.payer}`);
+    }
+    assert.ok(efi.payee.includes('ISPB 60701190'), `the payee's bank is unchanged:\n${efi.payee}`);
+  });
+
   it('shows the Pix key of a succeeded PIX transfer and the boleto kind of a paid boleto', async () => {
     const pixId = await transfer('/api/v3/bra/createTransferOrder', {
       currencyAmount: '12.00',
@@ -241,6 +350,11 @@ describe(`Brazil payment vouchers (${databaseLabel})`, () => {
         pixText.includes('R$ 12,00'),
       pixText,
     );
+    const pixSent = await details(pixId);
+    assert.ok(
+      pixText.includes(`ID fim a fim / End-to-end ID ${pixSent.endToEndId}`),
+      `a Pix sent shows its end-to-end id:\n${pixText}`,
+    );
 
     const boletoId = await collect({ channelType: 'BOLETO', amount: '99.90' });
     await sandbox(boletoId, 'paid');
@@ -253,6 +367,31 @@ describe(`Brazil payment vouchers (${databaseLabel})`, () => {
         boletoText.includes('Não informado'),
       boletoText,
     );
+  });
+
+  it("shows a paid boleto's linha digitável and due date, and no end-to-end id", async () => {
+    const boletoId = await collect({ channelType: 'BOLETO', amount: '99.90' });
+    await sandbox(boletoId, 'paid');
+    const text = (await voucherText(boletoId)).replace(/\s+/g, ' ');
+    const settled = JSON.parse((await gw.gateway.orders.find(boletoId))?.details ?? '{}') as {
+      linhaFormatted: string;
+      boletoDueDate: string;
+      endToEndId: string;
+      authenticationCode: string;
+    };
+    const [year, month, day] = settled.boletoDueDate.split('-');
+    for (const expected of [
+      `Linha digitável / Boleto number ${settled.linhaFormatted}`,
+      `Vencimento / Due date ${day}/${month}/${year}`,
+      // BOLETO_BANK_CODE, 341 unless set.
+      'Banco emissor / Issuing bank 341 — ITAÚ UNIBANCO S.A.',
+      `Autenticação bancária / Bank authentication ${settled.authenticationCode}`,
+    ]) {
+      assert.ok(text.includes(expected), `the boleto voucher shows ${expected}:\n${text}`);
+    }
+    assert.match(settled.endToEndId, /^E/, 'the settlement has an id');
+    assert.ok(!text.includes(settled.endToEndId), `no Pix end-to-end id on a boleto:\n${text}`);
+    assert.ok(!/fim a fim|End-to-end/i.test(text), `no end-to-end row on a boleto:\n${text}`);
   });
 
   it('gives concurrent first requests one link, also for an order settled without a token', async () => {

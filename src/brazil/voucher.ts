@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { PageSizes, rgb, type PDFFont, type PDFPage } from 'pdf-lib';
+import { BRAZILIAN_BANKS, type Bank } from '../banks/bank-list.js';
 import type { Clock } from '../clock.js';
 import { ApiError } from '../http/failures.js';
 import { signedRoute, type SignedRouteDef } from '../auth/signed-route.js';
@@ -37,11 +38,25 @@ export interface VoucherFacts {
   settledAt: number;
   payer: VoucherParty;
   payee: VoucherParty;
+  /** The Pix end-to-end id (Pix and bank transfers); a boleto's voucher shows none, whatever this says. */
   endToEndId: string;
+  /** The rail's authentication of the payment; on a boleto's voucher, the bank's authentication. */
   authenticationCode: string;
+  /** A paid boleto: what identifies it instead of an end-to-end id. */
+  boleto?: BoletoVoucherFacts | undefined;
   orderId: string;
   externalOrderId: string;
   remark?: string | undefined;
+}
+
+/** What a boleto's voucher shows of the boleto paid. */
+export interface BoletoVoucherFacts {
+  /** The linha digitável, formatted (AAAAA.AAAAA BBBBB.BBBBBB CCCCC.CCCCCC D EEEEEEEEEEEEEE). */
+  linhaDigitavel: string;
+  /** 'YYYY-MM-DD', in Brasília. */
+  dueDate: string;
+  /** The issuing bank (the linha digitável's first three digits), when it is on the bank list. */
+  bank?: Bank | undefined;
 }
 
 const KIND_TITLES: Record<VoucherKind, string> = {
@@ -196,8 +211,19 @@ export async function renderVoucher(facts: VoucherFacts): Promise<Uint8Array> {
   party('Recebedor / Payee', facts.payee);
 
   w.heading('Identificação / Identification');
-  w.row('ID fim a fim / End-to-end ID', facts.endToEndId);
-  w.row('Autenticação / Authentication code', facts.authenticationCode);
+  if (facts.kind === 'boleto_paid') {
+    // A boleto is settled through the banks' clearing, not by Pix: it has no end-to-end id.
+    const boleto = facts.boleto;
+    if (boleto !== undefined) {
+      w.row('Linha digitável / Boleto number', boleto.linhaDigitavel);
+      w.row('Vencimento / Due date', brazilianDate(boleto.dueDate));
+      if (boleto.bank !== undefined) w.row('Banco emissor / Issuing bank', bankLine(boleto.bank));
+    }
+    w.row('Autenticação bancária / Bank authentication', facts.authenticationCode);
+  } else {
+    w.row('ID fim a fim / End-to-end ID', facts.endToEndId);
+    w.row('Autenticação / Authentication code', facts.authenticationCode);
+  }
   w.row('Pedido / Order ID', facts.orderId);
   w.row('Pedido do lojista / External order ID', facts.externalOrderId);
   if (facts.remark !== undefined && facts.remark !== '') w.row('Descrição / Description', facts.remark);
@@ -216,6 +242,40 @@ export async function renderVoucher(facts: VoucherFacts): Promise<Uint8Array> {
     color: MUTED,
   });
   return doc.save();
+}
+
+/** 'YYYY-MM-DD' as a Brazilian writes it; anything else as it is. */
+function brazilianDate(iso: string): string {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(iso);
+  return match === null ? iso : `${match[3] ?? ''}/${match[2] ?? ''}/${match[1] ?? ''}`;
+}
+
+/** "341 — Itaú Unibanco S.A.": a bank's COMPE code and name. */
+function bankLine(bank: Bank): string {
+  return `${bank.code} — ${bank.name}`;
+}
+
+/** A bank on the shipped list by its name, as a bank transfer's bankName gives it. */
+function bankNamed(name: string | undefined): Bank | undefined {
+  return BRAZILIAN_BANKS.find((bank) => bank.name === name);
+}
+
+/**
+ * The participant that sent a Pix or a transfer, as its end-to-end id names it: E, the sender's
+ * ISPB (8 digits), then the time and a sequence (BCB's format), when that ISPB is on the bank list.
+ */
+export function senderBankOf(endToEndId: string | undefined): Bank | undefined {
+  const match = /^E(\d{8})\d{12}[A-Za-z0-9]{11}$/.exec(endToEndId ?? '');
+  return match === null ? undefined : BRAZILIAN_BANKS.find((bank) => bank.ispb === match[1]);
+}
+
+/** A party's bank as voucher lines: the name, the COMPE code (3 digits) and the ISPB (8 digits). */
+function bankLines(bank: Bank | undefined, name?: string): string[] {
+  return [
+    `Banco / Bank: ${bank?.name ?? name ?? 'Não informado / Not informed'}`,
+    `Código do banco / Bank code: ${bank?.code ?? 'Não informado / Not informed'}`,
+    `ISPB: ${bank?.ispb ?? 'Não informado / Not informed'}`,
+  ];
 }
 
 const ACCOUNT_TYPES: Record<string, string> = { CC: 'conta corrente / checking', CP: 'conta poupança / savings' };
@@ -251,18 +311,32 @@ export function voucherFacts(
   if (order.kind === 'collection') {
     const payer = payerDocument(d);
     const payerLines = payer === undefined ? [] : [`${payer.type}: ${maskDocument(payer.type, payer.number)}`];
-    return {
+    const collection = {
       ...common,
-      kind: order.channel_type === 'BOLETO' ? 'boleto_paid' : 'pix_received',
       amount: fromDb(order.actual_amount ?? order.amount),
       payer: { name: d.userInfoName ?? 'Não informado / Not informed', lines: payerLines },
       payee: { name: context.pixMerchantName, lines: [`Lojista / Merchant: ${context.merchantName}`, merchantLine] },
     };
+    if (order.channel_type !== 'BOLETO') return { ...collection, kind: 'pix_received' };
+    // A boleto is identified by its linha digitável; the id its settlement keeps is not a Pix's and is not shown.
+    const linha = d.payParam ?? '';
+    return {
+      ...collection,
+      kind: 'boleto_paid',
+      endToEndId: '',
+      boleto: {
+        linhaDigitavel: d.linhaFormatted ?? linha,
+        dueDate: d.boletoDueDate ?? '',
+        bank: BRAZILIAN_BANKS.find((bank) => bank.code === linha.slice(0, 3)),
+      },
+    };
   }
   const payeeLines = [`${d.personIdType ?? 'Documento / Document'}: ${maskDocument(d.personIdType, d.personId ?? '')}`];
+  const payerLines = [merchantLine, `Via: ${context.pixMerchantName}`];
   if (order.channel_type === 'BANK') {
+    payerLines.push(...bankLines(senderBankOf(d.endToEndId)));
     payeeLines.push(
-      `Banco / Bank: ${d.bankName ?? ''}`,
+      ...bankLines(bankNamed(d.bankName), d.bankName),
       `Agência / Branch: ${d.agency ?? ''}`,
       `Conta / Account: ${d.accountId ?? ''} (${ACCOUNT_TYPES[d.accountType ?? ''] ?? d.accountType ?? ''})`,
     );
@@ -277,7 +351,7 @@ export function voucherFacts(
     ...common,
     kind: order.channel_type === 'BANK' ? 'bank_transfer' : 'pix_sent',
     amount: fromDb(order.amount),
-    payer: { name: context.merchantName, lines: [merchantLine, `Via: ${context.pixMerchantName}`] },
+    payer: { name: context.merchantName, lines: payerLines },
     payee: { name: d.personName ?? '', lines: payeeLines },
   };
 }

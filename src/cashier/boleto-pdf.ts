@@ -15,10 +15,15 @@ import {
   type PDFPage,
 } from 'pdf-lib';
 import { BRAZILIAN_BANKS } from '../banks/bank-list.js';
+import { brazilDetails, payerDocument } from '../brazil/details.js';
+import { pixKeyProblem } from '../brazil/pix-keys.js';
 import { brasiliaTime, formatBrl, maskDocument } from '../brazil/voucher.js';
+import { fromDb } from '../money.js';
+import type { OrderRow } from '../orders/queries.js';
 import { newPdf } from '../pdf/document.js';
 import { drawableText, wrapText } from '../pdf/text.js';
 import {
+  barcodeFromLinha,
   boletoBarcodeFields,
   dueFactor,
   formatLinhaDigitavel,
@@ -42,6 +47,14 @@ export interface BoletoPdfFacts {
   issuedAt: number;
   payeeName: string;
   payeeCity: string;
+  /** The beneficiary's CNPJ (14 characters, no mask), printed formatted beside its name; absent, "CNPJ não informado". */
+  beneficiaryCnpj?: string | undefined;
+  /**
+   * Agência/Código do Beneficiário and Carteira, as the issuing bank assigns them with the
+   * beneficiary's collection agreement (convênio); absent, "Não informado".
+   */
+  beneficiaryCode?: string | undefined;
+  wallet?: string | undefined;
   payerName?: string | undefined;
   /** CPF or CNPJ digits; the boleto shows them masked (maskDocument). */
   payerDocument?: { type: string; number: string } | undefined;
@@ -73,6 +86,16 @@ const LINE = 0.6;
 const HEAVY = 1.4;
 
 const LOCAL_DE_PAGAMENTO = 'Pagável em qualquer banco até o vencimento';
+const NOT_INFORMED = 'Não informado';
+/**
+ * Espécie Doc.: DM, duplicata mercantil, the kind of title a sale of goods or services on credit
+ * is, as shops' boletos name it. Aceite: N, the payer has not signed (accepted) the title, as on
+ * every boleto issued for an order paid online.
+ */
+const ESPECIE_DOC = 'DM';
+const ACEITE = 'N';
+/** Espécie (the currency) by the barcode's currency digit: 9 is the real, the only one in use. */
+const ESPECIE: Record<string, string> = { '9': 'R$' };
 
 /**
  * The bank code's check digit as printed beside it (001-9, 341-7, 237-2): módulo 11 with weights
@@ -92,6 +115,12 @@ function brazilianDate(iso: string): string {
   const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(iso);
   if (match === null) throw new RangeError(`dueDate must be a date in the form YYYY-MM-DD; got "${iso}"`);
   return `${match[3] ?? ''}/${match[2] ?? ''}/${match[1] ?? ''}`;
+}
+
+/** A value the facts give, or "Não informado". */
+function given(value: string | undefined): string {
+  const trimmed = value?.trim() ?? '';
+  return trimmed === '' ? NOT_INFORMED : trimmed;
 }
 
 /** Rejects facts whose printed values would disagree with the barcode a bank reads. */
@@ -183,17 +212,25 @@ class Canvas {
     h: number,
     label: string,
     value: string,
-    options: { bold?: boolean; align?: 'left' | 'right'; size?: number } = {},
+    options: { bold?: boolean; align?: 'left' | 'right'; size?: number; aside?: string } = {},
   ): void {
     this.line(x, top, x, top - h);
     this.line(x, top - h, x + w, top - h);
     this.text(label, x + 2.5, top - 7, { size: 6, width: w - 5, color: MUTED });
+    const size = options.size ?? 9;
+    // A second value at the right of the box (the beneficiary's CNPJ beside its name), drawn whole.
+    let width = w - 6;
+    if (options.aside !== undefined && options.aside !== '') {
+      const aside = this.fit(options.aside, this.regular, size, width);
+      this.text(aside, x + w - 3, top - h + 4, { size, width, align: 'right' });
+      width -= this.regular.widthOfTextAtSize(aside, size) + 12;
+    }
     if (value === '') return;
     const right = options.align === 'right';
     this.text(value, right ? x + w - 3 : x + 3, top - h + 4, {
-      size: options.size ?? 9,
+      size,
       bold: options.bold ?? false,
-      width: w - 6,
+      width,
       align: right ? 'right' : 'left',
     });
   }
@@ -224,6 +261,8 @@ class Canvas {
 function drawBarcode(page: PDFPage, digits: string, x: number, y: number): void {
   const modules = itfModules(digits);
   const round = (n: number) => Math.round(n * 1000) / 1000;
+  // Rounded up, so that the bars are never shorter than 13 mm.
+  const height = Math.ceil(BAR_HEIGHT * 1000) / 1000;
   const ops = [pushGraphicsState(), setFillingRgbColor(0, 0, 0)];
   let i = 0;
   while (i < modules.length) {
@@ -233,7 +272,7 @@ function drawBarcode(page: PDFPage, digits: string, x: number, y: number): void 
     }
     const start = i;
     while (modules[i] === true) i++;
-    ops.push(rectangle(round(x + start * NARROW), round(y), round((i - start) * NARROW), round(BAR_HEIGHT)));
+    ops.push(rectangle(round(x + start * NARROW), round(y), round((i - start) * NARROW), height));
   }
   ops.push(fill(), popGraphicsState());
   page.pushOperators(...ops);
@@ -255,6 +294,13 @@ export async function renderBoletoPdf(facts: BoletoPdfFacts): Promise<Uint8Array
     facts.payerDocument === undefined
       ? ''
       : `${facts.payerDocument.type} ${maskDocument(facts.payerDocument.type, facts.payerDocument.number)}`;
+  const beneficiaryCnpj =
+    facts.beneficiaryCnpj === undefined || facts.beneficiaryCnpj === ''
+      ? `CNPJ ${NOT_INFORMED.toLowerCase()}`
+      : `CNPJ ${maskDocument('CNPJ', facts.beneficiaryCnpj)}`;
+  const beneficiaryCode = given(facts.beneficiaryCode);
+  const wallet = given(facts.wallet);
+  const especie = ESPECIE[facts.barcode.charAt(3)] ?? '';
 
   const { doc, regular, bold } = await newPdf({
     title: `Boleto ${facts.documentNumber}`,
@@ -270,35 +316,37 @@ export async function renderBoletoPdf(facts: BoletoPdfFacts): Promise<Uint8Array
   c.header(top, bankName, code, linha, 10);
   top -= 24;
   const row = 24;
-  c.field(LEFT, top, SPLIT - LEFT, row, 'Beneficiário', payee);
+  const left = SPLIT - LEFT;
+  c.field(LEFT, top, left, row, 'Beneficiário', payee, { aside: beneficiaryCnpj });
   c.field(SPLIT, top, COLUMN, row, 'Vencimento', due, { bold: true, align: 'right' });
   top -= row;
-  c.field(
-    LEFT,
-    top,
-    SPLIT - LEFT,
-    row,
-    'Pagador',
-    payerDocument === '' ? payerName : `${payerName} — ${payerDocument}`,
-  );
+  c.field(LEFT, top, left, row, 'Pagador', payerDocument === '' ? payerName : `${payerName} — ${payerDocument}`);
   c.field(SPLIT, top, COLUMN, row, 'Valor do documento', amount, { bold: true, align: 'right' });
   top -= row;
-  const half = (SPLIT - LEFT) / 2;
+  const half = left / 2;
   c.field(LEFT, top, half, row, 'Nº do documento', facts.documentNumber);
   c.field(LEFT + half, top, half, row, 'Nosso número', facts.nossoNumero);
+  c.field(SPLIT, top, COLUMN, row, 'Agência/Código do Beneficiário', beneficiaryCode, { align: 'right' });
+  top -= row;
+  const quarter = left / 4;
+  c.field(LEFT, top, quarter, row, 'Espécie Doc.', ESPECIE_DOC);
+  c.field(LEFT + quarter, top, quarter, row, 'Aceite', ACEITE);
+  c.field(LEFT + 2 * quarter, top, quarter, row, 'Espécie', especie);
+  c.field(LEFT + 3 * quarter, top, quarter, row, 'Carteira', wallet);
   c.field(SPLIT, top, COLUMN, row, 'Data do documento', issued, { align: 'right' });
   c.line(RIGHT, PAGE_HEIGHT - 64, RIGHT, top - row);
   top -= row;
   c.text('Autenticação mecânica', SPLIT + 3, top - 10, { size: 6, color: MUTED });
   c.text('Recibo do Pagador', SPLIT - 6, top - 11, { size: 9, bold: true, align: 'right' });
 
-  // The Ficha de Compensação, at the bottom of the page as FEBRABAN asks on A4: header and boxes of 24 + 3 × 24 +
-  // 5 × 20 + 30 pt, then the barcode; about 105 mm from the cut line to the bars' foot (FEBRABAN: 95 to 108 mm).
+  // The Ficha de Compensação, at the bottom of the page as FEBRABAN asks on A4: header and boxes of 24 + 4 × 21 +
+  // 5 × 18 + 30 pt, then the barcode; about 106 mm from the cut line to the bars' foot (FEBRABAN: 95 to 108 mm).
   const barY = 44;
   const fichaBottom = barY + BAR_HEIGHT + 14;
-  const small = 20;
+  const fichaRow = 21;
+  const small = 18;
   const payerRow = 30;
-  top = fichaBottom + payerRow + 5 * small + 3 * row + 24;
+  top = fichaBottom + payerRow + 5 * small + 4 * fichaRow + 24;
 
   page.drawLine({
     start: { x: LEFT, y: top + 22 },
@@ -312,24 +360,34 @@ export async function renderBoletoPdf(facts: BoletoPdfFacts): Promise<Uint8Array
   c.header(top, bankName, code, linha, 10.5);
   const boxTop = top - 24;
   top = boxTop;
-  c.field(LEFT, top, SPLIT - LEFT, row, 'Local de pagamento', LOCAL_DE_PAGAMENTO);
-  c.field(SPLIT, top, COLUMN, row, 'Vencimento', due, { bold: true, align: 'right' });
-  top -= row;
-  c.field(LEFT, top, SPLIT - LEFT, row, 'Beneficiário', payee);
-  c.field(SPLIT, top, COLUMN, row, 'Nosso número', facts.nossoNumero, { align: 'right' });
-  top -= row;
-  const left = SPLIT - LEFT;
-  c.field(LEFT, top, 72, row, 'Data do documento', issued);
-  c.field(LEFT + 72, top, left - 72 - 40 - 72, row, 'Nº do documento', facts.documentNumber);
-  c.field(SPLIT - 112, top, 40, row, 'Espécie', 'R$');
-  c.field(SPLIT - 72, top, 72, row, 'Data processamento', issued);
-  c.field(SPLIT, top, COLUMN, row, '(=) Valor do documento', amount, { bold: true, align: 'right' });
-  top -= row;
+  c.field(LEFT, top, left, fichaRow, 'Local de pagamento', LOCAL_DE_PAGAMENTO);
+  c.field(SPLIT, top, COLUMN, fichaRow, 'Vencimento', due, { bold: true, align: 'right' });
+  top -= fichaRow;
+  c.field(LEFT, top, left, fichaRow, 'Beneficiário', payee, { aside: beneficiaryCnpj });
+  c.field(SPLIT, top, COLUMN, fichaRow, 'Agência/Código do Beneficiário', beneficiaryCode, { align: 'right' });
+  top -= fichaRow;
+  // Data do documento | Nº do documento | Espécie Doc. | Aceite | Data processamento || Nosso número
+  const numberWidth = left - 72 - 44 - 32 - 72;
+  c.field(LEFT, top, 72, fichaRow, 'Data do documento', issued);
+  c.field(LEFT + 72, top, numberWidth, fichaRow, 'Nº do documento', facts.documentNumber);
+  c.field(SPLIT - 148, top, 44, fichaRow, 'Espécie Doc.', ESPECIE_DOC);
+  c.field(SPLIT - 104, top, 32, fichaRow, 'Aceite', ACEITE);
+  c.field(SPLIT - 72, top, 72, fichaRow, 'Data processamento', issued);
+  c.field(SPLIT, top, COLUMN, fichaRow, 'Nosso número', facts.nossoNumero, { align: 'right' });
+  top -= fichaRow;
+  // Uso do banco | Carteira | Espécie | Quantidade | (x) Valor || (=) Valor do documento
+  c.field(LEFT, top, 72, fichaRow, 'Uso do banco', '');
+  c.field(LEFT + 72, top, 72, fichaRow, 'Carteira', wallet);
+  c.field(LEFT + 144, top, 44, fichaRow, 'Espécie', especie);
+  c.field(LEFT + 188, top, 72, fichaRow, 'Quantidade', '');
+  c.field(LEFT + 260, top, left - 260, fichaRow, '(x) Valor', '');
+  c.field(SPLIT, top, COLUMN, fichaRow, '(=) Valor do documento', amount, { bold: true, align: 'right' });
+  top -= fichaRow;
 
   // Instruções beside the five value rows of the right column.
   const instructionsHeight = 5 * small;
   c.field(LEFT, top, left, instructionsHeight, 'Instruções (texto de responsabilidade do beneficiário)', '');
-  const lines = c.wrap(facts.instructions ?? '', regular, 8, left - 8, 8);
+  const lines = c.wrap(facts.instructions ?? '', regular, 8, left - 8, 7);
   lines.forEach((l, n) => page.drawText(l, { x: LEFT + 3, y: top - 17 - n * 10, size: 8, font: regular, color: INK }));
   for (const [n, label] of [
     '(-) Desconto / Abatimento',
@@ -351,4 +409,41 @@ export async function renderBoletoPdf(facts: BoletoPdfFacts): Promise<Uint8Array
 
   drawBarcode(page, facts.barcode, LEFT, barY);
   return doc.save({ useObjectStreams: false });
+}
+
+/**
+ * The boleto PDF's facts of a Brazil order paid by boleto (also an aggregate cashier's): the bank,
+ * barcode and due date its payment code was made with; the operator's Pix receiving account as the
+ * beneficiary (PIX_MERCHANT_NAME, the merchant's name, PIX_MERCHANT_CITY), with its CNPJ when
+ * PIX_KEY is a CNPJ key (the DICT registers a CNPJ key only to an account of that CNPJ); the payer
+ * as the payer gave it (never a generated document); the order id and the rail's reference.
+ * Agência/Código do Beneficiário and Carteira are left out: boletos come from the sandbox, which
+ * has no collection agreement with a bank to take them from.
+ */
+export function boletoPdfFactsOf(
+  order: OrderRow,
+  context: {
+    bankCode: string;
+    pix: { key?: string | undefined; merchantName: string; merchantCity: string };
+    merchantName: string;
+  },
+): BoletoPdfFacts {
+  const d = brazilDetails(order);
+  const key = context.pix.key ?? '';
+  return {
+    bankCode: context.bankCode,
+    barcode: barcodeFromLinha(d.payParam ?? ''),
+    linhaFormatted: d.linhaFormatted ?? d.payParam ?? '',
+    amount: fromDb(order.amount),
+    dueDate: d.boletoDueDate ?? '',
+    issuedAt: order.created_at,
+    payeeName: `${context.pix.merchantName} (${context.merchantName})`,
+    payeeCity: context.pix.merchantCity,
+    beneficiaryCnpj: pixKeyProblem('CNPJ', key) === undefined ? key : undefined,
+    payerName: d.userInfoName,
+    payerDocument: payerDocument(d),
+    documentNumber: order.id,
+    nossoNumero: order.channel_order_id ?? '',
+    instructions: order.remark ?? undefined,
+  };
 }
