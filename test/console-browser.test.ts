@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { signString, stringToSign, verifyCallback, type Credentials } from '@cashgate/sdk';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchBrowser, axeViolations, VIEWPORTS } from './support/browser.js';
+import { axeViolations, launchBrowser, saveScreenshot, VIEWPORTS } from './support/browser.js';
 import { createConsoleUser } from './support/console.js';
 import { databaseLabel } from './support/database.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
@@ -12,15 +11,6 @@ import { callbackHeaders, startReceiver, type CallbackReceiver } from './support
 
 const PIX_COLLECT = '/api/v3/bra/createCollectingOrder';
 const BANK_LIST = { path: '/api/v3/bra/query/bank', body: { currencyType: 'BRL' } };
-
-/** Where the tests leave their screenshots for the README (`npm run screenshots` sets it). */
-const SCREENSHOT_DIR = process.env.CASHGATE_SCREENSHOT_DIR;
-
-async function screenshot(page: Page, name: string): Promise<void> {
-  if (SCREENSHOT_DIR === undefined) return;
-  mkdirSync(SCREENSHOT_DIR, { recursive: true });
-  await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
-}
 
 /** What every console page must be: no serious accessibility problem, nothing wider than a phone's screen. */
 async function checkPage(page: Page, label: string): Promise<void> {
@@ -129,7 +119,7 @@ describe(`console in a browser (${databaseLabel})`, () => {
         'the once-only warning',
       );
       assert.match((await page.textContent('main')) ?? '', /takes effect in \d+ s/, 'the countdown');
-      await screenshot(page, 'console-key-created');
+      await saveScreenshot(page, 'console-key-created');
       made.accessKey = accessKey;
       made.secretKey = secretKey;
       const credentials = { accessKey, secretKey };
@@ -187,7 +177,7 @@ describe(`console in a browser (${databaseLabel})`, () => {
       assert.ok(secret !== undefined, `signed with a known key: ${String(got.headers.access_key)}`);
       const headers = callbackHeaders(got);
       assert.ok(verifyCallback(secret, JSON.parse(got.body) as Record<string, unknown>, headers), 'its sign verifies');
-      await screenshot(page, 'console-callbacks');
+      await saveScreenshot(page, 'console-callbacks');
     } finally {
       await context.close();
     }
@@ -237,7 +227,7 @@ describe(`console in a browser (${databaseLabel})`, () => {
       assert.match(page.url(), /done=retriggered/);
       assert.ok((await attempts.count()) > before, 'a new attempt is listed');
       assert.match((await page.locator('#callbacks').textContent()) ?? '', /manual/i, 'the manual attempt');
-      await screenshot(page, 'console-order');
+      await saveScreenshot(page, 'console-order');
     } finally {
       await context.close();
     }
@@ -265,7 +255,7 @@ describe(`console in a browser (${databaseLabel})`, () => {
         await page.locator('#computed-sign').textContent(),
         signString(merchant.credentials.secretKey, expectedString),
       );
-      await screenshot(page, 'console-signature');
+      await saveScreenshot(page, 'console-signature');
     } finally {
       await context.close();
     }
@@ -293,7 +283,7 @@ describe(`console in a browser (${databaseLabel})`, () => {
           closing: (await row.locator('[data-closing]').getAttribute('data-closing')) ?? '',
         };
       }
-      await screenshot(page, 'console-balances');
+      await saveScreenshot(page, 'console-balances');
       const [download] = await Promise.all([
         page.waitForEvent('download'),
         page.getByRole('link', { name: /Download CSV/ }).click(),
@@ -412,7 +402,7 @@ describe(`console in a browser (${databaseLabel})`, () => {
         'phone: the current section is marked',
       );
       await checkPage(page, 'phone menu open');
-      await screenshot(page, 'console-menu-phone');
+      await saveScreenshot(page, 'console-menu-phone');
       await menu.getByRole('link', { name: 'Request log', exact: true }).click();
       await page.waitForLoadState('load');
       assert.match(page.url(), /\/console\/requests$/, 'phone: a menu link opens its section');
@@ -536,7 +526,7 @@ describe(`console in a browser (${databaseLabel})`, () => {
       assert.match(main, /pending until /, 'the new key shows as pending with its activation time');
       assert.match(main, /Brazil collections, Queries/, 'permissions in words');
       await checkPage(page, 'keys after a roll (desktop)');
-      await screenshot(page, 'console-keys');
+      await saveScreenshot(page, 'console-keys');
     } finally {
       await context.close();
     }
@@ -569,7 +559,7 @@ describe(`console in a browser (${databaseLabel})`, () => {
         }
         if (name === 'phone') {
           await open(page, `/console/orders/${made.orderId}`);
-          await screenshot(page, 'console-order-phone');
+          await saveScreenshot(page, 'console-order-phone');
         }
       } finally {
         await context.close();

@@ -1,21 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { axeViolations, launchBrowser, VIEWPORTS } from './support/browser.js';
+import { axeViolations, launchBrowser, saveScreenshot, VIEWPORTS } from './support/browser.js';
 import { createConsoleUser } from './support/console.js';
 import { databaseLabel } from './support/database.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
-
-/** Where the tests leave their screenshots for the README (`npm run screenshots` sets it). */
-const SCREENSHOT_DIR = process.env.CASHGATE_SCREENSHOT_DIR;
-
-async function screenshot(page: Page, name: string): Promise<void> {
-  if (SCREENSHOT_DIR === undefined) return;
-  mkdirSync(SCREENSHOT_DIR, { recursive: true });
-  await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
-}
 
 describe(`console overview and orders in a browser (${databaseLabel})`, () => {
   let gw: TestGateway;
@@ -120,7 +109,7 @@ describe(`console overview and orders in a browser (${databaseLabel})`, () => {
         for (const cell of await dateLines(page, '#overview-days td.date'))
           assert.equal(cell.lines, 1, `the day "${cell.text}" is on one line`);
         await checkPage(page, `overview (${name})`);
-        if (name === 'desktop') await screenshot(page, 'console-overview');
+        if (name === 'desktop') await saveScreenshot(page, 'console-overview');
         await page.locator('#stat-differs .figure a').click();
         await page.waitForLoadState('load');
         assert.match(page.url(), /\/console\/orders\?.*differs=1/, 'the card opens the filtered orders');
@@ -146,7 +135,7 @@ describe(`console overview and orders in a browser (${databaseLabel})`, () => {
         );
         assert.equal(await page.locator('#order-totals tr[data-currency="BRL"] [data-count]').textContent(), '3');
         await checkPage(page, `orders (${name})`);
-        if (name === 'desktop') await screenshot(page, 'console-orders');
+        if (name === 'desktop') await saveScreenshot(page, 'console-orders');
 
         await page.getByLabel('Status').selectOption({ label: 'Paid' });
         await page.getByLabel('Search by order ID or external order ID').fill('982.247');

@@ -171,6 +171,11 @@ describe(`console orders and balances (${databaseLabel})`, () => {
     assert.ok(!page.text.includes('<script>alert(1)</script>'), 'the remark is not markup');
     assert.ok(page.text.includes('&lt;script&gt;alert(1)&lt;/script&gt;'), 'the remark is escaped text');
     assert.ok(page.text.includes('PAYMENT_SUCCESS (2)'), 'the status name and number');
+    assert.match(
+      page.text,
+      /<span class="badge ok">Paid<\/span> <span class="muted mono">PAYMENT_SUCCESS \(2\)/,
+      'in words first',
+    );
     assert.ok(!/ style=|onclick=/i.test(page.text), 'no inline style or handler');
   });
 

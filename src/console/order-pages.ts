@@ -391,8 +391,23 @@ export function accountName(t: Translator<'available' | 'frozen' | 'awaiting_set
 
 /** The status as a badge: its name and number; green when it worked, red when it ended otherwise, amber while it waits. */
 export function statusBadge(kind: OrderKind, status: number): Html {
-  const tone = !isFinal(kind, status) ? 'wait' : status === SUCCESS_STATUS[kind] ? 'ok' : 'bad';
-  return badge(`${statusText(kind, status)} (${status})`, tone);
+  return badge(`${statusText(kind, status)} (${status})`, statusTone(kind, status));
+}
+
+function statusTone(kind: OrderKind, status: number): 'ok' | 'bad' | 'wait' {
+  return !isFinal(kind, status) ? 'wait' : status === SUCCESS_STATUS[kind] ? 'ok' : 'bad';
+}
+
+/**
+ * The status in the staff's words, as the list's filters name it ("Paid", "Rejected by bank"), with
+ * the API's name and number beside it for the merchant's developers.
+ */
+function statusInWords(t: T, kind: OrderKind, status: number): Html {
+  const choice = STATUS_GROUPS.slice(1)
+    .flatMap((g) => g.choices)
+    .find((c) => c.matches.some((m) => m.kinds.includes(kind) && m.statuses.includes(status)));
+  const words = choice === undefined ? statusText(kind, status) : t(choice.label);
+  return html`${badge(words, statusTone(kind, status))} <span class="muted mono">${statusText(kind, status)} (${status})</span>`;
 }
 
 /** The quoted token amount of an exchange order or an aggregate cashier's USDT order, as exact decimal text ("18.5 USDT"). */
@@ -699,7 +714,7 @@ function orderRow(lang: Language, t: T, order: OrderRow): Html {
 <td class="mono">${order.external_order_id}</td><td>${areaName(t, order.area)} / ${kindName(t, order.kind)}</td><td>${payTypeText(order.pay_type)} (${order.pay_type})</td>
 <td class="num">${amountOf(lang, order, order.amount)}${token !== undefined ? html`<br><span class="muted">${token}</span>` : ''}</td>
 <td class="num">${amountOf(lang, order, order.fee)}</td><td class="num">${amountOf(lang, order, order.actual_amount)}</td>
-<td>${statusBadge(order.kind, order.status)}${paidDifferently(order) ? html` ${badge(t('differentAmount'), 'wait')}` : ''}</td><td>${order.remark ?? ''}</td></tr>`;
+<td>${statusInWords(t, order.kind, order.status)}${paidDifferently(order) ? html` ${badge(t('differentAmount'), 'wait')}` : ''}</td><td>${order.remark ?? ''}</td></tr>`;
 }
 
 /** The totals over every order the filters match, per currency, summed by the database. */
@@ -870,7 +885,7 @@ ${partyAndRailRows(t, order)}
 ${detailRow(t('areaKind'), `${areaName(t, order.area)} / ${kindName(t, order.kind)}`)}
 ${detailRow(t('channel'), order.channel_type)}
 ${detailRow(t('payType'), `${payTypeText(order.pay_type)} (${order.pay_type})`)}
-${detailRow(t('status'), statusBadge(order.kind, order.status))}
+${detailRow(t('status'), statusInWords(t, order.kind, order.status))}
 ${detailRow(t('amount'), amountOf(lang, order, order.amount))}
 ${token !== undefined ? detailRow(t('tokenAmount'), token) : ''}
 ${rate !== undefined ? detailRow(t('exchangeRate'), rate) : ''}
@@ -950,5 +965,4 @@ export function registerOrderPages(router: ConsoleRouter, deps: ConsoleServices)
   });
 
   router.get('/console/orders/:orderId', (ctx, request, reply) => detailPage(ctx, deps, request, reply));
-
 }

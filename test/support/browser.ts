@@ -1,5 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -62,4 +63,14 @@ export async function axeViolations(page: Page): Promise<string[]> {
     AXE_TAGS as unknown as string[],
   );
   return violations.map((v) => `${v.id} (${v.impact ?? 'none'}): ${v.targets.join(', ')}`);
+}
+
+/** Where the browser tests leave their screenshots for the README and docs (`npm run screenshots` sets it). */
+const SCREENSHOT_DIR = process.env.CASHGATE_SCREENSHOT_DIR;
+
+/** Saves a full-page screenshot as `<name>.png` when CASHGATE_SCREENSHOT_DIR is set; otherwise nothing. */
+export async function saveScreenshot(page: Page, name: string): Promise<void> {
+  if (SCREENSHOT_DIR === undefined) return;
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
 }
