@@ -115,6 +115,34 @@ describe(`console: API key permissions in words, last use and key roll (${databa
     assert.ok(later !== null && later >= laterAt - 1_000 && later > written, 'a use past the window is written');
   });
 
+  it('two rolls of one key at once (a double click): one succeeds, the other is refused, one new key', async () => {
+    const merchant = await gw.merchantWithKey();
+    const client = await consoleSignIn(gw, merchant.merchantId);
+    const { accessKey } = merchant.credentials;
+    const roll = () => client.post(`/console/keys/${accessKey}/roll`, { overlap: String(HOUR_MS) });
+    const statuses = (await Promise.all([roll(), roll(), roll()])).map((r) => r.status).sort();
+    assert.deepEqual(statuses, [303, 409, 409], 'exactly one roll succeeds');
+    const keys = await gw.gateway.merchants.listApiKeys(merchant.merchantId);
+    assert.equal(keys.length, 2, 'the old key and one new key');
+    const old = keys.find((k) => k.accessKey === accessKey);
+    assert.equal(old?.replacedBy, keys.find((k) => k.accessKey !== accessKey)?.accessKey, 'replaced by that key');
+
+    // Keeping the old key cancels its stop at once, with no new activation delay.
+    const page = await client.get(`/console/keys/${accessKey}`);
+    assert.ok(page.text.includes('Keep this key (cancel the stop)'), 'the rolled key offers to keep it');
+    const kept = await client.post(`/console/keys/${accessKey}/enabled`, { enabled: '1' });
+    assert.equal(kept.location, `/console/keys/${accessKey}?done=rollCancelled`, kept.text.slice(0, 200));
+    assert.ok(
+      (await client.get(kept.location ?? '')).text.includes('The scheduled stop is cancelled'),
+      'the page says the stop is cancelled',
+    );
+    const after = await gw.gateway.merchants.findApiKey(merchant.merchantId, accessKey);
+    assert.equal(after?.disableAt, null, 'no stop is scheduled any more');
+    assert.equal((await call(merchant.credentials)).body.code, '200', 'the key works without a new delay');
+    gw.clock.advance(DELAY_MS + HOUR_MS + 1_000);
+    assert.equal((await call(merchant.credentials)).body.code, '200', 'and goes on working past the old stop time');
+  });
+
   it('rolls a key: the new key (secret shown once) and the old one both work during the overlap, and the old one is refused after it', async () => {
     const merchant = await gw.merchantWithKey({ permissions: ['query', 'bra.collection'], ipWhitelist: '0.0.0.0' });
     const old = merchant.credentials;

@@ -16,12 +16,14 @@ export async function recordNonce(
 
 /**
  * The nonce of an authenticated request, to be recorded by the request's own unit of work (see
- * RequestNonce). `replayed` makes the refusal a replay gets (and is told of each one).
+ * RequestNonce). `replayed` makes the refusal a replay gets (and is told of each one); `recorded`
+ * is told once the nonce is committed, so the request is no replay.
  */
 export function requestNonce(
   store: Store,
   claim: { accessKey: string; nonce: string; expiresAt: number },
   replayed: () => Error,
+  onRecorded: () => void = () => undefined,
 ): RequestNonce {
   let recorded = false;
   const nonce: RequestNonce = {
@@ -34,6 +36,7 @@ export function requestNonce(
       // Only a committed unit holds it: one rolled back leaves it to the next unit, or to the answer.
       store.afterCommit(tx, () => {
         recorded = true;
+        onRecorded();
       });
     },
   };

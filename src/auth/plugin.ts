@@ -103,6 +103,7 @@ export function registerMerchantAuth(scope: FastifyInstance, deps: AuthDeps): vo
     // The nonce is recorded with the request's own unit of work (one commit per request); a request
     // refused from here on records it alone first, so a replay is refused as one (307) whatever it asks.
     let tokenTaken = false;
+    let accepted = false;
     const nonce = requestNonce(
       deps.store,
       { accessKey: key.accessKey, nonce: headers.nonce, expiresAt: timestamp + deps.signatureWindowMs },
@@ -111,6 +112,10 @@ export function registerMerchantAuth(scope: FastifyInstance, deps: AuthDeps): vo
         if (tokenTaken) deps.rateLimiter.giveBack(key.accessKey);
         tokenTaken = false;
         return withSignedString({ kind: 'nonce_reused' }, key, signed);
+      },
+      // A key's last use is an accepted request's, known once its nonce is committed (no replay).
+      () => {
+        if (accepted) deps.merchants.noteKeyUse(key.accessKey, now);
       },
     );
     const refuse = async (failure: ApiFailure): Promise<never> => {
@@ -136,7 +141,7 @@ export function registerMerchantAuth(scope: FastifyInstance, deps: AuthDeps): vo
         retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)),
       });
     }
-    deps.merchants.noteKeyUse(key.accessKey, now);
+    accepted = true;
     request.merchantCaller = {
       merchantId: key.merchantId,
       accessKey: key.accessKey,

@@ -201,6 +201,21 @@ const TEXTS = consoleTexts('keys', {
     'Só uma chave ativa que ainda não está sendo substituída pode ser trocada.',
     'Solo se puede rotar una clave activa que no se esté reemplazando ya.',
   ],
+  cancelRoll: [
+    'Keep this key (cancel the stop)',
+    'Manter esta chave (cancelar a parada)',
+    'Conservar esta clave (cancelar la detención)',
+  ],
+  cancelRollText: [
+    'Changed your mind, or deleted the new key by mistake? Keeping this key cancels its scheduled stop at once, with no new activation delay; the new key stays as it is.',
+    'Mudou de ideia, ou excluiu a nova chave por engano? Manter esta chave cancela a parada programada na hora, sem novo prazo de ativação; a nova chave continua como está.',
+    '¿Cambiaste de idea o eliminaste la clave nueva por error? Conservar esta clave cancela su detención programada al instante, sin nuevo plazo de activación; la clave nueva sigue como está.',
+  ],
+  rollCancelledNotice: [
+    'The scheduled stop is cancelled: this key keeps working.',
+    'A parada programada foi cancelada: esta chave continua funcionando.',
+    'La detención programada se canceló: esta clave sigue funcionando.',
+  ],
   rolling: [
     'This key is being replaced by {key}: it stops {time}. Until then both keys work.',
     'Esta chave está sendo substituída por {key}: ela para em {time}. Até lá as duas chaves funcionam.',
@@ -467,7 +482,7 @@ export function allApiKeys(deps: Pick<ConsoleServices, 'merchants'>, merchantId:
   return deps.merchants.listApiKeys(merchantId, { includeDeleted: true });
 }
 
-const NOTICES = ['saved', 'enabled', 'disabled'] as const;
+const NOTICES = ['saved', 'enabled', 'disabled', 'rollCancelled'] as const;
 
 function keyPage(
   ctx: ConsoleContext,
@@ -489,7 +504,9 @@ function keyPage(
         ? t('enabledNotice')
         : done === 'disabled'
           ? t('disabledNotice')
-          : undefined;
+          : done === 'rollCancelled'
+            ? t('rollCancelledNotice')
+            : undefined;
   const path = keyPath(key.accessKey);
   const title = t('keyTitle', { label: key.label === '' ? key.accessKey : key.label });
   const details = html`<div class="panel"><dl>
@@ -536,7 +553,7 @@ function rollPanel(ctx: ConsoleContext, t: T, key: ApiKeyView, errors: readonly 
     return html`<div class="panel" id="roll"><h2>${t('rollTitle')}</h2><p class="warning">${t('rolling', {
       key: key.replacedBy,
       time: dateTime(ctx.lang, key.disableAt),
-    })}</p></div>`;
+    })}</p><p>${t('cancelRollText')}</p><form method="post" action="${path}/enabled">${ctx.csrf}<input type="hidden" name="enabled" value="1"><button type="submit" class="secondary">${t('cancelRoll')}</button></form></div>`;
   }
   if (key.status !== 'active' || key.disableAt !== null)
     return html`<div class="panel" id="roll"><h2>${t('rollTitle')}</h2><p>${t('rollNotActive')}</p></div>`;
@@ -714,6 +731,10 @@ export function registerKeyPages(router: ConsoleRouter, deps: ConsoleServices): 
     } catch (error) {
       return whenChangeRefused(ctx, reply, deps, accessKey, error);
     }
-    return seeOther(reply, `${keyPath(accessKey)}?done=${value === '1' ? 'enabled' : 'disabled'}`);
+    const rollCancelled = value === '1' && key.status === 'active' && key.disableAt !== null;
+    return seeOther(
+      reply,
+      `${keyPath(accessKey)}?done=${rollCancelled ? 'rollCancelled' : value === '1' ? 'enabled' : 'disabled'}`,
+    );
   });
 }

@@ -67,6 +67,25 @@ export async function updateApiKey(
   await db.updateTable('api_keys').set(changes).where('access_key', '=', accessKey).execute();
 }
 
+/**
+ * Schedules a roll's end on a key that is active and not yet rolled (as of `now`); false when another
+ * roll, a disabling or a deletion got there first, so two rolls at once cannot both succeed.
+ */
+export async function scheduleKeyRollEnd(
+  db: Db,
+  accessKey: string,
+  roll: { disableAt: number; replacedBy: string; now: number },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('api_keys')
+    .set({ disable_at: roll.disableAt, replaced_by: roll.replacedBy, updated_at: roll.now })
+    .where('access_key', '=', accessKey)
+    .where('status', '=', 'active')
+    .where('disable_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}
+
 /** The key with its merchant's language, for request authentication. */
 const keyForAuth = prepared((db, p: { accessKey: string }) =>
   db

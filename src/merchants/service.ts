@@ -340,11 +340,14 @@ export class MerchantService implements AuthKeys {
       });
       // The old key keeps its settings and activation: only its end is set.
       const oldKeyDisableAt = Math.max(created.activeAt, old.active_at) + overlapMs;
-      await q.updateApiKey(tx, accessKey, {
-        disable_at: oldKeyDisableAt,
-        replaced_by: created.accessKey,
-        updated_at: now,
+      // Conditional, so that of two rolls of one key at once (a double click) only one succeeds, on
+      // PostgreSQL as on SQLite; the loser's new key goes with its rolled-back unit of work.
+      const scheduled = await q.scheduleKeyRollEnd(tx, accessKey, {
+        disableAt: oldKeyDisableAt,
+        replacedBy: created.accessKey,
+        now,
       });
+      if (!scheduled) throw new ApiError({ kind: 'invalid_field', field: 'accessKey', rule: { rule: 'invalid' } });
       return { ...created, oldKeyDisableAt };
     });
   }
