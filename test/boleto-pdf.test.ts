@@ -590,6 +590,28 @@ describe(`the boleto PDF of an order (${databaseLabel})`, () => {
     shows(content.texts, 'CPF ***.982.247-**');
   });
 
+  it("serves the order's boleto PDF with the same facts, the beneficiary's CNPJ among them", async () => {
+    const order = await boletoOrder();
+    assert.ok(order.cashier_id !== null, 'the order has a cashier page');
+    const response = await fetch(new URL(`/cashier/${order.cashier_id}/boleto.pdf`, gw.url));
+    assert.equal(response.status, 200, 'the PDF is served');
+    const merchantName = (await gw.gateway.merchants.getMerchant(order.merchant_id)).name;
+    const served = readContent(await pageContentBytes(new Uint8Array(await response.arrayBuffer())));
+    const expected = readContent(
+      await pageContentBytes(
+        await renderBoletoPdf(
+          boletoPdfFactsOf(order, {
+            bankCode: '237',
+            pix: { key: CNPJ_KEY, merchantName: 'CASHGATE SANDBOX', merchantCity: 'SAO PAULO' },
+            merchantName,
+          }),
+        ),
+      ),
+    );
+    showsTimes(served.texts, 'CNPJ 11.444.777/0001-61', 2);
+    assert.equal(barcodeOf(served).digits, barcodeOf(expected).digits, 'the same bars');
+  });
+
   it('prints no CNPJ when the Pix key is not one: a random key, or a CPF', async () => {
     const order = await boletoOrder();
     for (const key of ['5f8e3a1c-7b2d-4e6f-9a0b-1c2d3e4f5a6b', '52998224725']) {

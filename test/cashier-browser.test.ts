@@ -8,7 +8,7 @@ import jsQR from 'jsqr';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { PNG } from 'pngjs';
 import { databaseLabel } from './support/database.js';
-import { launchBrowser, seriousViolations, VIEWPORTS } from './support/browser.js';
+import { launchBrowser, axeViolations, VIEWPORTS } from './support/browser.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 import { eventually, startReceiver, type CallbackReceiver } from './support/receiver.js';
 import { MPESA_RESEND_COOLDOWN_MS } from '../src/cashier/views.js';
@@ -73,7 +73,7 @@ async function checkPageQuality(page: Page, loaded: { bytes: number }, label: st
     loaded.bytes <= PAGE_BUDGET_BYTES,
     `${label}: ${loaded.bytes} bytes transferred, over the ${PAGE_BUDGET_BYTES}-byte budget`,
   );
-  assert.deepEqual(await seriousViolations(page), [], `${label}: accessibility`);
+  assert.deepEqual(await axeViolations(page), [], `${label}: accessibility`);
 }
 
 async function screenshot(page: Page, name: string, viewport: Viewport): Promise<void> {
@@ -137,6 +137,17 @@ describe(`cashier pages in Chromium (${databaseLabel})`, async () => {
     await page.waitForURL(`${shop.url}${returnPath}`, { timeout: 15_000 });
     assert.ok(await page.getByRole('heading', { name: 'Thanks for your order' }).isVisible());
   };
+  /** The Pix QR code decoded; on a phone it is folded away first and opened by its summary. */
+  const pixQr = async (page: Page, viewport: Viewport) => {
+    if (viewport === VIEWPORTS.phone) {
+      assert.ok(await page.locator('svg.qr').isHidden(), 'on a phone the QR code is folded away');
+      await page.locator('.qr-box summary').click();
+    }
+    return decodeQr(await page.locator('svg.qr').screenshot());
+  };
+  /** The language links the page offers, by hreflang. */
+  const languageLinks = (page: Page) =>
+    page.locator('nav a[hreflang]').evaluateAll((links) => links.map((a) => a.getAttribute('hreflang')));
 
   before(async () => {
     if (skip !== undefined) return;
@@ -171,10 +182,28 @@ describe(`cashier pages in Chromium (${databaseLabel})`, async () => {
           assert.equal(loaded.status, 200);
           assert.ok(await page.getByText('R$ 42,50', { exact: true }).isVisible(), 'the amount');
           assert.equal(await page.getByLabel(/código Pix/).inputValue(), code, 'the copy-and-paste code');
-          assert.ok(await page.getByRole('button', { name: 'Copiar' }).isVisible(), 'the copy button');
-          assert.equal(decodeQr(await page.locator('svg.qr').screenshot()), code, 'the QR code decodes to the BR Code');
+          const copy = page.getByRole('button', { name: 'Copiar código Pix' });
+          assert.ok(await copy.isVisible(), 'the copy button');
+          assert.match(
+            (await page.locator('#deadline').innerText()).trim(),
+            /^até \d{1,2} de \w+\.? de \d{4}, \d{2}:\d{2} \(BRT\)$/,
+          );
+          assert.deepEqual(await languageLinks(page), ['en'], 'Brazil: Portuguese and English');
+          const top = async (selector: string) => (await page.locator(selector).boundingBox())?.y ?? Number.NaN;
+          if (viewport === VIEWPORTS.phone) {
+            // Copy first: the primary button right under the amount, before everything else.
+            assert.ok((await top('.primary-copy')) < (await top('.qr-box')), 'the copy button above the QR code');
+            assert.ok((await top('.primary-copy')) < 844, 'the copy button on the first screen');
+            assert.equal(await copy.evaluate((b) => b.classList.contains('secondary')), false, 'a primary button');
+            assert.equal(await page.locator('details.qr-box').evaluate((d) => d.hasAttribute('open')), false);
+          } else {
+            assert.ok(await page.locator('svg.qr').isVisible(), 'on a wide screen the QR code is shown');
+            assert.ok((await top('svg.qr')) < (await top('.primary-copy')), 'and comes first');
+          }
           await checkPageQuality(page, loaded, `PIX (${name})`);
           await screenshot(page, 'cashier-pix', viewport);
+          assert.equal(await pixQr(page, viewport), code, 'the QR code decodes to the BR Code');
+          await checkPageQuality(page, { bytes: 0 }, `PIX, QR code shown (${name})`);
           await payAndReturn(page, 'Pagamento recebido', `/pix-${name}`);
         });
         const callback = await callbackOf(data.currencyOrderVo.orderId as string);
@@ -203,6 +232,9 @@ describe(`cashier pages in Chromium (${databaseLabel})`, async () => {
             'the barcode',
           );
           assert.ok(await page.getByText(/Vencimento: \d{2}\/\d{2}\/\d{4}/).isVisible(), 'the due date');
+          // Tall enough to scan from a screen: at least 13 mm, as on the PDF (CSS mm at 96 dpi: 49.1 px).
+          const height = (await page.locator('svg.barcode').boundingBox())?.height ?? 0;
+          assert.ok(height >= (13 * 96) / 25.4, `the barcode is ${height}px tall, under 13 mm`);
           const pdf = await page.request.get(
             await page
               .getByRole('link', { name: 'Baixar o boleto (PDF)' })
@@ -240,6 +272,17 @@ describe(`cashier pages in Chromium (${databaseLabel})`, async () => {
               .isVisible(),
           );
           assert.ok(await page.getByText('KES 1,500', { exact: true }).isVisible());
+          assert.ok(
+            await page.getByText('The request goes to 2547•••••123: check that it is your M-Pesa number.').isVisible(),
+            'what to check',
+          );
+          assert.ok(await page.locator('#wrong-number').isVisible(), 'what to do with a wrong number');
+          assert.ok(await page.locator('#no-manual').isVisible(), 'no Paybill by hand');
+          assert.match(
+            (await page.locator('#deadline').innerText()).trim(),
+            /^until \d{1,2} \w{3} \d{4}, \d{2}:\d{2} \(EAT\)$/,
+          );
+          assert.deepEqual(await languageLinks(page), ['sw'], 'Kenya: English and Swahili');
           await checkPageQuality(page, loaded, `Kenya (${name})`);
           await screenshot(page, 'cashier-kenya', viewport);
           for (const left of [3, 2]) {
@@ -277,12 +320,20 @@ describe(`cashier pages in Chromium (${databaseLabel})`, async () => {
         (await create('/api/v3/polymerize/createCollectingOrder', {
           userIdentity: identity,
           returnUrl: `${shop.url}/agg-1`,
+          remark: 'Assinatura <anual> & brinde',
         })) as unknown as string,
       );
       let orderId = '';
       await withPage(VIEWPORTS.phone, 'pt-BR', async (page) => {
         const loaded = await loadCounted(page, first);
         assert.equal(loaded.status, 200);
+        assert.ok(await page.getByText('Referente a: Assinatura <anual> & brinde').isVisible(), 'what is paid for');
+        assert.match(await page.locator('time[data-expires]').innerText(), /^\d+:\d{2}$/, 'its own countdown');
+        assert.match(
+          (await page.locator('#deadline').innerText()).trim(),
+          /^até \d{1,2} de \w+\.? de \d{4}, \d{2}:\d{2} \(BRT\)$/,
+          'its deadline',
+        );
         await checkPageQuality(page, loaded, 'aggregate cashier');
         await page.getByLabel('Valor (R$)').fill('37,90');
         await page.getByLabel(/^Pix/).first().check();
@@ -298,7 +349,7 @@ describe(`cashier pages in Chromium (${databaseLabel})`, async () => {
         await page.getByRole('heading', { name: 'Pague com Pix' }).waitFor();
         assert.ok(await page.getByText('R$ 37,90', { exact: true }).isVisible());
         const code = await page.getByLabel(/código Pix/).inputValue();
-        assert.equal(decodeQr(await page.locator('svg.qr').screenshot()), code);
+        assert.equal(await pixQr(page, VIEWPORTS.phone), code);
         orderId =
           (await gw.gateway.orders.findByCashier(new URL(page.url()).pathname.split('/').pop() ?? ''))?.id ?? '';
         await payAndReturn(page, 'Pagamento recebido', '/agg-1');
@@ -575,7 +626,8 @@ describe(`cashier pages in Chromium (${databaseLabel})`, async () => {
         const page = await context.newPage();
         await page.goto(local(data.cashierUrl as string));
         assert.ok(await page.getByText('R$9.99', { exact: true }).isVisible());
-        assert.equal(await page.getByLabel(/copy this Pix code/).inputValue(), data.currencyOrderVo.payParam);
+        assert.equal(await page.getByLabel(/Pix code to copy and paste/).inputValue(), data.currencyOrderVo.payParam);
+        assert.ok(await page.locator('svg.qr').isVisible(), 'without script the QR code is open, after the code');
         assert.equal(await page.getByRole('button', { name: 'Copy' }).count(), 0, 'no copy button without script');
         assert.equal(await page.locator('noscript').count(), 1);
         assert.match((await page.content()).replace(/&lt;/g, '<'), /<meta http-equiv="refresh" content="10">/);
@@ -620,4 +672,92 @@ describe(`cashier pages in Chromium (${databaseLabel})`, async () => {
       });
     },
   );
+  for (const [name, viewport] of Object.entries(VIEWPORTS)) {
+    it(
+      `the paid page at the ${name} viewport is a printable receipt: date and zone, references, method, amount, end-to-end id`,
+      { skip },
+      async () => {
+        const data = await create('/api/v3/bra/createCollectingOrder', {
+          amount: '42.50',
+          channelType: 'PIX',
+          remark: 'Camiseta azul',
+          returnUrl: `${shop.url}/receipt-${name}`,
+        });
+        const orderId = data.currencyOrderVo.orderId as string;
+        assert.equal((await gw.sandbox(orderId, 'paid')).status, 200);
+        const e2e = (JSON.parse((await gw.gateway.orders.find(orderId))?.details ?? '{}') as { endToEndId: string })
+          .endToEndId;
+        await withPage(viewport, 'en-US', async (page) => {
+          const loaded = await loadCounted(page, local(data.cashierUrl as string));
+          assert.equal(loaded.status, 200);
+          // The payer stops the return countdown to read the receipt.
+          await page.getByRole('button', { name: 'Stay on this page' }).click();
+          const field = (label: string) => page.locator(`dt:text-is("${label}") + dd`);
+          assert.match(await field('Paid on').innerText(), /^\d{1,2} \w{3} \d{4}, \d{2}:\d{2} \(BRT\)$/);
+          assert.equal(await field("Merchant's order").innerText(), data.currencyOrderVo.externalOrderId);
+          assert.equal(await field('Cashgate order').innerText(), orderId);
+          assert.equal(await field('Method').innerText(), 'Pix');
+          assert.equal(await field('Amount paid').innerText(), 'R$42.50');
+          assert.equal(await field('Pix end-to-end id').innerText(), e2e);
+          assert.equal(await field('For').innerText(), 'Camiseta azul');
+          const print = page.getByRole('button', { name: 'Print the receipt' });
+          assert.ok(await print.isVisible(), 'the print button (with script)');
+          assert.ok(await page.getByRole('link', { name: 'Return to the shop' }).isVisible(), 'the way back');
+          assert.ok(await page.getByText('You stay on this page.').isVisible(), 'the countdown stopped');
+          await checkPageQuality(page, loaded, `receipt (${name})`);
+          await screenshot(page, 'cashier-receipt', viewport);
+          // Printed: the receipt without buttons, links of the page's own or language links.
+          await page.emulateMedia({ media: 'print' });
+          assert.ok(await print.isHidden(), 'no print button on paper');
+          assert.ok(
+            await page.getByRole('link', { name: 'Return to the shop' }).isHidden(),
+            'no return button on paper',
+          );
+          assert.ok(await page.locator('nav').isHidden(), 'no language links on paper');
+          assert.ok(await field('Pix end-to-end id').isVisible(), 'the receipt is printed');
+        });
+      },
+    );
+
+    it(
+      `a partial payment at the ${name} viewport: received and still to pay, no automatic return; the same on Kenya's page`,
+      { skip },
+      async () => {
+        const data = await create('/api/v3/bra/createCollectingOrder', {
+          amount: '100.00',
+          channelType: 'PIX',
+          returnUrl: `${shop.url}/partial-${name}`,
+        });
+        await withPage(viewport, 'pt-BR', async (page) => {
+          await page.goto(local(data.cashierUrl as string));
+          // The payer pays less than asked (the sandbox panel's "another amount").
+          await page.getByLabel('Outro valor (BRL)').fill('54.22');
+          await page.getByRole('button', { name: 'Pagar este valor' }).click();
+          await page.getByRole('heading', { name: 'Pago em parte' }).waitFor();
+          assert.ok(
+            await page.getByText('R$ 54,22 recebidos, faltam R$ 45,78 para pagar.').isVisible(),
+            'what was received and what is left',
+          );
+          assert.equal(await page.getByRole('heading', { name: 'Pagamento recebido' }).count(), 0, 'not "received"');
+          assert.equal(await page.locator('[data-return]').count(), 0, 'no countdown back to the shop');
+          assert.ok(await page.locator('dt:text-is("Valor do pedido") + dd').isVisible(), 'the amount asked');
+          await checkPageQuality(page, { bytes: 0 }, `partial payment (${name})`);
+          await screenshot(page, 'cashier-partial', viewport);
+        });
+        const ken = await create('/api/v3/ken/createCollectingOrder', {
+          amount: '1500',
+          channelType: 'CHARGE',
+          phone: '254712345126',
+          checkingPhone: '254712345126',
+        });
+        assert.equal((await gw.sandbox(ken.currencyOrderVo.orderId as string, 'paid', { amount: '1000' })).status, 200);
+        await withPage(viewport, 'en-KE', async (page) => {
+          const loaded = await loadCounted(page, local(ken.cashierUrl as string));
+          assert.ok(await page.getByRole('heading', { name: 'Partly paid' }).isVisible());
+          assert.ok(await page.getByText('KES 1,000 received, KES 500 still to pay.').isVisible());
+          await checkPageQuality(page, loaded, `Kenya partial payment (${name})`);
+        });
+      },
+    );
+  }
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { allTexts, formatAmount, pickLanguage, translator } from '../src/cashier/i18n.js';
+import { allTexts, formatAmount, formatDeadline, pickLanguage, translator } from '../src/cashier/i18n.js';
 import { parsePayerAmount } from '../src/cashier/checkout.js';
 
 describe('cashier languages and amounts', () => {
@@ -36,8 +36,28 @@ describe('cashier languages and amounts', () => {
     assert.equal(formatAmount('pt-BR', '1234.56', 'BRL'), 'R$ 1.234,56');
     assert.equal(formatAmount('en', '1234.56', 'BRL'), 'R$1,234.56');
     assert.equal(formatAmount('en', '1500', 'KES'), 'KES 1,500');
-    assert.equal(formatAmount('es', '99999999999.99', 'BRL'), '99.999.999.999,99 R$');
+    assert.equal(formatAmount('es', '99999999999.99', 'BRL'), 'R$ 99.999.999.999,99');
     assert.equal(formatAmount('en', '5.25000001', 'BRL'), 'R$5.25000001');
+  });
+
+  it('writes reais symbol first in every language: R$ 42,50 in Portuguese and Spanish, R$42.50 in English', () => {
+    assert.equal(formatAmount('pt-BR', '42.50', 'BRL'), 'R$ 42,50');
+    assert.equal(formatAmount('es', '42.50', 'BRL'), 'R$ 42,50');
+    assert.equal(formatAmount('es', '1234.56', 'BRL'), 'R$ 1234,56');
+    assert.equal(formatAmount('en', '42.50', 'BRL'), 'R$42.50');
+    assert.equal(formatAmount('sw', '42.50', 'BRL'), 'R$ 42.50');
+    assert.equal(formatAmount('es', '1500', 'KES'), 'KES 1500');
+  });
+
+  it('writes a deadline with its date, time and zone, per language', () => {
+    // 04:48 UTC: 01:48 in Brasília, 07:48 in Nairobi.
+    const at = Date.parse('2026-11-25T04:48:00Z');
+    assert.equal(formatDeadline('en', at, 'brazil'), '25 Nov 2026, 01:48 (BRT)');
+    assert.equal(formatDeadline('pt-BR', at, 'brazil'), '25 de nov. de 2026, 01:48 (BRT)');
+    assert.equal(formatDeadline('es', at, 'brazil'), '25 nov 2026, 01:48 (BRT)');
+    assert.equal(formatDeadline('en', at, 'kenya'), '25 Nov 2026, 07:48 (EAT)');
+    assert.equal(formatDeadline('sw', at, 'kenya'), '25 Nov 2026, 07:48 (EAT)');
+    assert.equal(formatDeadline('en', at, 'usdt'), '25 Nov 2026, 04:48 (UTC)');
   });
 
   it("reads a payer's amount as typed on a Brazilian phone", () => {

@@ -601,6 +601,10 @@ describe(`console order search, filters, totals and CSV export (${databaseLabel}
     const bad = await staff.get('/console/orders?status=collection:99');
     assert.equal(bad.status, 400, 'an unknown status is refused');
     assert.ok(bad.text.includes('href="#status"'), 'naming the status field');
+    const clash = await staff.get('/console/orders?kind=transfer&status=collection:2');
+    assert.equal(clash.status, 400, 'a status of another kind than the chosen one is refused, not an empty list');
+    assert.ok(clash.text.includes('this status belongs to another kind of order'), 'saying why');
+    assert.deepEqual(await found('kind=transfer&status=success'), [], 'a status of any kind combines with a kind');
     const es = await consoleSignIn(gw, merchant.merchantId);
     await es.post('/console/language', { lang: 'es', back: '/console/orders' });
     const spanish = await es.get('/console/orders');

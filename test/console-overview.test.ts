@@ -16,7 +16,7 @@ function listedOrders(page: string): string[] {
 /** The figure and link of one of the overview's cards. */
 function stat(page: string, id: string): { value: string; href: string } {
   const match = new RegExp(
-    `<div class="panel stat" id="${id}">.*?<p class="figure"><a href="([^"]*)">([^<]*)</a>`,
+    `<div class="panel stat" id="${id}">.*?<p class="figure"><a href="([^"]*)" aria-describedby="${id}-label">([^<]*)</a>`,
     's',
   ).exec(page);
   assert.ok(match !== null, `the card ${id}`);
@@ -183,7 +183,11 @@ describe(`console overview: figures of today and the last 7 UTC days (${database
   it('counts the failed callbacks still waiting, linked to the failed callbacks', () => {
     const callbacks = stat(page, 'stat-callbacks');
     assert.equal(callbacks.value, '1', 'not the one delivered since, nor another merchant’s');
-    assert.equal(callbacks.href, '/console/callbacks?failed=1#log', 'linked to the failed attempts');
+    assert.equal(
+      callbacks.href,
+      `/console/callbacks?failed=1&from=${weekStart}&to=${today}#log`,
+      'linked to the failed attempts of the same days',
+    );
   });
 
   it('gives volume, count and success rate per area, summed exactly', () => {

@@ -245,7 +245,7 @@ export async function renderVoucher(facts: VoucherFacts): Promise<Uint8Array> {
 }
 
 /** 'YYYY-MM-DD' as a Brazilian writes it; anything else as it is. */
-function brazilianDate(iso: string): string {
+export function brazilianDate(iso: string): string {
   const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(iso);
   return match === null ? iso : `${match[3] ?? ''}/${match[2] ?? ''}/${match[1] ?? ''}`;
 }

@@ -363,27 +363,51 @@ export async function ordersWithFailedEvents(
   limit: number,
   filter: Pick<MerchantLogFilter, 'orderIds' | 'orderKinds'> = {},
 ): Promise<string[]> {
-  const rows = await failedEvents(db, merchantId, range, filter)
+  const rows = await stillFailedEvents(db, merchantId, range, filter)
     .select('e.order_id')
     .select((eb) => eb.fn.max('e.created_at').as('latest'))
-    .where((eb) =>
-      eb.not(
-        eb.exists(
-          eb
-            .selectFrom('callback_events as later')
-            .select('later.id')
-            .whereRef('later.order_id', '=', 'e.order_id')
-            .whereRef('later.created_at', '>', 'e.created_at')
-            .where('later.state', 'in', ['delivered', 'pending', 'delivering']),
-        ),
-      ),
-    )
     .groupBy('e.order_id')
     .orderBy('latest', 'desc')
     .orderBy('e.order_id')
     .limit(limit)
     .execute();
   return rows.map((r) => r.order_id);
+}
+
+/**
+ * How many orders (test callbacks included) have a failed event created in [from, to) that nothing
+ * delivered or still running followed: the orders a bulk re-trigger of those days would send again.
+ */
+export async function countOrdersWithFailedEvents(
+  db: ReadDb,
+  merchantId: string,
+  range: { from: number; to: number },
+): Promise<number> {
+  const row = await stillFailedEvents(db, merchantId, range, {})
+    .select(sql<number | string>`count(distinct e.order_id)`.as('n'))
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/** The failed events of failedEvents that no delivered or still running event of their order followed. */
+function stillFailedEvents(
+  db: ReadDb,
+  merchantId: string,
+  range: { from: number; to: number },
+  filter: Pick<MerchantLogFilter, 'orderIds' | 'orderKinds'>,
+) {
+  return failedEvents(db, merchantId, range, filter).where((eb) =>
+    eb.not(
+      eb.exists(
+        eb
+          .selectFrom('callback_events as later')
+          .select('later.id')
+          .whereRef('later.order_id', '=', 'e.order_id')
+          .whereRef('later.created_at', '>', 'e.created_at')
+          .where('later.state', 'in', ['delivered', 'pending', 'delivering']),
+      ),
+    ),
+  );
 }
 
 /** The merchant's events that failed for good, created in [from, to), narrowed by the filter. */

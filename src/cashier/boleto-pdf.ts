@@ -17,7 +17,7 @@ import {
 import { BRAZILIAN_BANKS } from '../banks/bank-list.js';
 import { brazilDetails, payerDocument } from '../brazil/details.js';
 import { pixKeyProblem } from '../brazil/pix-keys.js';
-import { brasiliaTime, formatBrl, maskDocument } from '../brazil/voucher.js';
+import { brasiliaTime, brazilianDate, formatBrl, maskDocument } from '../brazil/voucher.js';
 import { fromDb } from '../money.js';
 import type { OrderRow } from '../orders/queries.js';
 import { newPdf } from '../pdf/document.js';
@@ -111,10 +111,10 @@ function bankCodeWithDigit(code: string): string {
 }
 
 /** 'YYYY-MM-DD' as a Brazilian writes it. */
-function brazilianDate(iso: string): string {
-  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(iso);
-  if (match === null) throw new RangeError(`dueDate must be a date in the form YYYY-MM-DD; got "${iso}"`);
-  return `${match[3] ?? ''}/${match[2] ?? ''}/${match[1] ?? ''}`;
+function dueDateText(iso: string): string {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(iso))
+    throw new RangeError(`dueDate must be a date in the form YYYY-MM-DD; got "${iso}"`);
+  return brazilianDate(iso);
 }
 
 /** A value the facts give, or "Não informado". */
@@ -281,7 +281,7 @@ function drawBarcode(page: PDFPage, digits: string, x: number, y: number): void 
 /** The boleto of `facts` as a one-page A4 PDF. Pure: the same facts give the same bytes. */
 export async function renderBoletoPdf(facts: BoletoPdfFacts): Promise<Uint8Array> {
   const linha = checkFacts(facts);
-  const due = brazilianDate(facts.dueDate);
+  const due = dueDateText(facts.dueDate);
   const issued = brasiliaTime(facts.issuedAt).local.slice(0, 10);
   const code = bankCodeWithDigit(facts.bankCode);
   const bank = BRAZILIAN_BANKS.find((b) => b.code === facts.bankCode);

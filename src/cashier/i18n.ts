@@ -18,12 +18,31 @@ export const LANGUAGE_NAMES: Record<CashierLanguage, string> = {
 /** The language of a currency's country, when the payer's browser names none we have. */
 const CURRENCY_LANGUAGE: Record<string, CashierLanguage> = { BRL: 'pt-BR', MXN: 'es', KES: 'en' };
 
-/** The time zone a currency's payers read times in. */
-export const CURRENCY_TIME_ZONE: Record<string, string> = {
-  BRL: 'America/Sao_Paulo',
-  MXN: 'America/Mexico_City',
-  KES: 'Africa/Nairobi',
-};
+/**
+ * The languages a page of a country offers in its language links: the country's own and English.
+ * Brazil: Portuguese and English; Kenya: English and Swahili; the USDT page (priced in reais, paid
+ * from a wallet anywhere): English, Portuguese and Spanish. A page in another language (chosen by
+ * the browser or `?lang=`) still links to these.
+ */
+export const PAGE_LANGUAGES = {
+  brazil: ['pt-BR', 'en'],
+  kenya: ['en', 'sw'],
+  usdt: ['en', 'pt-BR', 'es'],
+} as const satisfies Record<string, readonly CashierLanguage[]>;
+
+/**
+ * The time zone each kind of page gives its deadlines and receipt times in, with the abbreviation
+ * shown beside them (neither zone has daylight saving time, so one abbreviation holds all year):
+ * Brazil's pages in Brasília time, Kenya's in East Africa time, the USDT page in UTC (its payers may
+ * be anywhere; the chain's own times are UTC).
+ */
+export const PAGE_TIME_ZONES = {
+  brazil: { zone: 'America/Sao_Paulo', label: 'BRT' },
+  kenya: { zone: 'Africa/Nairobi', label: 'EAT' },
+  usdt: { zone: 'UTC', label: 'UTC' },
+} as const;
+
+export type PageCountry = keyof typeof PAGE_TIME_ZONES;
 
 function isCashierLanguage(value: unknown): value is CashierLanguage {
   return typeof value === 'string' && (CASHIER_LANGUAGES as readonly string[]).includes(value);
@@ -51,7 +70,14 @@ const TEXTS = {
   payee: ['Recipient: {payee}', 'Recebedor: {payee}', 'Beneficiario: {payee}', 'Mpokeaji: {payee}'],
   waiting: ['Waiting for your payment…', 'Aguardando seu pagamento…', 'Esperando tu pago…', 'Tunasubiri malipo yako…'],
   timeLeft: ['Time left to pay', 'Tempo restante para pagar', 'Tiempo restante para pagar', 'Muda uliobaki wa kulipa'],
-  until: ['until {time}', 'até {time}', 'hasta las {time}', 'hadi {time}'],
+  until: ['until {time}', 'até {time}', 'hasta el {time}', 'hadi {time}'],
+  paidFor: ['For: {remark}', 'Referente a: {remark}', 'Concepto: {remark}', 'Kwa ajili ya: {remark}'],
+  formTimeLeft: [
+    'Time left to choose and pay',
+    'Tempo restante para escolher e pagar',
+    'Tiempo restante para elegir y pagar',
+    'Muda uliobaki wa kuchagua na kulipa',
+  ],
   copy: ['Copy', 'Copiar', 'Copiar', 'Nakili'],
   copied: ['Copied', 'Copiado', 'Copiado', 'Imenakiliwa'],
   pixTitle: ['Pay with Pix', 'Pague com Pix', 'Paga con Pix', 'Lipa kwa Pix'],
@@ -68,16 +94,29 @@ const TEXTS = {
     'Msimbo wa QR wa Pix wa {amount}',
   ],
   pixCodeLabel: [
-    'Or copy this Pix code ("copia e cola")',
-    'Ou copie este código Pix (copia e cola)',
-    'O copia este código Pix ("copia e cola")',
-    'Au nakili msimbo huu wa Pix ("copia e cola")',
+    'Your Pix code to copy and paste ("copia e cola")',
+    'Seu código Pix copia e cola',
+    'Tu código Pix para copiar y pegar ("copia e cola")',
+    'Msimbo wako wa Pix wa kunakili na kubandika ("copia e cola")',
   ],
-  pixSteps: [
-    'Open your bank app, choose Pix, then "pay with QR code" or "Pix copia e cola", and confirm.',
-    'Abra o app do seu banco, escolha Pix, depois "pagar com QR code" ou "Pix copia e cola", e confirme.',
-    'Abre la app de tu banco, elige Pix, luego "pagar con QR" o "Pix copia e cola", y confirma.',
-    'Fungua programu ya benki yako, chagua Pix, kisha "lipa kwa QR" au "Pix copia e cola", na uthibitishe.',
+  pixCopy: ['Copy the Pix code', 'Copiar código Pix', 'Copiar el código Pix', 'Nakili msimbo wa Pix'],
+  pixPaste: [
+    'In your bank app, choose Pix, then "Pix copia e cola", paste the code and confirm.',
+    'No app do seu banco, escolha Pix, depois "Pix copia e cola", cole o código e confirme.',
+    'En la app de tu banco, elige Pix, luego "Pix copia e cola", pega el código y confirma.',
+    'Kwenye programu ya benki yako, chagua Pix, kisha "Pix copia e cola", bandika msimbo na uthibitishe.',
+  ],
+  pixShowQr: [
+    'Show the QR code (to pay from another device)',
+    'Mostrar o QR code (para pagar de outro aparelho)',
+    'Mostrar el código QR (para pagar desde otro dispositivo)',
+    'Onyesha msimbo wa QR (kulipa kutoka kifaa kingine)',
+  ],
+  pixOnce: [
+    'This code is for this payment only: it can be paid once, for exactly {amount}, until {time}.',
+    'Este código vale só para este pagamento: pode ser pago uma vez, de exatamente {amount}, até {time}.',
+    'Este código sirve solo para este pago: se puede pagar una vez, por exactamente {amount}, hasta el {time}.',
+    'Msimbo huu ni wa malipo haya pekee: unaweza kulipwa mara moja, kwa {amount} kamili, hadi {time}.',
   ],
   boletoTitle: ['Pay with boleto', 'Pague com boleto', 'Paga con boleto', 'Lipa kwa boleto'],
   boletoDue: ['Due date', 'Vencimento', 'Vencimiento', 'Tarehe ya mwisho'],
@@ -140,11 +179,23 @@ const TEXTS = {
     '¿No apareció la solicitud en tu teléfono?',
     'Hujapokea ombi kwenye simu yako?',
   ],
-  mpesaChecks: [
-    'Keep the phone on and unlocked, with signal, and check that the number is yours. Then send the request again.',
-    'Deixe o celular ligado e desbloqueado, com sinal, e confira se o número é o seu. Depois envie o pedido de novo.',
-    'Mantén el teléfono encendido y desbloqueado, con señal, y verifica que el número sea el tuyo. Luego envía la solicitud otra vez.',
-    'Hakikisha simu imewashwa, haijafungwa na ina mtandao, na kwamba nambari ni yako. Kisha tuma ombi tena.',
+  mpesaCheckList: [
+    'Keep the phone on and unlocked, with signal, and close any other M-Pesa prompt.|The request goes to {phone}: check that it is your M-Pesa number.|Wait until you may ask again, then send the request again.',
+    'Deixe o celular ligado e desbloqueado, com sinal, e feche qualquer outro pedido do M-Pesa.|O pedido vai para {phone}: confira se é o seu número do M-Pesa.|Espere até poder pedir de novo e envie o pedido de novo.',
+    'Mantén el teléfono encendido y desbloqueado, con señal, y cierra cualquier otra solicitud de M-Pesa.|La solicitud va a {phone}: verifica que sea tu número de M-Pesa.|Espera hasta poder pedirla otra vez y envía la solicitud de nuevo.',
+    'Hakikisha simu imewashwa, haijafungwa na ina mtandao, na ufunge ombi lingine lolote la M-Pesa.|Ombi linaenda kwa {phone}: hakikisha ni nambari yako ya M-Pesa.|Subiri hadi uweze kuomba tena, kisha tuma ombi tena.',
+  ],
+  mpesaWrongNumber: [
+    'Not your number? {merchant} gave this number with the order and it cannot be changed on this page: ask {merchant} for a new payment link to your number.',
+    'Não é o seu número? {merchant} informou este número com o pedido e ele não pode ser mudado nesta página: peça a {merchant} um novo link de pagamento para o seu número.',
+    '¿No es tu número? {merchant} dio este número con el pedido y no se puede cambiar en esta página: pide a {merchant} un nuevo enlace de pago a tu número.',
+    'Si nambari yako? {merchant} alitoa nambari hii pamoja na agizo na haiwezi kubadilishwa kwenye ukurasa huu: omba {merchant} kiungo kipya cha malipo kwa nambari yako.',
+  ],
+  mpesaNoManual: [
+    'A payment sent by hand to a Paybill or till number cannot be matched to this order: if no request reaches you, ask {merchant} for another way to pay.',
+    'Um pagamento enviado à mão para um número Paybill ou till não pode ser associado a este pedido: se nenhum pedido chegar, peça a {merchant} outra forma de pagar.',
+    'Un pago enviado a mano a un número Paybill o till no se puede asociar a este pedido: si no te llega ninguna solicitud, pide a {merchant} otra forma de pagar.',
+    'Malipo yanayotumwa kwa mkono kwa nambari ya Paybill au till hayawezi kuunganishwa na agizo hili: kama hupokei ombi lolote, omba {merchant} njia nyingine ya kulipa.',
   ],
   mpesaResend: [
     'Send the request again ({left} left)',
@@ -208,6 +259,52 @@ const TEXTS = {
     'Gracias. Tu pago de {amount} fue recibido.',
     'Asante. Malipo yako ya {amount} yamepokelewa.',
   ],
+  partTitle: ['Partly paid', 'Pago em parte', 'Pagado en parte', 'Imelipwa sehemu'],
+  partText: [
+    '{received} received, {left} still to pay.',
+    '{received} recebidos, faltam {left} para pagar.',
+    '{received} recibidos, faltan {left} por pagar.',
+    '{received} zimepokelewa, {left} bado kulipwa.',
+  ],
+  partNext: [
+    'The order asked for {amount}. This page takes no more payments: ask {merchant} how to pay the rest.',
+    'O pedido era de {amount}. Esta página não recebe mais pagamentos: pergunte a {merchant} como pagar o restante.',
+    'El pedido era de {amount}. Esta página no recibe más pagos: pregunta a {merchant} cómo pagar el resto.',
+    'Agizo lilikuwa la {amount}. Ukurasa huu haupokei malipo zaidi: uliza {merchant} jinsi ya kulipa kiasi kilichobaki.',
+  ],
+  overTitle: ['Paid more than asked', 'Pago acima do valor', 'Pagado de más', 'Umelipa zaidi ya ulichoombwa'],
+  overText: [
+    '{received} received, {extra} more than the {amount} asked.',
+    '{received} recebidos, {extra} a mais que os {amount} pedidos.',
+    '{received} recibidos, {extra} más que los {amount} pedidos.',
+    '{received} zimepokelewa, {extra} zaidi ya {amount} zilizoombwa.',
+  ],
+  overNext: [
+    '{merchant} has been told of the difference: ask {merchant} about it.',
+    '{merchant} foi avisado da diferença: fale com {merchant} sobre ela.',
+    '{merchant} fue avisado de la diferencia: habla con {merchant} sobre ella.',
+    '{merchant} amearifiwa kuhusu tofauti hii: wasiliana na {merchant} kuihusu.',
+  ],
+  receiptTitle: ['Receipt', 'Comprovante', 'Comprobante', 'Risiti'],
+  receiptPaidAt: ['Paid on', 'Pago em', 'Pagado el', 'Ililipwa'],
+  receiptMerchant: ['Paid to', 'Pago a', 'Pagado a', 'Imelipwa kwa'],
+  receiptOrder: ["Merchant's order", 'Pedido da loja', 'Pedido del comercio', 'Agizo la mfanyabiashara'],
+  receiptCashgate: ['Cashgate order', 'Pedido Cashgate', 'Pedido Cashgate', 'Agizo la Cashgate'],
+  receiptMethod: ['Method', 'Forma de pagamento', 'Método', 'Njia'],
+  receiptAmount: ['Amount paid', 'Valor pago', 'Importe pagado', 'Kiasi kilicholipwa'],
+  receiptAsked: ['Amount asked', 'Valor do pedido', 'Importe del pedido', 'Kiasi kilichoombwa'],
+  receiptFor: ['For', 'Referente a', 'Concepto', 'Kwa ajili ya'],
+  receiptE2e: [
+    'Pix end-to-end id',
+    'ID fim a fim do Pix (E2E)',
+    'ID de extremo a extremo del Pix',
+    'Kitambulisho cha Pix (E2E)',
+  ],
+  receiptAuth: ['Authentication code', 'Código de autenticação', 'Código de autenticación', 'Msimbo wa uthibitisho'],
+  receiptMpesa: ['M-Pesa receipt', 'Recibo M-Pesa', 'Recibo M-Pesa', 'Risiti ya M-Pesa'],
+  receiptHash: ['Transaction hash', 'Hash da transação', 'Hash de la transacción', 'Hashi ya muamala'],
+  receiptPrint: ['Print the receipt', 'Imprimir o comprovante', 'Imprimir el comprobante', 'Chapisha risiti'],
+  method_MPESA: ['M-Pesa', 'M-Pesa', 'M-Pesa', 'M-Pesa'],
   returnShop: ['Return to the shop', 'Voltar à loja', 'Volver a la tienda', 'Rudi dukani'],
   returningIn: [
     'Taking you back to {host} in {seconds} s.',
@@ -259,6 +356,12 @@ const TEXTS = {
     'Este link não leva a um pagamento. Confira o link recebido ou peça um novo ao lojista.',
     'Este enlace no lleva a un pago. Revisa el enlace recibido o pide uno nuevo al comercio.',
     'Kiungo hiki hakielekezi kwenye malipo. Kagua kiungo ulichopewa, au omba kipya kutoka kwa mfanyabiashara.',
+  ],
+  refusedTokens: [
+    'Your payment of {sent} was not accepted: this order must be paid with exactly {amount}. Ask {merchant} about the tokens you sent.',
+    'Seu pagamento de {sent} não foi aceito: este pedido deve ser pago com exatamente {amount}. Fale com {merchant} sobre os tokens enviados.',
+    'Tu pago de {sent} no fue aceptado: este pedido debe pagarse con exactamente {amount}. Habla con {merchant} sobre los tokens enviados.',
+    'Malipo yako ya {sent} hayakukubaliwa: agizo hili lazima lilipwe kwa {amount} kamili. Wasiliana na {merchant} kuhusu tokeni ulizotuma.',
   ],
   refused: [
     'Your payment of {sent} was returned: this order must be paid with exactly {amount}.',
@@ -411,16 +514,43 @@ export function formatAmount(lang: CashierLanguage, decimalText: string, currenc
       }),
   );
   // Intl formats a decimal string exactly (no conversion to a binary float).
-  return format.format(decimalText as unknown as number).replace(/\u00a0/g, ' ');
+  const value = decimalText as unknown as number;
+  // Spanish puts the symbol after the number ("42,50 R$"); a payer reads reais as Brazil writes
+  // them, symbol first ("R$ 42,50"), with Spanish's own separators.
+  if (lang === 'es') {
+    const parts = format.formatToParts(value);
+    const symbol = parts.find((p) => p.type === 'currency')?.value ?? currency;
+    const number = parts
+      .filter((p) => p.type !== 'currency')
+      .map((p) => p.value)
+      .join('')
+      .trim();
+    return `${symbol} ${number}`.replace(/\u00a0/g, ' ');
+  }
+  return format.format(value).replace(/\u00a0/g, ' ');
 }
 
-/** A time of day in the currency's time zone: "14:35". */
-export function formatTime(lang: CashierLanguage, ms: number, currency: string): string {
-  const timeZone = CURRENCY_TIME_ZONE[currency] ?? 'UTC';
-  return formatter(
-    `t|${lang}|${timeZone}`,
-    () => new Intl.DateTimeFormat(lang, { hour: '2-digit', minute: '2-digit', timeZone }),
+/**
+ * A moment with its date, time and zone, as a payer of the page's country reads it:
+ * "25 Nov 2026, 01:48 (BRT)" in English, "25 de nov. de 2026, 01:48 (BRT)" in Portuguese.
+ */
+export function formatDeadline(lang: CashierLanguage, ms: number, country: PageCountry): string {
+  const { zone, label } = PAGE_TIME_ZONES[country];
+  const text = formatter(
+    `dt|${lang}|${zone}`,
+    () =>
+      // English day first ("25 Nov 2026"), as Kenya writes it: never the ambiguous US month first.
+      new Intl.DateTimeFormat(lang === 'en' ? 'en-GB' : lang, {
+        day: 'numeric',
+        month: 'short',
+        year: 'numeric',
+        hour: '2-digit',
+        minute: '2-digit',
+        hourCycle: 'h23',
+        timeZone: zone,
+      }),
   ).format(new Date(ms));
+  return `${text.replace(/\u202f|\u00a0/g, ' ')} (${label})`;
 }
 
 /** A date in the currency's time zone: "26/11/2026" in Portuguese. */

@@ -18,7 +18,13 @@ p{margin:.5rem 0}.muted{color:var(--muted);font-size:.9rem}
 .amount{font-size:2rem;font-weight:700;margin:.25rem 0}
 .code{display:block;width:100%;field-sizing:content;font:14px/1.4 ui-monospace,Menlo,Consolas,monospace;word-break:break-all;padding:.5rem;border:1px solid var(--line);border-radius:.5rem;background:#f9fafb;color:var(--ink);resize:none}
 .qr{display:block;margin:.75rem auto;max-width:100%;height:auto}
-.barcode{display:block;width:100%;height:auto;margin:.75rem 0}
+.barcode{display:block;width:100%;height:16mm;margin:.75rem 0}
+.pix{display:flex;flex-direction:column}.pix>*{margin-top:0}
+.qr-box summary{cursor:pointer;color:var(--accent);font-weight:600;min-height:44px;padding:.6rem 0}
+.qr-box .qr{width:12rem}
+@media (min-width:40rem){.pix .qr-box{order:-1}.pix .qr-box>summary{display:none}.pix .qr-box .qr{width:auto}}
+.primary-copy{width:100%;font-size:1.1rem}
+.receipt{display:grid;grid-template-columns:auto 1fr;gap:.25rem 1rem;margin:.5rem 0 1rem}.receipt dt{color:var(--muted)}.receipt dd{margin:0;overflow-wrap:anywhere;font-weight:600}
 button,.button{display:inline-block;font:inherit;font-weight:600;padding:.6rem 1rem;margin:.35rem .35rem .35rem 0;border-radius:.5rem;border:2px solid var(--accent);background:var(--accent);color:#fff;text-decoration:none;cursor:pointer;min-height:44px}
 button.secondary,.button.secondary{background:#fff;color:var(--accent)}
 button:focus-visible,a:focus-visible,input:focus-visible,textarea:focus-visible{outline:3px solid #f59e0b;outline-offset:2px}
@@ -39,14 +45,16 @@ fieldset{border:0;padding:0;margin:1rem 0}legend{font-weight:600;margin-bottom:.
 .sandbox h2{margin-top:0;color:var(--warn)}
 .row{display:flex;gap:.5rem;align-items:flex-end;flex-wrap:wrap}.row label{margin-top:0}.row input{width:9rem}
 nav{margin-top:1.5rem;font-size:.9rem}nav a{margin-right:.75rem}
-ol{padding-left:1.25rem}
+ol,ul{padding-left:1.25rem}
+@media print{nav,button,.button,[data-return],.sandbox,.no-print{display:none!important}body{background:#fff}main{border:0;margin:0;max-width:none;min-height:0}}
 `.replace(/\n/g, '');
 
 /**
  * Progressive enhancement only: copy buttons, the countdown, the status poll that reloads the page
  * when the order moves on (the page without script shows the same and refreshes itself), the chosen
  * method's card, forms sent once (`data-once`: their buttons disabled while the post is in flight) and
- * the paid page's stoppable countdown back to the shop (without script: its button alone).
+ * the paid page's stoppable countdown back to the shop (without script: its button alone), the
+ * receipt's print button, and the Pix QR code folded away on a phone (open without script).
  */
 const SCRIPT = `(function(){
 var d=document,b=d.body;
@@ -71,6 +79,9 @@ var rt=d.querySelector('[data-return]');
 if(rt){var n=Number(rt.getAttribute('data-return-in')),rx=rt.querySelector('[data-return-text]'),stop=rt.querySelector('[data-return-stop]'),tm;
 var step=function(){if(n<=0){location.assign(rt.getAttribute('data-return'));return}rx.textContent=rt.getAttribute('data-template').replace('{seconds}',String(n));n-=1;tm=setTimeout(step,1000)};
 rt.hidden=false;step();stop.addEventListener('click',function(){clearTimeout(tm);rx.textContent=rt.getAttribute('data-stopped');stop.hidden=true;var a=d.getElementById('return-link');if(a)a.focus()});}
+d.querySelectorAll('[data-print]').forEach(function(p){p.hidden=false;p.addEventListener('click',function(){window.print()})});
+var qb=d.querySelector('.qr-box');
+if(qb&&window.matchMedia){var wide=window.matchMedia('(min-width:40rem)');qb.open=wide.matches;wide.addEventListener('change',function(e){if(e.matches)qb.open=true})}
 })();`;
 
 /** Only this page's own inline style and script, same-origin fetches and forms; no frames, no plugins, no base. */
@@ -87,6 +98,8 @@ export interface PageInput {
   reloadWithoutScript?: number;
   /** The page's own path, for the language links. */
   path: string;
+  /** The languages the page's links offer (the page's country's and English); every language when absent. */
+  languages?: readonly CashierLanguage[];
 }
 
 /** Sends one cashier page with its security headers. */
@@ -98,9 +111,14 @@ export function sendPage(reply: FastifyReply, status: number, page: PageInput): 
     page.reloadWithoutScript === undefined
       ? ''
       : `<noscript><meta http-equiv="refresh" content="${page.reloadWithoutScript}"></noscript>`;
-  const languages = html`<nav aria-label="${page.t('language')}">${CASHIER_LANGUAGES.filter((l) => l !== page.lang).map(
-    (l) => html`<a href="${page.path}?lang=${l}" lang="${l}" hreflang="${l}">${LANGUAGE_NAMES[l]}</a>`,
-  )}</nav>`;
+  const offered = (page.languages ?? CASHIER_LANGUAGES).filter((l) => l !== page.lang);
+  // No links when the page is already in the one language it offers (a nav with nothing in it says nothing).
+  const languages =
+    offered.length === 0
+      ? html``
+      : html`<nav aria-label="${page.t('language')}">${offered.map(
+          (l) => html`<a href="${page.path}?lang=${l}" lang="${l}" hreflang="${l}">${LANGUAGE_NAMES[l]}</a>`,
+        )}</nav>`;
   return pageHeaders(reply.code(status), CASHIER_CSP).send(
     `<!doctype html><html lang="${page.lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
       `<meta name="robots" content="noindex">${refresh}<title>${escapeXml(page.title)}</title><style>${STYLE}</style></head>` +

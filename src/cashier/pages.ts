@@ -3,22 +3,20 @@ import { OperatorError } from '../admin/failures.js';
 import type { Clock } from '../clock.js';
 import { formFields } from '../http/body-check.js';
 import { ApiError } from '../http/failures.js';
-import { fromDb } from '../money.js';
 import type { MerchantService } from '../merchants/service.js';
 import type { OrderRow } from '../orders/queries.js';
 import type { OrderSandbox } from '../orders/sandbox.js';
 import { EventNotAllowedError, type OrderService } from '../orders/service.js';
-import { brazilDetails, payerDocument } from '../brazil/details.js';
 import { COLLECTION_STATUS } from '../orders/state-machine.js';
-import { barcodeFromLinha } from '../rails/boleto/boleto.js';
-import { renderBoletoPdf } from './boleto-pdf.js';
+import { boletoPdfFactsOf, renderBoletoPdf } from './boleto-pdf.js';
 import { CheckoutExpiredError, CheckoutInputError, type CheckoutChoice, type CheckoutService } from './checkout.js';
-import { CASHIER_LANGUAGES, pickLanguage, translator } from './i18n.js';
+import { CASHIER_LANGUAGES, PAGE_LANGUAGES, pickLanguage, translator } from './i18n.js';
 import { sendPage } from './layout.js';
 import { CASHIER_CURRENCY } from './methods.js';
 import {
   checkoutExpiredView,
   checkoutView,
+  countryOf,
   finalView,
   MPESA_RESEND_COOLDOWN_MS,
   MPESA_RESEND_LIMIT,
@@ -36,7 +34,7 @@ export interface CashierPageDeps {
   merchants: MerchantService;
   clock: Clock;
   /** The Pix recipient (the BR Code's merchant name) and the bank that issues boletos. */
-  pix: { merchantName: string; merchantCity: string };
+  pix: { key: string; merchantName: string; merchantCity: string };
   boletoBankCode: string;
 }
 
@@ -126,11 +124,18 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
       const ctx = await contextFor(request, order);
       const state = cashierState(order, ctx.now);
       const data = { 'status-url': `${ctx.path}/status`, state, now: String(ctx.now) };
+      const languages = PAGE_LANGUAGES[countryOf(order)];
       if (state === 'pending') {
         const view = pendingView(ctx, order, { sandboxError: request.query.sandbox === 'amount' });
-        return sendPage(reply, 200, { ...ctx, ...view, data, reloadWithoutScript: RELOAD_WITHOUT_SCRIPT_SECONDS });
+        return sendPage(reply, 200, {
+          ...ctx,
+          ...view,
+          data,
+          languages,
+          reloadWithoutScript: RELOAD_WITHOUT_SCRIPT_SECONDS,
+        });
       }
-      return sendPage(reply, HTTP_STATUS[state], { ...ctx, ...finalView(ctx, order, state) });
+      return sendPage(reply, HTTP_STATUS[state], { ...ctx, ...finalView(ctx, order, state), languages });
     },
   );
 
@@ -156,23 +161,10 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
       // Only a boleto that can still be paid is handed out: an expired or cancelled one would be refused.
       if (cashierState(order, deps.clock.now()) !== 'pending')
         return reply.redirect(`${path}${langSuffix(request)}`, 303);
-      const d = brazilDetails(order);
       const merchant = await deps.merchants.getMerchant(order.merchant_id);
-      const pdf = await renderBoletoPdf({
-        bankCode: deps.boletoBankCode,
-        barcode: barcodeFromLinha(d.payParam ?? ''),
-        linhaFormatted: d.linhaFormatted ?? d.payParam ?? '',
-        amount: fromDb(order.amount),
-        dueDate: d.boletoDueDate ?? '',
-        issuedAt: order.created_at,
-        payeeName: `${deps.pix.merchantName} (${merchant.name})`,
-        payeeCity: deps.pix.merchantCity,
-        payerName: d.userInfoName,
-        payerDocument: payerDocument(d),
-        documentNumber: order.id,
-        nossoNumero: order.channel_order_id ?? '',
-        instructions: order.remark ?? undefined,
-      });
+      const pdf = await renderBoletoPdf(
+        boletoPdfFactsOf(order, { bankCode: deps.boletoBankCode, pix: deps.pix, merchantName: merchant.name }),
+      );
       return reply
         .header('cache-control', 'no-store')
         .header('x-content-type-options', 'nosniff')
@@ -251,20 +243,32 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
       return reply.redirect(`/cashier/${encodeURIComponent(state.order.cashier_id)}${langSuffix(request)}`, 303);
     const lang = languageOf(request, CASHIER_CURRENCY);
     const t = translator(lang);
+    // The aggregate cashier takes reais: a Brazilian page.
+    const languages = PAGE_LANGUAGES.brazil;
     if (state.expired)
       return sendPage(reply, 410, {
         lang,
         t,
         path,
+        languages,
         ...checkoutExpiredView({ t, merchantName: state.merchantName }, state),
       });
+    const now = deps.clock.now();
     const view = checkoutView(
-      { t, lang, path, langQuery: langSuffix(request) },
+      { t, lang, path, langQuery: langSuffix(request), now },
       state,
       input?.choice,
       input?.error.problems,
     );
-    return sendPage(reply, input === undefined ? 200 : 400, { lang, t, path, ...view });
+    // data-now lets the countdown's script correct for the browser's clock.
+    return sendPage(reply, input === undefined ? 200 : 400, {
+      lang,
+      t,
+      path,
+      languages,
+      data: { now: String(now) },
+      ...view,
+    });
   };
 
   app.get<{ Params: { checkoutId: string }; Querystring: Record<string, string | undefined> }>(

@@ -12,7 +12,15 @@ import type { OrderRow } from '../orders/queries.js';
 import { formatUnits } from '../exchange/amounts.js';
 import { barcodeFromLinha } from '../rails/boleto/boleto.js';
 import { cashierDetails, type CheckoutProblem, type CheckoutState, type CheckoutChoice } from './checkout.js';
-import { formatAmount, formatDate, formatTime, type CashierLanguage, type Translate } from './i18n.js';
+import {
+  formatAmount,
+  formatDate,
+  formatDeadline,
+  type CashierLanguage,
+  type PageCountry,
+  type TextKey,
+  type Translate,
+} from './i18n.js';
 import { itfBarcodeSvg } from './itf-barcode.js';
 import { html, trusted, type Html } from '../http/html.js';
 import { CASHIER_CURRENCY, CASHIER_METHOD_SPECS, isCashierMethod } from './methods.js';
@@ -45,6 +53,12 @@ export function payPageOf(order: OrderRow): PayPage {
   return 'pix';
 }
 
+/** The country whose languages, time zone and habits an order's pages follow. */
+export function countryOf(order: OrderRow): PageCountry {
+  const page = payPageOf(order);
+  return page === 'mpesa' ? 'kenya' : page === 'usdt' ? 'usdt' : 'brazil';
+}
+
 /** How many times a payer may ask for the M-Pesa prompt again. */
 export const MPESA_RESEND_LIMIT = 3;
 /**
@@ -62,8 +76,13 @@ function copyable(ctx: ViewContext, id: string, label: string, value: string, ro
 <button type="button" class="secondary" data-copy="${id}" data-copied="${ctx.t('copied')}" hidden>${ctx.t('copy')}</button>`;
 }
 
-function countdown(ctx: ViewContext, order: OrderRow): Html {
-  const end = order.cashier_expire_at ?? ctx.now;
+/** Time left to `end`, ticking with script, and the deadline itself with its date and time zone. */
+function countdown(
+  ctx: Pick<ViewContext, 't' | 'lang' | 'now'>,
+  end: number,
+  country: PageCountry,
+  label: TextKey = 'timeLeft',
+): Html {
   const left = Math.max(0, end - ctx.now);
   const minutes = Math.floor(left / 60_000);
   const seconds = Math.floor((left % 60_000) / 1000);
@@ -71,9 +90,17 @@ function countdown(ctx: ViewContext, order: OrderRow): Html {
     minutes >= 60
       ? `${Math.floor(minutes / 60)}:${String(minutes % 60).padStart(2, '0')}:${String(seconds).padStart(2, '0')}`
       : `${minutes}:${String(seconds).padStart(2, '0')}`;
-  return html`<p>${ctx.t('timeLeft')}: <strong><time data-expires="${end}" datetime="${new Date(end).toISOString()}">${text}</time></strong>
-<span class="muted">(${ctx.t('until', { time: formatTime(ctx.lang, end, order.currency) })})</span></p>`;
+  return html`<p>${ctx.t(label)}: <strong><time data-expires="${end}" datetime="${new Date(end).toISOString()}">${text}</time></strong>
+<br><span class="muted" id="deadline">${ctx.t('until', { time: formatDeadline(ctx.lang, end, country) })}</span></p>`;
 }
+
+/** The order's own countdown, to the end of its cashier. */
+const orderCountdown = (ctx: ViewContext, order: OrderRow) =>
+  countdown(ctx, order.cashier_expire_at ?? ctx.now, countryOf(order));
+
+/** What is being paid for (the merchant's remark), when the merchant gave one. */
+const remarkLine = (t: Translate, remark: string | null) =>
+  remark === null || remark === '' ? '' : html`<p>${t('paidFor', { remark })}</p>`;
 
 function sandboxPanel(ctx: ViewContext, order: OrderRow, error: boolean): Html | undefined {
   if (!ctx.sandbox) return undefined;
@@ -95,14 +122,16 @@ const tokens = (order: OrderRow) => {
 
 function header(ctx: ViewContext, order: OrderRow, title: string): Html {
   return html`<p class="muted">${ctx.t('payMerchant', { merchant: ctx.merchantName })} · ${ctx.t('orderRef', { ref: order.external_order_id })}</p>
-<h1>${title}</h1>${order.remark === null || order.remark === '' ? '' : html`<p>${order.remark}</p>`}<p class="muted">${ctx.t('amountLabel')}</p><p class="amount">${money(ctx, order.amount, order.currency)}</p>`;
+<h1>${title}</h1>${remarkLine(ctx.t, order.remark)}<p class="muted">${ctx.t('amountLabel')}</p><p class="amount">${money(ctx, order.amount, order.currency)}</p>`;
 }
 
 function refusedNote(ctx: ViewContext, order: OrderRow): Html | undefined {
   const refused = order.area === 'cashier' ? cashierDetails(order).refusedPayment : undefined;
   if (refused === undefined) return undefined;
-  const sent =
-    refused.unit === 'USDT' ? `${refused.amount} USDT` : formatAmount(ctx.lang, refused.amount, refused.unit);
+  // Named in the payer's unit: reais for Pix and boleto, USDT for the token page.
+  if (refused.unit === 'USDT')
+    return html`<p class="warning" role="alert">${ctx.t('refusedTokens', { sent: `${refused.amount} USDT`, amount: tokens(order), merchant: ctx.merchantName })}</p>`;
+  const sent = formatAmount(ctx.lang, refused.amount, refused.unit);
   return html`<p class="warning" role="alert">${ctx.t('refused', { sent, amount: money(ctx, order.amount, order.currency) })}</p>`;
 }
 
@@ -131,6 +160,7 @@ export function pendingView(
         ['1032', '1037', '2001', '1'].includes(declined ?? '') ? `mpesaReason${declined}` : 'mpesaReasonOther'
       ) as 'mpesaReasonOther';
       const title = ctx.t('mpesaTitle');
+      const phone = maskKenyanMobile(kenyaDetails(order).checkingPhone ?? '');
       /** One note on resending: the cooldown left, or that the limit is reached. */
       const note =
         left <= 0
@@ -141,10 +171,14 @@ export function pendingView(
       const noteHtml = note === undefined ? '' : html`<p id="resend-note" role="status">${note}</p>`;
       return {
         title,
-        body: html`${header(ctx, order, title)}<p>${ctx.t('mpesaSent', { phone: maskKenyanMobile(kenyaDetails(order).checkingPhone ?? '') })}</p>${waiting(ctx)}
-${declined === undefined ? '' : html`<p class="warning" role="alert">${ctx.t('mpesaDeclined', { reason: ctx.t(reasonKey) })}</p>`}${countdown(ctx, order)}
-<h2>${ctx.t('mpesaNoPrompt')}</h2><p>${ctx.t('mpesaChecks')}</p>
-${left > 0 ? html`<form method="post" action="${ctx.path}/resend${ctx.langQuery}" data-once>${noteHtml}<button class="secondary">${ctx.t('mpesaResend', { left })}</button></form>` : noteHtml}${sandbox}`,
+        body: html`${header(ctx, order, title)}<p>${ctx.t('mpesaSent', { phone })}</p>${waiting(ctx)}
+${declined === undefined ? '' : html`<p class="warning" role="alert">${ctx.t('mpesaDeclined', { reason: ctx.t(reasonKey) })}</p>`}${orderCountdown(ctx, order)}
+<h2>${ctx.t('mpesaNoPrompt')}</h2><ul>${ctx
+          .t('mpesaCheckList', { phone })
+          .split('|')
+          .map((item) => html`<li>${item}</li>`)}</ul>
+${left > 0 ? html`<form method="post" action="${ctx.path}/resend${ctx.langQuery}" data-once>${noteHtml}<button class="secondary">${ctx.t('mpesaResend', { left })}</button></form>` : noteHtml}
+<p id="wrong-number">${ctx.t('mpesaWrongNumber', { merchant: ctx.merchantName })}</p><p class="muted" id="no-manual">${ctx.t('mpesaNoManual', { merchant: ctx.merchantName })}</p>${sandbox}`,
       };
     }
     case 'boleto': {
@@ -156,7 +190,7 @@ ${left > 0 ? html`<form method="post" action="${ctx.path}/resend${ctx.langQuery}
         body: html`${header(ctx, order, title)}<p>${ctx.t('payee', { payee: ctx.payeeName })}</p>
 <p>${ctx.t('boletoDue')}: <strong>${formatDate(ctx.lang, d.boletoDueDate ?? '')}</strong></p>${note}
 ${copyable(ctx, 'boleto-line', ctx.t('boletoLine'), d.linhaFormatted ?? line, 2)}
-${trusted(itfBarcodeSvg(barcodeFromLinha(line), { title: ctx.t('boletoBarcode', { line }), narrow: 1, height: 50 }).replace('<svg ', '<svg class="barcode" '))}
+${trusted(itfBarcodeSvg(barcodeFromLinha(line), { title: ctx.t('boletoBarcode', { line }), narrow: 1, height: 50 }).replace('<svg ', '<svg class="barcode" preserveAspectRatio="none" '))}
 <p><a class="button secondary" href="${ctx.path}/boleto.pdf" download>${ctx.t('boletoPdf')}</a></p>
 <p>${ctx.t('boletoSteps')}</p>${waiting(ctx)}${sandbox}`,
       };
@@ -172,18 +206,30 @@ ${trusted(itfBarcodeSvg(barcodeFromLinha(line), { title: ctx.t('boletoBarcode', 
 ${copyable(ctx, 'usdt-amount', ctx.t('usdtSend'), amount.replace(/ USDT$/, ''), 1)}
 <p class="muted">${ctx.t('usdtRate', { tokens: amount, rate: formatAmount(ctx.lang, d.exchangeRate ?? '0', CASHIER_CURRENCY), amount: money(ctx, order.amount, order.currency) })}</p>
 ${trusted(qrSvg(address, { title: ctx.t('usdtQrTitle', { address }), moduleSize: 5 }).replace('<svg ', '<svg class="qr" '))}
-${copyable(ctx, 'usdt-address', ctx.t('usdtAddress'), address, 1)}${countdown(ctx, order)}${waiting(ctx)}${sandbox}`,
+${copyable(ctx, 'usdt-address', ctx.t('usdtAddress'), address, 1)}${orderCountdown(ctx, order)}${waiting(ctx)}${sandbox}`,
       };
     }
     case 'pix': {
       const code = brazilDetails(order).payParam ?? '';
       const title = ctx.t('pixTitle');
       const amount = money(ctx, order.amount, order.currency);
+      const end = order.cashier_expire_at ?? ctx.now;
+      // A dynamic charge (its own txid) takes one payment of exactly its amount: worth saying. A static
+      // code's rules are the page's own (amount and time shown above), so it says nothing more.
+      const once =
+        order.channel_type === 'PIX_DYNAMIC'
+          ? html`<p id="pix-once">${ctx.t('pixOnce', { amount, time: formatDeadline(ctx.lang, end, 'brazil') })}</p>`
+          : '';
+      // Copy first (a payer on a phone pays in the bank app on the same phone); the QR code for paying
+      // from another device: folded on a phone, first and open on a wide screen (see the style).
       return {
         title,
-        body: html`${header(ctx, order, title)}<p>${ctx.t('payee', { payee: ctx.payeeName })}</p>${note}
-<p>${ctx.t('pixScan')}</p>${trusted(qrSvg(code, { title: ctx.t('pixQrTitle', { amount }), moduleSize: 5 }).replace('<svg ', '<svg class="qr" '))}
-${copyable(ctx, 'pix-code', ctx.t('pixCodeLabel'), code, 4)}${countdown(ctx, order)}<p>${ctx.t('pixSteps')}</p>${waiting(ctx)}${sandbox}`,
+        body: html`${header(ctx, order, title)}${note}<div class="pix"><div>
+<button type="button" class="primary-copy" data-copy="pix-code" data-copied="${ctx.t('copied')}" hidden>${ctx.t('pixCopy')}</button>
+<label for="pix-code">${ctx.t('pixCodeLabel')}</label><textarea id="pix-code" class="code" rows="4" readonly>${code}</textarea>
+<p>${ctx.t('pixPaste')}</p></div>
+<details class="qr-box" open><summary>${ctx.t('pixShowQr')}</summary><p>${ctx.t('pixScan')}</p>${trusted(qrSvg(code, { title: ctx.t('pixQrTitle', { amount }), moduleSize: 5 }).replace('<svg ', '<svg class="qr" '))}</details></div>
+<p>${ctx.t('payee', { payee: ctx.payeeName })}</p>${once}${orderCountdown(ctx, order)}${waiting(ctx)}${sandbox}`,
       };
     }
   }
@@ -214,7 +260,80 @@ function returnToShop(ctx: Pick<ViewContext, 't'>, target: URL): Html {
 <button type="button" class="secondary" data-return-stop>${ctx.t('returnStay')}</button></p>`;
 }
 
-/** The end pages: paid, expired, cancelled. */
+/** The method the order was paid with, as the payer knows it. */
+function methodName(t: Translate, order: OrderRow): string {
+  if (order.area === 'ken') return t('method_MPESA');
+  const channel = order.channel_type;
+  return isCashierMethod(channel) ? t(`method_${channel}`) : channel;
+}
+
+/** What was paid against what was asked, in the payer's unit (USDT on the token page). */
+function paidAgainstAsked(
+  ctx: ViewContext,
+  order: OrderRow,
+): { received: string; asked: string; difference: string; sign: -1 | 0 | 1 } {
+  if (payPageOf(order) === 'usdt') {
+    const d = cashierDetails(order);
+    const decimals = d.tokenDecimals ?? 6;
+    const asked = BigInt(d.tokenUnits ?? '0');
+    const paid = BigInt(d.paidUnits ?? d.tokenUnits ?? '0');
+    const units = (n: bigint) => `${formatUnits(n, decimals)} USDT`;
+    return {
+      received: units(paid),
+      asked: units(asked),
+      difference: units(paid > asked ? paid - asked : asked - paid),
+      sign: paid === asked ? 0 : paid > asked ? 1 : -1,
+    };
+  }
+  const asked = fromDb(order.amount);
+  const paid = order.actual_amount === null ? asked : fromDb(order.actual_amount);
+  const show = (n: bigint) => formatAmount(ctx.lang, formatMoney(n, order.currency), order.currency);
+  return {
+    received: show(paid),
+    asked: show(asked),
+    difference: show(paid > asked ? paid - asked : asked - paid),
+    sign: paid === asked ? 0 : paid > asked ? 1 : -1,
+  };
+}
+
+/** The rail's own reference of the payment, where the order has one: what the payer's bank, M-Pesa or wallet shows too. */
+function railReference(order: OrderRow): { label: TextKey; value: string } | undefined {
+  const page = payPageOf(order);
+  const value =
+    page === 'mpesa'
+      ? kenyaDetails(order).mpesaReceipt
+      : page === 'usdt'
+        ? cashierDetails(order).tradeHash
+        : page === 'boleto'
+          ? brazilDetails(order).authenticationCode
+          : brazilDetails(order).endToEndId;
+  if (value === undefined || value === '') return undefined;
+  const label: Record<PayPage, TextKey> = {
+    mpesa: 'receiptMpesa',
+    usdt: 'receiptHash',
+    boleto: 'receiptAuth',
+    pix: 'receiptE2e',
+  };
+  return { label: label[page], value };
+}
+
+/** The paid page's receipt: when, to whom, for which order, how, how much and the rail's reference; printable. */
+function receipt(ctx: ViewContext, order: OrderRow, paid: ReturnType<typeof paidAgainstAsked>): Html {
+  const rows: [TextKey, string][] = [];
+  if (order.pay_time !== null) rows.push(['receiptPaidAt', formatDeadline(ctx.lang, order.pay_time, countryOf(order))]);
+  rows.push(['receiptMerchant', ctx.merchantName], ['receiptOrder', order.external_order_id]);
+  rows.push(['receiptCashgate', order.id], ['receiptMethod', methodName(ctx.t, order)]);
+  rows.push(['receiptAmount', paid.received]);
+  if (paid.sign !== 0) rows.push(['receiptAsked', paid.asked]);
+  const reference = railReference(order);
+  if (reference !== undefined) rows.push([reference.label, reference.value]);
+  if (order.remark !== null && order.remark !== '') rows.push(['receiptFor', order.remark]);
+  return html`<h2>${ctx.t('receiptTitle')}</h2><dl class="receipt">${rows.map(
+    ([key, value]) => html`<dt>${ctx.t(key)}</dt><dd>${value}</dd>`,
+  )}</dl><p class="no-print"><button type="button" class="secondary" data-print hidden>${ctx.t('receiptPrint')}</button></p>`;
+}
+
+/** The end pages: paid (a receipt; a payment of another amount says so), expired, cancelled. */
 export function finalView(
   ctx: ViewContext,
   order: OrderRow,
@@ -227,12 +346,25 @@ export function finalView(
       : html`<p><a class="button" href="${target.href}">${ctx.t('returnLink', { host: target.host })}</a></p>`;
   const ref = html`<p class="muted">${ctx.t('payMerchant', { merchant: ctx.merchantName })} · ${ctx.t('orderRef', { ref: order.external_order_id })}</p>`;
   if (state === 'paid') {
-    const paid = money(ctx, order.actual_amount ?? order.amount, order.currency);
+    const paid = paidAgainstAsked(ctx, order);
+    const merchant = ctx.merchantName;
+    if (paid.sign !== 0) {
+      // Another amount than asked: said as it is, and no automatic return to the shop (the payer
+      // has something to settle or ask about); the way back stays a button.
+      const title = ctx.t(paid.sign < 0 ? 'partTitle' : 'overTitle');
+      const said =
+        paid.sign < 0
+          ? html`<p class="status warning" role="status" id="paid-difference">${ctx.t('partText', { received: paid.received, left: paid.difference })}</p>
+<p>${ctx.t('partNext', { amount: paid.asked, merchant })}</p>`
+          : html`<p class="status warning" role="status" id="paid-difference">${ctx.t('overText', { received: paid.received, extra: paid.difference, amount: paid.asked })}</p>
+<p>${ctx.t('overNext', { merchant })}</p>`;
+      return { title, body: html`${ref}<h1>${title}</h1>${said}${receipt(ctx, order, paid)}${back}` };
+    }
     const title = ctx.t('paidTitle');
     return {
       title,
-      body: html`${ref}<h1>${title}</h1><p class="status ok" role="status">${ctx.t('paidThanks', { amount: paid })}</p>
-${target === undefined ? back : returnToShop(ctx, target)}`,
+      body: html`${ref}<h1>${title}</h1><p class="status ok" role="status">${ctx.t('paidThanks', { amount: paid.received })}</p>
+${receipt(ctx, order, paid)}${target === undefined ? back : returnToShop(ctx, target)}`,
     };
   }
   const title = ctx.t(state === 'expired' ? 'expiredTitle' : 'cancelledTitle');
@@ -277,7 +409,7 @@ function problemText(ctx: Pick<ViewContext, 't' | 'lang'>, problem: CheckoutProb
 
 /** The aggregate cashier's form: amount, method and, when no document is known, the CPF or CNPJ. */
 export function checkoutView(
-  ctx: Pick<ViewContext, 't' | 'lang' | 'path' | 'langQuery'>,
+  ctx: Pick<ViewContext, 't' | 'lang' | 'path' | 'langQuery' | 'now'>,
   state: CheckoutState,
   input: CheckoutChoice = {},
   problems: readonly CheckoutProblem[] = [],
@@ -327,7 +459,7 @@ export function checkoutView(
   return {
     title,
     body: html`<p class="muted">${t('payMerchant', { merchant: state.merchantName })} · ${t('orderRef', { ref: state.checkout.external_order_id })}</p>
-<h1>${title}</h1>${summary}<form method="post" action="${ctx.path}${ctx.langQuery}" novalidate>
+<h1>${title}</h1>${remarkLine(t, state.checkout.remark)}${countdown(ctx, state.checkout.expire_at, 'brazil', 'formTimeLeft')}${summary}<form method="post" action="${ctx.path}${ctx.langQuery}" novalidate>
 <label for="amount">${t('amountInput')}</label>${errorLine('amount')}
 <input type="text" id="amount" name="amount" inputmode="decimal" autocomplete="off" required value="${input.amount ?? ''}"${describedBy('amount', 'amount-hint')}>
 <p id="amount-hint" class="muted">${t('amountHint')}</p>

@@ -9,12 +9,13 @@ import { qrSvg } from '../cashier/qr-svg.js';
 import { html, trusted, type Html } from '../http/html.js';
 import { isLanguage, type Language } from '../http/language.js';
 import { ConsoleInputError, SESSION_LIFETIME_MS, type ConsoleAccounts } from './accounts.js';
-import { DAY_MS, dayOf, dayStart, errorSummary, notice, textField, type FieldError } from './forms.js';
+import { DAY_MS, dayOf, dayStart, errorSummary, linkWith, notice, textField, type FieldError } from './forms.js';
 import { consoleTexts, dateTime, decimalText, languageOfRequest, money, translate, type Translator } from './i18n.js';
 import { csrfField, sendConsolePage } from './layout.js';
 import { PASSWORD_MIN_LENGTH } from './passwords.js';
 import type { ConsoleServices } from './plugin.js';
-import { failedCallbacksWaiting, overviewFigures, type OverviewFigure } from './queries.js';
+import { countOrdersWithFailedEvents } from '../callbacks/queries.js';
+import { overviewFigures, type OverviewFigure } from './queries.js';
 import {
   consolePath,
   formOf,
@@ -258,9 +259,9 @@ const OVERVIEW_TEXTS = consoleTexts('overview', {
   ],
   failedCallbacks: ['Failed callbacks waiting', 'Callbacks com falha pendentes', 'Callbacks fallidos pendientes'],
   failedCallbacksHint: [
-    'Orders whose callback was not delivered after all its retries, and not sent again since.',
-    'Pedidos cujo callback não foi entregue após todas as tentativas e não foi reenviado desde então.',
-    'Pedidos cuyo callback no se entregó tras todos sus reintentos y no se ha vuelto a enviar.',
+    'Orders of the last 7 days whose callback was not delivered after all its retries, and not sent again since: the callbacks page re-triggers them.',
+    'Pedidos dos últimos 7 dias cujo callback não foi entregue após todas as tentativas e não foi reenviado desde então: a página de callbacks os dispara de novo.',
+    'Pedidos de los últimos 7 días cuyo callback no se entregó tras todos sus reintentos y no se ha vuelto a enviar: la página de callbacks los vuelve a disparar.',
   ],
   chartTitle: [
     'Orders per day, last 7 days (UTC): {days}',
@@ -336,10 +337,11 @@ const AREA_ROWS = [
 const OVERVIEW_DAYS = 7;
 
 /** A link into the orders list with these filters. */
-function ordersLink(filters: Record<string, string>): string {
-  const query = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== '')).toString();
-  return query === '' ? '/console/orders' : `/console/orders?${query}`;
-}
+const ordersLink = (filters: Record<string, string>): string => linkWith('/console/orders', filters);
+
+/** The callbacks log's failed attempts of the days. */
+const callbacksLink = (days: { from: string; to: string }): string =>
+  `${linkWith('/console/callbacks', { failed: '1', ...days })}#log`;
 
 interface Tally {
   count: number;
@@ -402,7 +404,7 @@ function dailyChart(t: OverviewT, days: readonly { label: string; count: number;
     const all = height(d.count);
     const ok = height(d.succeeded);
     const middle = Math.round(i * slot + slot / 2);
-    return html`<rect x="${x}" y="${base - all}" width="${bar}" height="${all}" fill="#93c5fd"></rect><rect x="${x}" y="${base - ok}" width="${bar}" height="${ok}" fill="#065f46"></rect><text x="${middle}" y="${base - all - 6}" text-anchor="middle" font-size="13" fill="#111827">${d.count}</text><text x="${middle}" y="${base + 20}" text-anchor="middle" font-size="12" fill="#111827">${d.label}</text>`;
+    return html`<rect x="${x}" y="${base - all}" width="${bar}" height="${all}" fill="#bfdbfe" stroke="#1d4ed8" stroke-width="1.5"></rect><rect x="${x}" y="${base - ok}" width="${bar}" height="${ok}" fill="#065f46"></rect><text x="${middle}" y="${base - all - 6}" text-anchor="middle" font-size="13" fill="#111827">${d.count}</text><text x="${middle}" y="${base + 20}" text-anchor="middle" font-size="12" fill="#111827">${d.label}</text>`;
   });
   return html`<figure class="chart"><svg id="overview-chart" role="img" aria-labelledby="overview-chart-title" viewBox="0 0 ${width} ${base + 30}" width="${width}" height="${base + 30}" xmlns="http://www.w3.org/2000/svg"><title id="overview-chart-title">${name}</title><line x1="0" y1="${base}" x2="${width}" y2="${base}" stroke="#4b5563"></line>${bars}</svg>
 <figcaption class="legend"><span class="swatch all"></span> ${t('legendAll')} <span class="swatch ok"></span> ${t('legendSucceeded')}</figcaption></figure>`;
@@ -417,7 +419,7 @@ async function overviewPage(ctx: ConsoleContext, deps: ConsoleServices, reply: F
   const first = today - (OVERVIEW_DAYS - 1) * DAY_MS;
   const [figures, failedCallbacks, currencies] = await Promise.all([
     overviewFigures(db, ctx.merchantId, { from: first, until: today + DAY_MS, dayMs: DAY_MS }),
-    failedCallbacksWaiting(db, ctx.merchantId),
+    countOrdersWithFailedEvents(db, ctx.merchantId, { from: first, to: today + DAY_MS }),
     deps.ledger.currenciesOf(ctx.merchantId),
   ]);
   const balances = await deps.ledger.balances(db, ctx.merchantId, currencies);
@@ -429,8 +431,9 @@ async function overviewPage(ctx: ConsoleContext, deps: ConsoleServices, reply: F
   const week = tally(figures);
   const todays = tally(figures.filter((f) => f.day === todayIndex));
   const ended = week.succeeded + week.unsuccessful;
+  // Each figure's link is described by its label, so it reads "6, Orders in the last 7 days" out of context.
   const stat = (id: string, label: string, value: string, href: string, note?: string) =>
-    html`<div class="panel stat" id="${id}"><p class="muted">${label}</p><p class="figure"><a href="${href}">${value}</a></p>${note !== undefined ? html`<p class="muted">${note}</p>` : ''}</div>`;
+    html`<div class="panel stat" id="${id}"><p class="muted" id="${id}-label">${label}</p><p class="figure"><a href="${href}" aria-describedby="${id}-label">${value}</a></p>${note !== undefined ? html`<p class="muted">${note}</p>` : ''}</div>`;
   const stats = html`<div class="cards stats">
 ${stat('stat-today', o('ordersToday'), String(todays.count), ordersLink(todayRange))}
 ${stat('stat-week', o('ordersWeek'), String(week.count), ordersLink(weekRange))}
@@ -442,7 +445,7 @@ ${stat(
   ended === 0 ? o('noneEnded') : o('successOf', { succeeded: week.succeeded, ended, open: week.count - ended }),
 )}
 ${stat('stat-differs', o('differentAmount'), String(week.differentAmount), ordersLink({ ...weekRange, differs: '1' }))}
-${stat('stat-callbacks', o('failedCallbacks'), String(failedCallbacks), '/console/callbacks?failed=1#log', o('failedCallbacksHint'))}
+${stat('stat-callbacks', o('failedCallbacks'), String(failedCallbacks), callbacksLink(weekRange), o('failedCallbacksHint'))}
 </div>`;
 
   const days = Array.from({ length: OVERVIEW_DAYS }, (_, i) => {

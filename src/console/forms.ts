@@ -79,6 +79,12 @@ export function notice(text: string | undefined): Html {
   return text === undefined || text === '' ? html`` : html`<p class="notice" role="status">${text}</p>`;
 }
 
+/** A console address with the given query parameters, empty ones left out. */
+export function linkWith(path: string, params: Record<string, string>): string {
+  const query = new URLSearchParams(Object.entries(params).filter(([, v]) => v !== '')).toString();
+  return query === '' ? path : `${path}?${query}`;
+}
+
 /** A short coloured label: ok (green), bad (red), wait (amber) or plain. */
 export function badge(text: string, tone: 'ok' | 'bad' | 'wait' | 'plain' = 'plain'): Html {
   return html`<span class="badge${tone === 'plain' ? '' : ` ${tone}`}">${text}</span>`;

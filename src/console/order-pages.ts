@@ -26,7 +26,16 @@ import { COLLECTION_STATUS, EXCHANGE_STATUS, isFinal, statusText, TRANSFER_STATU
 import type { OrderArea, OrderKind } from '../store/schema.js';
 import { orderCallbacksPanel } from './callback-pages.js';
 import { pixReceivedPanel, pixReturnsLink } from './pix-pages.js';
-import { badge, dayRange, dayRangeLabels, errorSummary, notice, textField, type FieldError } from './forms.js';
+import {
+  badge,
+  dayRange,
+  dayRangeLabels,
+  errorSummary,
+  linkWith,
+  notice,
+  textField,
+  type FieldError,
+} from './forms.js';
 import { csvCell, csvText } from './csv.js';
 import { consoleTexts, dateTime, decimalText, money, translate, type Translator } from './i18n.js';
 import type { ConsoleServices } from './plugin.js';
@@ -84,6 +93,11 @@ const TEXTS = consoleTexts('orders', {
     'Status: choose one of the listed statuses.',
     'Status: escolha um dos status da lista.',
     'Estado: elige uno de los estados de la lista.',
+  ],
+  statusOfOtherKind: [
+    'Status: this status belongs to another kind of order than the one chosen. Choose a status of that kind, or any kind.',
+    'Status: este status é de outro tipo de pedido que o escolhido. Escolha um status desse tipo, ou qualquer tipo.',
+    'Estado: este estado es de otro tipo de pedido que el elegido. Elige un estado de ese tipo, o cualquier tipo.',
   ],
   badPage: [
     'Page: the paging link is damaged. Start the search again.',
@@ -639,7 +653,9 @@ function parseFilters(ctx: ConsoleContext, t: T, f: Filters, beforeAt: string, b
           .filter((k) => KIND_STATUSES[k].includes(Number(f.status)))
           .map((k) => ({ kinds: [k], statuses: [Number(f.status)] }))
       : [];
-    if (choice !== undefined) statuses = choice.matches;
+    if (choice !== undefined && kind !== undefined && !choice.matches.some((m) => m.kinds.includes(kind)))
+      errors.push({ field: 'status', message: t('statusOfOtherKind') });
+    else if (choice !== undefined) statuses = choice.matches;
     else if (legacy.length > 0) statuses = legacy;
     else errors.push({ field: 'status', message: t('badStatus') });
   }
@@ -767,10 +783,7 @@ function listPage(
 }
 
 function filterLink(f: Filters, extra: Record<string, string> = {}, path = '/console/orders'): string {
-  const params = new URLSearchParams();
-  for (const [name, value] of Object.entries({ ...f, ...extra })) if (value !== '') params.set(name, value);
-  const query = params.toString();
-  return query === '' ? path : `${path}?${query}`;
+  return linkWith(path, { ...f, ...extra });
 }
 
 /** Rows the CSV export reads at a time: the file is streamed, never held whole. */

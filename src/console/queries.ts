@@ -168,11 +168,21 @@ function inStatuses(matches: readonly StatusMatch[]): Expression<SqlBool> {
   return parts.length === 0 ? sql<SqlBool>`1 = 0` : sql<SqlBool>`(${sql.join(parts, sql` or `)})`;
 }
 
+/** Whether a details member is JSON true, as each database reads JSON. */
+function detailsTrue(dialect: DialectName, member: string): RawBuilder<SqlBool> {
+  return dialect === 'postgres'
+    ? sql<SqlBool>`((cast(details as jsonb) -> ${sql.lit(member)}) = 'true'::jsonb)`
+    : sql<SqlBool>`(json_type(details, ${sql.lit(`$.${member}`)}) = 'true')`;
+}
+
 /**
- * A collection paid with another amount than asked (markStatus 1, as collectionMarkStatus decides):
- * another actual amount, or a token payment of other units (details.amountDiffers).
+ * A collection paid with another amount than asked: markStatus 1, by the rule of
+ * collectionMarkStatus (src/orders/records.ts): another actual amount, or a token payment of other
+ * units (details.amountDiffers).
  */
-const paidDifferentAmount = sql<SqlBool>`(kind = 'collection' and actual_amount is not null and (actual_amount <> amount or details like '%"amountDiffers":true%'))`;
+function paidDifferentAmount(dialect: DialectName): Expression<SqlBool> {
+  return sql<SqlBool>`(kind = 'collection' and actual_amount is not null and (actual_amount <> amount or ${detailsTrue(dialect, 'amountDiffers')}))`;
+}
 
 const AREAS: readonly OrderArea[] = ['ken', 'bra', 'exchange', 'cashier'];
 
@@ -223,7 +233,7 @@ async function filteredOrders(db: ReadDb, s: OrderSearch) {
   if (s.kind !== undefined) query = query.where('kind', '=', s.kind);
   if (s.status !== undefined) query = query.where('status', '=', s.status);
   if (s.statuses !== undefined) query = query.where(inStatuses(s.statuses));
-  if (s.differentAmount === true) query = query.where(paidDifferentAmount);
+  if (s.differentAmount === true) query = query.where(paidDifferentAmount(dialectOf(db)));
   if (s.from !== undefined) query = query.where('created_at', '>=', s.from);
   if (s.until !== undefined) query = query.where('created_at', '<', s.until);
   return query;
@@ -315,7 +325,7 @@ export async function overviewFigures(
       eb.fn.countAll<number | string>().as('n'),
       eb.fn.sum<number | string | null>(flag(succeeded)).as('succeeded'),
       eb.fn.sum<number | string | null>(flag(inStatuses(UNSUCCESSFUL))).as('unsuccessful'),
-      eb.fn.sum<number | string | null>(flag(paidDifferentAmount)).as('differs'),
+      eb.fn.sum<number | string | null>(flag(paidDifferentAmount(dialectOf(db)))).as('differs'),
       eb.fn
         .sum<number | string | null>(
           sql`case when ${succeeded} then (case when kind = 'collection' then coalesce(actual_amount, amount) else amount end) else 0 end`,
@@ -338,32 +348,6 @@ export async function overviewFigures(
     differentAmount: Number(r.differs ?? 0),
     volume: fromDb(r.volume),
   }));
-}
-
-/**
- * How many of the merchant's orders (and test callbacks) have a callback that failed for good
- * (undelivered after its retries) with nothing sent or delivered for them since.
- */
-export async function failedCallbacksWaiting(db: ReadDb, merchantId: string): Promise<number> {
-  const row = await db
-    .selectFrom('callback_events as e')
-    .select(sql<number | string>`count(distinct e.order_id)`.as('n'))
-    .where('e.merchant_id', '=', merchantId)
-    .where('e.state', '=', 'failed')
-    .where((eb) =>
-      eb.not(
-        eb.exists(
-          eb
-            .selectFrom('callback_events as later')
-            .select('later.id')
-            .whereRef('later.order_id', '=', 'e.order_id')
-            .whereRef('later.created_at', '>', 'e.created_at')
-            .where('later.state', 'in', ['delivered', 'pending', 'delivering']),
-        ),
-      ),
-    )
-    .executeTakeFirst();
-  return Number(row?.n ?? 0);
 }
 
 /** One of the merchant's orders; undefined for an unknown id or another merchant's order. */
