@@ -1,23 +1,18 @@
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import jsQR from 'jsqr';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { PNG } from 'pngjs';
 import { databaseLabel } from './support/database.js';
-import { launchBrowser, axeViolations, VIEWPORTS } from './support/browser.js';
+import { axeViolations, launchBrowser, saveScreenshot, VIEWPORTS } from './support/browser.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 import { eventually, startReceiver, type CallbackReceiver } from './support/receiver.js';
 import { MPESA_RESEND_COOLDOWN_MS } from '../src/cashier/views.js';
 
 /** Every page a payer loads must fit in this many bytes on the wire (headers and bodies of all its responses). */
 const PAGE_BUDGET_BYTES = 60 * 1024;
-
-/** Where the tests leave their phone screenshots for the README (`npm run screenshots` sets it). */
-const SCREENSHOT_DIR = process.env.CASHGATE_SCREENSHOT_DIR;
 
 let seq = 0;
 const nextId = () => `browser-${Date.now()}-${++seq}`;
@@ -76,10 +71,9 @@ async function checkPageQuality(page: Page, loaded: { bytes: number }, label: st
   assert.deepEqual(await axeViolations(page), [], `${label}: accessibility`);
 }
 
+/** The README shows payers' pages as a phone shows them. */
 async function screenshot(page: Page, name: string, viewport: Viewport): Promise<void> {
-  if (SCREENSHOT_DIR === undefined || viewport !== VIEWPORTS.phone) return;
-  mkdirSync(SCREENSHOT_DIR, { recursive: true });
-  await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+  if (viewport === VIEWPORTS.phone) await saveScreenshot(page, name);
 }
 
 /** The cashier pages in a real browser: what the payer sees, the sandbox panel, the return to the shop and the merchant's callback. */

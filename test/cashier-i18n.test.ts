@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { allTexts, formatAmount, formatDeadline, pickLanguage, translator } from '../src/cashier/i18n.js';
+import { allTexts, formatAmount, formatDate, formatDeadline, pickLanguage, translator } from '../src/cashier/i18n.js';
 import { parsePayerAmount } from '../src/cashier/checkout.js';
 
 describe('cashier languages and amounts', () => {
@@ -43,10 +43,16 @@ describe('cashier languages and amounts', () => {
   it('writes reais symbol first in every language: R$ 42,50 in Portuguese and Spanish, R$42.50 in English', () => {
     assert.equal(formatAmount('pt-BR', '42.50', 'BRL'), 'R$ 42,50');
     assert.equal(formatAmount('es', '42.50', 'BRL'), 'R$ 42,50');
-    assert.equal(formatAmount('es', '1234.56', 'BRL'), 'R$ 1234,56');
+    assert.equal(formatAmount('es', '1234.56', 'BRL'), 'R$ 1.234,56', 'grouped as Brazil writes reais, even with 4 digits');
     assert.equal(formatAmount('en', '42.50', 'BRL'), 'R$42.50');
     assert.equal(formatAmount('sw', '42.50', 'BRL'), 'R$ 42.50');
-    assert.equal(formatAmount('es', '1500', 'KES'), 'KES 1500');
+    assert.equal(formatAmount('es', '1500', 'KES'), 'KES 1.500');
+  });
+
+  it('writes a date day first in every language, never the US month first', () => {
+    assert.equal(formatDate('en', '2026-11-26'), '26/11/2026');
+    assert.equal(formatDate('pt-BR', '2026-11-26'), '26/11/2026');
+    assert.equal(formatDate('es', '2026-11-26'), '26/11/2026');
   });
 
   it('writes a deadline with its date, time and zone, per language', () => {

@@ -234,7 +234,7 @@ describe(`cashier pages for payers (${databaseLabel})`, () => {
     const { html } = await page(address, 'pt-BR');
     assert.ok(html.includes('Referente a: Plano &lt;b&gt;anual&lt;/b&gt; &amp; extras'), 'the remark, escaped');
     assert.ok(!html.includes('<b>anual'), 'no markup from the remark');
-    assert.match(html, /Tempo restante para escolher e pagar: <strong><time data-expires="\d+"/, 'the countdown');
+    assert.match(html, /Tempo restante para escolher como pagar: <strong><time data-expires="\d+"/, 'the countdown');
     assert.match(textOf(html), /até \d{1,2} de \w+\.? de \d{4}, \d{2}:\d{2} \(BRT\)/, 'its deadline');
     assert.match(html, /<body data-now="\d+">/, "the script's clock");
   });
@@ -243,7 +243,7 @@ describe(`cashier pages for payers (${databaseLabel})`, () => {
     const dynamic = await create('/api/v3/bra/createCollectingOrder', { amount: '15.00', channelType: 'PIX_DYNAMIC' });
     assert.match(
       textOf((await page(dynamic.cashierUrl)).html),
-      /This code is for this payment only: it can be paid once, for exactly R\$15\.00, until \d/,
+      /This code is for this payment only: it can be paid once, for exactly R\$15\.00, within the time below\./,
     );
     const fixed = await pix('15.00');
     assert.ok(!(await page(fixed.cashierUrl)).html.includes('pix-once'), 'no such note on a static code');

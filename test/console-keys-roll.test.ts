@@ -133,7 +133,7 @@ describe(`console: API key permissions in words, last use and key roll (${databa
     const kept = await client.post(`/console/keys/${accessKey}/enabled`, { enabled: '1' });
     assert.equal(kept.location, `/console/keys/${accessKey}?done=rollCancelled`, kept.text.slice(0, 200));
     assert.ok(
-      (await client.get(kept.location ?? '')).text.includes('The scheduled stop is cancelled'),
+      (await client.get(kept.location)).text.includes('The scheduled stop is cancelled'),
       'the page says the stop is cancelled',
     );
     const after = await gw.gateway.merchants.findApiKey(merchant.merchantId, accessKey);

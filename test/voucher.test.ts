@@ -101,7 +101,7 @@ describe('voucher rendering', () => {
       `Linha digitável / Boleto number ${linha}`,
       'Vencimento / Due date 31/12/2025',
       'Banco emissor / Issuing bank 341 — ITAÚ UNIBANCO S.A.',
-      `Autenticação bancária / Bank authentication ${FACTS.authenticationCode}`,
+      `Autenticação / Authentication code ${FACTS.authenticationCode}`,
     ]) {
       assert.ok(text.includes(expected), `the boleto voucher shows ${expected}:\n${text}`);
     }
@@ -385,7 +385,7 @@ describe(`Brazil payment vouchers (${databaseLabel})`, () => {
       `Vencimento / Due date ${day}/${month}/${year}`,
       // BOLETO_BANK_CODE, 341 unless set.
       'Banco emissor / Issuing bank 341 — ITAÚ UNIBANCO S.A.',
-      `Autenticação bancária / Bank authentication ${settled.authenticationCode}`,
+      `Autenticação / Authentication code ${settled.authenticationCode}`,
     ]) {
       assert.ok(text.includes(expected), `the boleto voucher shows ${expected}:\n${text}`);
     }

@@ -40,7 +40,7 @@ export interface VoucherFacts {
   payee: VoucherParty;
   /** The Pix end-to-end id (Pix and bank transfers); a boleto's voucher shows none, whatever this says. */
   endToEndId: string;
-  /** The rail's authentication of the payment; on a boleto's voucher, the bank's authentication. */
+  /** The voucher's own authentication code, which Cashgate gives each settled payment (no bank issues it). */
   authenticationCode: string;
   /** A paid boleto: what identifies it instead of an end-to-end id. */
   boleto?: BoletoVoucherFacts | undefined;
@@ -219,11 +219,10 @@ export async function renderVoucher(facts: VoucherFacts): Promise<Uint8Array> {
       w.row('Vencimento / Due date', brazilianDate(boleto.dueDate));
       if (boleto.bank !== undefined) w.row('Banco emissor / Issuing bank', bankLine(boleto.bank));
     }
-    w.row('Autenticação bancária / Bank authentication', facts.authenticationCode);
   } else {
     w.row('ID fim a fim / End-to-end ID', facts.endToEndId);
-    w.row('Autenticação / Authentication code', facts.authenticationCode);
   }
+  w.row('Autenticação / Authentication code', facts.authenticationCode);
   w.row('Pedido / Order ID', facts.orderId);
   w.row('Pedido do lojista / External order ID', facts.externalOrderId);
   if (facts.remark !== undefined && facts.remark !== '') w.row('Descrição / Description', facts.remark);

@@ -73,10 +73,10 @@ const TEXTS = {
   until: ['until {time}', 'até {time}', 'hasta el {time}', 'hadi {time}'],
   paidFor: ['For: {remark}', 'Referente a: {remark}', 'Concepto: {remark}', 'Kwa ajili ya: {remark}'],
   formTimeLeft: [
-    'Time left to choose and pay',
-    'Tempo restante para escolher e pagar',
-    'Tiempo restante para elegir y pagar',
-    'Muda uliobaki wa kuchagua na kulipa',
+    'Time left to choose how to pay',
+    'Tempo restante para escolher como pagar',
+    'Tiempo restante para elegir cómo pagar',
+    'Muda uliobaki wa kuchagua jinsi ya kulipa',
   ],
   copy: ['Copy', 'Copiar', 'Copiar', 'Nakili'],
   copied: ['Copied', 'Copiado', 'Copiado', 'Imenakiliwa'],
@@ -113,10 +113,10 @@ const TEXTS = {
     'Onyesha msimbo wa QR (kulipa kutoka kifaa kingine)',
   ],
   pixOnce: [
-    'This code is for this payment only: it can be paid once, for exactly {amount}, until {time}.',
-    'Este código vale só para este pagamento: pode ser pago uma vez, de exatamente {amount}, até {time}.',
-    'Este código sirve solo para este pago: se puede pagar una vez, por exactamente {amount}, hasta el {time}.',
-    'Msimbo huu ni wa malipo haya pekee: unaweza kulipwa mara moja, kwa {amount} kamili, hadi {time}.',
+    'This code is for this payment only: it can be paid once, for exactly {amount}, within the time below.',
+    'Este código vale só para este pagamento: pode ser pago uma vez, de exatamente {amount}, dentro do prazo abaixo.',
+    'Este código sirve solo para este pago: se puede pagar una vez, por exactamente {amount}, dentro del plazo indicado abajo.',
+    'Msimbo huu ni wa malipo haya pekee: unaweza kulipwa mara moja, kwa {amount} kamili, ndani ya muda ulioonyeshwa hapa chini.',
   ],
   boletoTitle: ['Pay with boleto', 'Pague com boleto', 'Paga con boleto', 'Lipa kwa boleto'],
   boletoDue: ['Due date', 'Vencimento', 'Vencimiento', 'Tarehe ya mwisho'],
@@ -180,10 +180,16 @@ const TEXTS = {
     'Hujapokea ombi kwenye simu yako?',
   ],
   mpesaCheckList: [
-    'Keep the phone on and unlocked, with signal, and close any other M-Pesa prompt.|The request goes to {phone}: check that it is your M-Pesa number.|Wait until you may ask again, then send the request again.',
-    'Deixe o celular ligado e desbloqueado, com sinal, e feche qualquer outro pedido do M-Pesa.|O pedido vai para {phone}: confira se é o seu número do M-Pesa.|Espere até poder pedir de novo e envie o pedido de novo.',
-    'Mantén el teléfono encendido y desbloqueado, con señal, y cierra cualquier otra solicitud de M-Pesa.|La solicitud va a {phone}: verifica que sea tu número de M-Pesa.|Espera hasta poder pedirla otra vez y envía la solicitud de nuevo.',
-    'Hakikisha simu imewashwa, haijafungwa na ina mtandao, na ufunge ombi lingine lolote la M-Pesa.|Ombi linaenda kwa {phone}: hakikisha ni nambari yako ya M-Pesa.|Subiri hadi uweze kuomba tena, kisha tuma ombi tena.',
+    'Keep the phone on and unlocked, with signal, and close any other M-Pesa prompt.|The request goes to {phone}: check that it is your M-Pesa number.',
+    'Deixe o celular ligado e desbloqueado, com sinal, e feche qualquer outro pedido do M-Pesa.|O pedido vai para {phone}: confira se é o seu número do M-Pesa.',
+    'Mantén el teléfono encendido y desbloqueado, con señal, y cierra cualquier otra solicitud de M-Pesa.|La solicitud va a {phone}: verifica que sea tu número de M-Pesa.',
+    'Hakikisha simu imewashwa, haijafungwa na ina mtandao, na ufunge ombi lingine lolote la M-Pesa.|Ombi linaenda kwa {phone}: hakikisha ni nambari yako ya M-Pesa.',
+  ],
+  mpesaCheckWait: [
+    'Wait until you may ask again, then send the request again.',
+    'Espere até poder pedir de novo e envie o pedido de novo.',
+    'Espera hasta poder pedirla otra vez y envía la solicitud de nuevo.',
+    'Subiri hadi uweze kuomba tena, kisha tuma ombi tena.',
   ],
   mpesaWrongNumber: [
     'Not your number? {merchant} gave this number with the order and it cannot be changed on this page: ask {merchant} for a new payment link to your number.',
@@ -300,7 +306,6 @@ const TEXTS = {
     'ID de extremo a extremo del Pix',
     'Kitambulisho cha Pix (E2E)',
   ],
-  receiptAuth: ['Authentication code', 'Código de autenticação', 'Código de autenticación', 'Msimbo wa uthibitisho'],
   receiptMpesa: ['M-Pesa receipt', 'Recibo M-Pesa', 'Recibo M-Pesa', 'Risiti ya M-Pesa'],
   receiptHash: ['Transaction hash', 'Hash da transação', 'Hash de la transacción', 'Hashi ya muamala'],
   receiptPrint: ['Print the receipt', 'Imprimir o comprovante', 'Imprimir el comprobante', 'Chapisha risiti'],
@@ -511,6 +516,8 @@ export function formatAmount(lang: CashierLanguage, decimalText: string, currenc
         currencyDisplay: currency === 'BRL' ? 'narrowSymbol' : 'code',
         minimumFractionDigits: decimals,
         maximumFractionDigits: decimals,
+        // Spanish leaves 4-digit amounts ungrouped ("1234,56"); reais are written "1.234,56".
+        ...(lang === 'es' && { useGrouping: 'always' as const }),
       }),
   );
   // Intl formats a decimal string exactly (no conversion to a binary float).
@@ -539,8 +546,7 @@ export function formatDeadline(lang: CashierLanguage, ms: number, country: PageC
   const text = formatter(
     `dt|${lang}|${zone}`,
     () =>
-      // English day first ("25 Nov 2026"), as Kenya writes it: never the ambiguous US month first.
-      new Intl.DateTimeFormat(lang === 'en' ? 'en-GB' : lang, {
+      new Intl.DateTimeFormat(dateLocale(lang), {
         day: 'numeric',
         month: 'short',
         year: 'numeric',
@@ -553,11 +559,17 @@ export function formatDeadline(lang: CashierLanguage, ms: number, country: PageC
   return `${text.replace(/\u202f|\u00a0/g, ' ')} (${label})`;
 }
 
-/** A date in the currency's time zone: "26/11/2026" in Portuguese. */
+/** The locale dates are written in: English day first ("25 Nov 2026", "26/11/2026"), as Kenya and Brazil write it, never the US month first. */
+function dateLocale(lang: CashierLanguage): string {
+  return lang === 'en' ? 'en-GB' : lang;
+}
+
+/** A date in the currency's time zone: "26/11/2026" in Portuguese and English. */
 export function formatDate(lang: CashierLanguage, isoDate: string): string {
   return formatter(
     `d|${lang}`,
-    () => new Intl.DateTimeFormat(lang, { day: '2-digit', month: '2-digit', year: 'numeric', timeZone: 'UTC' }),
+    () =>
+      new Intl.DateTimeFormat(dateLocale(lang), { day: '2-digit', month: '2-digit', year: 'numeric', timeZone: 'UTC' }),
   ).format(new Date(`${isoDate}T00:00:00Z`));
 }
 

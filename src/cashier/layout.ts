@@ -65,7 +65,7 @@ if(navigator.clipboard&&window.isSecureContext){navigator.clipboard.writeText(te
 var c=d.querySelector('[data-expires]');
 if(c){var end=Number(c.getAttribute('data-expires')),skew=Number(b.getAttribute('data-now'))-Date.now();
 var tick=function(){var left=Math.max(0,end-(Date.now()+skew));var s=Math.floor(left/1000),h=Math.floor(s/3600),m=Math.floor(s%3600/60);s=s%60;
-c.textContent=(h>0?h+':'+String(m).padStart(2,'0'):m)+':'+String(s).padStart(2,'0');if(left<=0){location.reload()}else{setTimeout(tick,1000)}};tick();}
+c.textContent=(h>0?h+':'+String(m).padStart(2,'0'):m)+':'+String(s).padStart(2,'0');if(left<=0){location.replace(location.pathname+location.search)}else{setTimeout(tick,1000)}};tick();}
 var u=b.getAttribute('data-status-url');
 if(u){var poll=function(){fetch(u,{cache:'no-store'}).then(function(r){return r.json()}).then(function(s){if(s.state!==b.getAttribute('data-state')){location.reload()}else{setTimeout(poll,3000)}},function(){setTimeout(poll,6000)})};setTimeout(poll,3000);}
 var sm=d.querySelector('.summary');if(sm)sm.focus();

@@ -176,7 +176,7 @@ ${declined === undefined ? '' : html`<p class="warning" role="alert">${ctx.t('mp
 <h2>${ctx.t('mpesaNoPrompt')}</h2><ul>${ctx
           .t('mpesaCheckList', { phone })
           .split('|')
-          .map((item) => html`<li>${item}</li>`)}</ul>
+          .map((item) => html`<li>${item}</li>`)}${left > 0 ? html`<li>${ctx.t('mpesaCheckWait')}</li>` : ''}</ul>
 ${left > 0 ? html`<form method="post" action="${ctx.path}/resend${ctx.langQuery}" data-once>${noteHtml}<button class="secondary">${ctx.t('mpesaResend', { left })}</button></form>` : noteHtml}
 <p id="wrong-number">${ctx.t('mpesaWrongNumber', { merchant: ctx.merchantName })}</p><p class="muted" id="no-manual">${ctx.t('mpesaNoManual', { merchant: ctx.merchantName })}</p>${sandbox}`,
       };
@@ -213,13 +213,10 @@ ${copyable(ctx, 'usdt-address', ctx.t('usdtAddress'), address, 1)}${orderCountdo
       const code = brazilDetails(order).payParam ?? '';
       const title = ctx.t('pixTitle');
       const amount = money(ctx, order.amount, order.currency);
-      const end = order.cashier_expire_at ?? ctx.now;
       // A dynamic charge (its own txid) takes one payment of exactly its amount: worth saying. A static
       // code's rules are the page's own (amount and time shown above), so it says nothing more.
       const once =
-        order.channel_type === 'PIX_DYNAMIC'
-          ? html`<p id="pix-once">${ctx.t('pixOnce', { amount, time: formatDeadline(ctx.lang, end, 'brazil') })}</p>`
-          : '';
+        order.channel_type === 'PIX_DYNAMIC' ? html`<p id="pix-once">${ctx.t('pixOnce', { amount })}</p>` : '';
       // Copy first (a payer on a phone pays in the bank app on the same phone); the QR code for paying
       // from another device: folded on a phone, first and open on a wide screen (see the style).
       return {
@@ -304,14 +301,13 @@ function railReference(order: OrderRow): { label: TextKey; value: string } | und
       ? kenyaDetails(order).mpesaReceipt
       : page === 'usdt'
         ? cashierDetails(order).tradeHash
-        : page === 'boleto'
-          ? brazilDetails(order).authenticationCode
-          : brazilDetails(order).endToEndId;
-  if (value === undefined || value === '') return undefined;
-  const label: Record<PayPage, TextKey> = {
+        : page === 'pix'
+          ? brazilDetails(order).endToEndId
+          : undefined; // A boleto's clearing gives Cashgate no reference of its own to show.
+  if (value === undefined || value === '' || page === 'boleto') return undefined;
+  const label: Record<Exclude<PayPage, 'boleto'>, TextKey> = {
     mpesa: 'receiptMpesa',
     usdt: 'receiptHash',
-    boleto: 'receiptAuth',
     pix: 'receiptE2e',
   };
   return { label: label[page], value };
@@ -342,7 +338,7 @@ export function finalView(
   const target = returnTarget(order);
   const back =
     target === undefined
-      ? html`<p>${ctx.t('closePage')}</p>`
+      ? html`<p class="no-print">${ctx.t('closePage')}</p>`
       : html`<p><a class="button" href="${target.href}">${ctx.t('returnLink', { host: target.host })}</a></p>`;
   const ref = html`<p class="muted">${ctx.t('payMerchant', { merchant: ctx.merchantName })} · ${ctx.t('orderRef', { ref: order.external_order_id })}</p>`;
   if (state === 'paid') {
