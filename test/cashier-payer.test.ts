@@ -21,6 +21,18 @@ const textOf = (page: string) =>
 /** The language links of a page, as their hreflang values. */
 const languageLinks = (page: string) => [...page.matchAll(/hreflang="([^"]+)"/g)].map((m) => m[1]);
 
+/** A moment as the pages write it, worked out here with Intl on its own: "25 Nov 2026, 01:48". */
+const written = (locale: string, zone: string, ms: number) =>
+  new Intl.DateTimeFormat(locale, {
+    day: 'numeric',
+    month: 'short',
+    year: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+    timeZone: zone,
+  }).format(new Date(ms));
+
 /** What payers read on the cashier pages over plain HTTP: amounts paid, receipts, deadlines, languages. */
 describe(`cashier pages for payers (${databaseLabel})`, () => {
   let gw: TestGateway;
@@ -126,15 +138,7 @@ describe(`cashier pages for payers (${databaseLabel})`, () => {
     assert.match(e2e, /^E\d{8}/, 'the sandbox records an end-to-end id');
     const { html } = await page(data.cashierUrl);
     const text = textOf(html);
-    const paidAt = new Intl.DateTimeFormat('en-GB', {
-      day: 'numeric',
-      month: 'short',
-      year: 'numeric',
-      hour: '2-digit',
-      minute: '2-digit',
-      hourCycle: 'h23',
-      timeZone: 'America/Sao_Paulo',
-    }).format(new Date(order?.pay_time ?? 0));
+    const paidAt = written('en-GB', 'America/Sao_Paulo', order?.pay_time ?? 0);
     for (const [label, value] of [
       ['Paid on', `${paidAt} (BRT)`],
       ["Merchant's order", data.currencyOrderVo.externalOrderId as string],
@@ -192,17 +196,8 @@ describe(`cashier pages for payers (${databaseLabel})`, () => {
   it('every deadline has its date and time zone: Pix in Brasília time, M-Pesa in Nairobi time, USDT in UTC', async () => {
     const data = await pix('10.00');
     const order = await gw.gateway.orders.find(data.currencyOrderVo.orderId);
-    const end = new Date(order?.cashier_expire_at ?? 0);
-    const at = (locale: string, zone: string) =>
-      new Intl.DateTimeFormat(locale, {
-        day: 'numeric',
-        month: 'short',
-        year: 'numeric',
-        hour: '2-digit',
-        minute: '2-digit',
-        hourCycle: 'h23',
-        timeZone: zone,
-      }).format(end);
+    const end = order?.cashier_expire_at ?? 0;
+    const at = (locale: string, zone: string) => written(locale, zone, end);
     assert.ok(
       textOf((await page(data.cashierUrl, 'pt-BR')).html).includes(`até ${at('pt-BR', 'America/Sao_Paulo')} (BRT)`),
       'pt-BR, Brasília',
@@ -212,16 +207,8 @@ describe(`cashier pages for payers (${databaseLabel})`, () => {
       'en, Brasília',
     );
     const ken = await kenya('900');
-    const kenEnd = new Date((await gw.gateway.orders.find(ken.currencyOrderVo.orderId))?.cashier_expire_at ?? 0);
-    const kenAt = new Intl.DateTimeFormat('en-GB', {
-      day: 'numeric',
-      month: 'short',
-      year: 'numeric',
-      hour: '2-digit',
-      minute: '2-digit',
-      hourCycle: 'h23',
-      timeZone: 'Africa/Nairobi',
-    }).format(kenEnd);
+    const kenEnd = (await gw.gateway.orders.find(ken.currencyOrderVo.orderId))?.cashier_expire_at ?? 0;
+    const kenAt = written('en-GB', 'Africa/Nairobi', kenEnd);
     assert.ok(textOf((await page(ken.cashierUrl)).html).includes(`until ${kenAt} (EAT)`), 'Kenya, Nairobi');
     const { cashierPath } = await aggregate({}, { amount: '105', method: 'USDT_TRC20' });
     assert.match(textOf((await page(cashierPath)).html), /until \d{1,2} \w{3} \d{4}, \d{2}:\d{2} \(UTC\)/, 'USDT, UTC');
