@@ -43,7 +43,11 @@ describe('cashier languages and amounts', () => {
   it('writes reais symbol first in every language: R$ 42,50 in Portuguese and Spanish, R$42.50 in English', () => {
     assert.equal(formatAmount('pt-BR', '42.50', 'BRL'), 'R$ 42,50');
     assert.equal(formatAmount('es', '42.50', 'BRL'), 'R$ 42,50');
-    assert.equal(formatAmount('es', '1234.56', 'BRL'), 'R$ 1.234,56', 'grouped as Brazil writes reais, even with 4 digits');
+    assert.equal(
+      formatAmount('es', '1234.56', 'BRL'),
+      'R$ 1.234,56',
+      'grouped as Brazil writes reais, even with 4 digits',
+    );
     assert.equal(formatAmount('en', '42.50', 'BRL'), 'R$42.50');
     assert.equal(formatAmount('sw', '42.50', 'BRL'), 'R$ 42.50');
     assert.equal(formatAmount('es', '1500', 'KES'), 'KES 1.500');
