@@ -519,10 +519,11 @@ describe(`Brazil on API Pix (${databaseLabel})`, () => {
   });
 
   it('makes a transfer’s create wait for its own send once too many sends are under way', async () => {
-    // The PSP takes the first sends slowly (a second each; they hold every connection to it, so
-    // the last of them end after about two): their creates answer before the PSP has taken them.
+    // The PSP takes the first sends slowly (three seconds each, long enough that they are still
+    // under way on a busy machine when the next create comes; they hold every connection to it, so
+    // the last of them end after about six): their creates answer before the PSP has taken them.
     // Past the limit of sends under way, a create waits until the PSP took its own (status 2).
-    psp.delayNext('send-put', 1_000, MAX_BACKGROUND_HANDOVERS);
+    psp.delayNext('send-put', 3_000, MAX_BACKGROUND_HANDOVERS);
     const first = await Promise.all(
       Array.from({ length: MAX_BACKGROUND_HANDOVERS }, (_, i) => sendToKey('1.00', `lote${i}@example.com`, 'Lote')),
     );
