@@ -244,8 +244,9 @@ describe(`console: an order's on-chain records (${databaseLabel})`, () => {
       'its deposits',
     );
     const document = (await (await fetch(new URL('/openapi.json', gw.url))).json()) as any;
-    const schema =
+    const named =
       document.paths['/admin/v1/orders/{orderId}/chain'].get.responses['200'].content['application/json'].schema;
+    const schema = document.components.schemas[named.$ref.replace('#/components/schemas/', '')];
     assert.deepEqual(Object.keys(schema.properties), ['send', 'deposits'], 'the response names its members');
     assert.deepEqual(schema.required, ['send', 'deposits'], 'both always present');
     const send = schema.properties.send.anyOf.find((s: { type?: string }) => s.type === 'object');

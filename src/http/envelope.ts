@@ -24,6 +24,9 @@ const EnvelopeMembers = {
   msgEn: Type.String({ description: 'message in English: which field or header, which rule' }),
 };
 
+/** The members every /api/v3 envelope has besides `data` (the OpenAPI document's `Envelope`). */
+export const EnvelopeBase = Type.Object(EnvelopeMembers);
+
 /** The envelope of every /api/v3 response, with `data` typed per endpoint. */
 export function Envelope<T extends TSchema>(data: T) {
   return Type.Object({ ...EnvelopeMembers, data });

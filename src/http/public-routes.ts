@@ -10,6 +10,9 @@ import type { RouteCatalog } from './route-catalog.js';
 
 const TAG = 'Public';
 
+/** What /metrics serves: the Prometheus text exposition format (prom-client's content type). */
+const PROMETHEUS_TEXT = 'text/plain; version=0.0.4';
+
 /** Routes without authentication: /ping, health, readiness, metrics and the OpenAPI document. */
 export function registerPublicRoutes(
   app: FastifyInstance,
@@ -53,9 +56,9 @@ export function registerPublicRoutes(
       tag: TAG,
       summary: 'Prometheus metrics (text exposition format)',
       description:
-        'Callback attempts by outcome, delivery latency, callback queue depth and oldest due age, process figures.',
+        "Cashgate's operator metrics (HTTP, callbacks, orders, ledger; see docs/operations.md) and process figures, in Prometheus's text format.",
     },
-    { security: 'public', response: Type.String() },
+    { security: 'public', response: Type.String(), mediaType: PROMETHEUS_TEXT },
   );
   app.get('/metrics', async (_request, reply) =>
     reply.type(deps.metrics.contentType).send(await deps.metrics.metrics()),

@@ -20,6 +20,8 @@ export interface RouteDoc {
   response: TSchema;
   /** Signed routes whose envelope also carries `desc: null`. */
   desc?: boolean;
+  /** The success answer's media type when it is not JSON (e.g. Prometheus text). */
+  mediaType?: string;
 }
 
 /** What every route definition (signed or admin) says about itself. */
@@ -37,7 +39,7 @@ export interface DescribedRoute {
 export class RouteCatalog {
   readonly routes: RouteDoc[] = [];
 
-  add(def: DescribedRoute, how: Pick<RouteDoc, 'security' | 'permission' | 'response' | 'desc'>): void {
+  add(def: DescribedRoute, how: Pick<RouteDoc, 'security' | 'permission' | 'response' | 'desc' | 'mediaType'>): void {
     const { method, path, tag, summary, description, body, query } = def;
     this.routes.push({
       method,
