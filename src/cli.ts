@@ -1,29 +1,48 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { formatOf, OPERATOR_COMMANDS, show, type Options } from './cli/commands.js';
+import { failureOf, printJson, UsageError } from './cli/output.js';
+import { loadConfig, type Config } from './config.js';
 import { openServices, startBackgroundWork, startGateway } from './gateway.js';
-import type { Static, TSchema } from '@sinclair/typebox';
 import { buildWorkerApp } from './server.js';
-import { audit } from './ledger/audit.js';
-import { AUDIT_CHECKS } from './orders/audit.js';
-import { validateInput } from './http/validation.js';
-import { CreateApiKeyBody, CreateMerchantBody } from './merchants/schemas.js';
 import { createLogger } from './logger.js';
+import { loadMasterKey } from './store/secret-box.js';
+import { Store } from './store/store.js';
 import { SERVICE_VERSION } from './version.js';
 
 const USAGE = `Cashgate ${SERVICE_VERSION}: self-hostable merchant payment gateway
 
-Usage: cashgate <command> [options]      (from a checkout: npm run cashgate -- <command> …)
+Usage: cashgate <command> [options]      (from a checkout: npm run -s cashgate -- <command> …)
 
   serve                                  start the HTTP server and workers (default)
   worker                                 run only the workers (callbacks, settlement, expiry, pruning); HTTP for health and metrics only
-  migrate                                apply database migrations and exit
+  migrate                                apply database migrations and exit; prints {"applied":[…]}
+
   merchant create --name NAME [--language en|pt-BR|es]
   merchant list
+  merchant show --merchant ID
+  callback set --merchant ID --url URL   the merchant's unified callback address
+  callback clear --merchant ID
+  callback show --merchant ID
   key create --merchant ID [--permissions all|p1,p2] [--ip-whitelist 0.0.0.0|a,b/cidr] [--debug] [--label TEXT]
-  key list --merchant ID
+  key list --merchant ID                 a key waiting for its activeAt is "pending"
+  key edit --merchant ID --key AK… [--permissions p1,p2] [--ip-whitelist a,b/cidr] [--debug|--no-debug] [--label TEXT]
+  key disable|enable|delete --merchant ID --key AK…
+  fee set --merchant ID --channel CHANNEL --percent-bps N [--fixed AMOUNT] [--minimum AMOUNT]
+  fee list --merchant ID
+  rate set --currency BRL|MXN --token USDT --buy PRICE --sell PRICE [--spread-bps N]
+  rate list
+  user create --merchant ID --email EMAIL [--name TEXT] [--language en|pt-BR|es] [--password TEXT]
+  user list --merchant ID
+  user password --merchant ID --user ID [--password TEXT]
+  user delete --merchant ID --user ID
   audit                                  check the ledger's invariants; exit 1 on any breach
 
+  --format text                          a table for people (lists) or the audit's lines; JSON is the default
+  A console user's password comes from --password or, kept out of the process list, CASHGATE_USER_PASSWORD.
+
+Results are one JSON document on standard output; errors are {"error":{"code","message"}} on standard
+error, with exit code 64 for bad use or input, 78 for bad configuration and 1 otherwise.
 Configuration comes from the environment (see docs/operations.md).`;
 
 async function serve(config: Config): Promise<void> {
@@ -39,7 +58,7 @@ async function serve(config: Config): Promise<void> {
 }
 
 /** A worker node: the callback dispatcher and periodic jobs; HTTP only for health and metrics. */
-async function work(config: Config): Promise<void> {
+async function runWorker(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
   const services = await openServices(config, logger);
   const workers = startBackgroundWork(services, config, logger);
@@ -114,135 +133,99 @@ async function printDemo(
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-function option(values: Options, name: string): string | undefined {
-  const value = values[name];
-  return typeof value === 'string' ? value : undefined;
-}
-
-async function withServices(
+/** Opens the services (applying pending migrations), runs the work and closes them again. */
+async function withServices<T>(
   config: Config,
-  work: (services: Awaited<ReturnType<typeof openServices>>) => Promise<unknown>,
-): Promise<void> {
+  work: (services: Awaited<ReturnType<typeof openServices>>) => Promise<T>,
+) {
   const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
   const services = await openServices(config, logger);
   try {
-    const result = await work(services);
-    if (result !== undefined) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return await work(services);
   } finally {
     await services.close();
   }
 }
 
-export async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      name: { type: 'string' },
-      language: { type: 'string' },
-      merchant: { type: 'string' },
-      permissions: { type: 'string' },
-      'ip-whitelist': { type: 'string' },
-      label: { type: 'string' },
-      debug: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  const command = positionals.join(' ') || 'serve';
-  if (values.help === true || command === 'help') {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
-  let config: Config;
+/** Applies pending migrations and says which (none: an empty list); makes the master key if there is none. */
+async function migrate(config: Config): Promise<{ applied: string[] }> {
+  const store = Store.open({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      return 78;
-    }
-    throw error;
-  }
-  try {
-    return await run(command, values, config);
-  } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`${error.message}\n`);
-      return 64;
-    }
-    throw error;
+    const applied = await store.migrate();
+    loadMasterKey(config.masterKey, config.dataDir);
+    return { applied };
+  } finally {
+    await store.close();
   }
 }
 
-type Options = Record<string, string | boolean | undefined>;
+const OPTIONS = {
+  name: { type: 'string' },
+  language: { type: 'string' },
+  merchant: { type: 'string' },
+  key: { type: 'string' },
+  permissions: { type: 'string' },
+  'ip-whitelist': { type: 'string' },
+  label: { type: 'string' },
+  debug: { type: 'boolean' },
+  'no-debug': { type: 'boolean' },
+  url: { type: 'string' },
+  channel: { type: 'string' },
+  'percent-bps': { type: 'string' },
+  fixed: { type: 'string' },
+  minimum: { type: 'string' },
+  currency: { type: 'string' },
+  token: { type: 'string' },
+  buy: { type: 'string' },
+  sell: { type: 'string' },
+  'spread-bps': { type: 'string' },
+  email: { type: 'string' },
+  password: { type: 'string' },
+  user: { type: 'string' },
+  format: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
 
-async function run(command: string, values: Options, config: Config): Promise<number> {
+export async function main(argv: string[]): Promise<number> {
+  try {
+    const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
+    const command = positionals.join(' ') || 'serve';
+    if (values.help === true || command === 'help') {
+      process.stdout.write(`${USAGE}\n`);
+      return 0;
+    }
+    return await run(command, values);
+  } catch (error) {
+    const { body, exitCode } = failureOf(error);
+    process.stderr.write(`${JSON.stringify(body)}\n`);
+    return exitCode;
+  }
+}
+
+async function run(command: string, values: Options): Promise<number> {
+  const operator = Object.hasOwn(OPERATOR_COMMANDS, command) ? OPERATOR_COMMANDS[command] : undefined;
+  if (operator === undefined && !['serve', 'worker', 'migrate'].includes(command)) {
+    throw new UsageError(`unknown command "${command}": cashgate --help lists the commands`);
+  }
+  // The command line is checked before the configuration is read or the database opened.
+  const format = formatOf(command, values);
+  const work = operator?.prepare(values);
+  const config = loadConfig();
   switch (command) {
     case 'serve':
       await serve(config);
       return -1;
     case 'worker':
-      await work(config);
+      await runWorker(config);
       return -1;
     case 'migrate':
-      await withServices(config, async () => ({ migrated: true }));
+      printJson(await migrate(config));
       return 0;
-    case 'merchant create': {
-      const input: unknown = { name: required(values, 'name', command), language: option(values, 'language') ?? 'en' };
-      assertValid(CreateMerchantBody, input);
-      await withServices(config, ({ merchants }) => merchants.createMerchant(input));
-      return 0;
-    }
-    case 'merchant list':
-      await withServices(config, ({ merchants }) => merchants.listMerchants());
-      return 0;
-    case 'key create': {
-      const merchantId = required(values, 'merchant', command);
-      const input: unknown = {
-        permissions: (option(values, 'permissions') ?? 'all').split(',').map((p) => p.trim()),
-        ipWhitelist: option(values, 'ip-whitelist') ?? '0.0.0.0',
-        debug: values.debug === true,
-        ...(option(values, 'label') !== undefined && { label: option(values, 'label') }),
-      };
-      assertValid(CreateApiKeyBody, input);
-      await withServices(config, ({ merchants }) => merchants.createApiKey(merchantId, input));
-      return 0;
-    }
-    case 'audit': {
-      let breaches = 0;
-      await withServices(config, async ({ store }) => {
-        for (const result of await audit(store.read, AUDIT_CHECKS)) {
-          breaches += result.breaches.length;
-          process.stdout.write(`${result.breaches.length === 0 ? 'ok     ' : 'BREACH '} ${result.check}\n`);
-          for (const breach of result.breaches) process.stdout.write(`         ${breach.detail}\n`);
-        }
-      });
-      process.stdout.write(breaches === 0 ? 'the ledger is sound\n' : `${breaches} breach(es)\n`);
-      return breaches === 0 ? 0 : 1;
-    }
-    case 'key list': {
-      const merchantId = required(values, 'merchant', command);
-      await withServices(config, ({ merchants }) => merchants.listApiKeys(merchantId));
-      return 0;
-    }
-    default:
-      throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
   }
-}
-
-/** Bad command-line use: printed with exit code 64 (EX_USAGE). */
-class UsageError extends Error {}
-
-function required(values: Options, name: string, command: string): string {
-  const value = option(values, name);
-  if (value === undefined) throw new UsageError(`${command} needs --${name}`);
-  return value;
-}
-
-/** Applies the admin API's schema to CLI input, so both refuse the same things with the same words. */
-function assertValid<T extends TSchema>(schema: T, input: unknown): asserts input is Static<T> {
-  const error = validateInput(schema, input);
-  if (error !== undefined) throw new UsageError(error.message);
+  if (work === undefined) throw new UsageError(`unknown command "${command}"`);
+  const outcome = await withServices(config, work);
+  show(outcome, format);
+  return outcome.exitCode ?? 0;
 }
 
 main(process.argv.slice(2)).then(
@@ -250,8 +233,7 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exitCode = code;
   },
   (error: unknown) => {
-    const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`cashgate: ${message}\n`);
+    process.stderr.write(`${JSON.stringify(failureOf(error).body)}\n`);
     process.exitCode = 1;
   },
 );

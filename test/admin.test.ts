@@ -101,13 +101,23 @@ describe(`admin API (${databaseLabel})`, () => {
         permissions: ['query', 'balance'],
         ipWhitelist: ['127.0.0.1', '10.0.0.0/8', '::1'],
         debug: true,
-        status: 'active',
+        status: 'pending',
         activeAt: created.body.activeAt,
         createdAt: 0,
         updatedAt: 0,
       },
+      'a key waiting for its activation is listed as pending, with activeAt',
     );
     assert.ok(!JSON.stringify(list.body).includes(created.body.secretKey));
+    const stored = await gw.gateway.store.read
+      .selectFrom('api_keys')
+      .select('status')
+      .where('access_key', '=', created.body.accessKey)
+      .executeTakeFirstOrThrow();
+    assert.equal(stored.status, 'active', 'pending is derived for the view; the stored status stays active');
+    gw.clock.advance(created.body.activeAt - gw.clock.now());
+    const due = await gw.admin('GET', `/admin/v1/merchants/${merchant.merchantId}/api-keys`);
+    assert.equal(due.body.apiKeys[0].status, 'active', 'from activeAt on, the key is active');
   });
 
   it('stores the secret sealed, not in clear', async () => {
@@ -169,14 +179,17 @@ describe(`admin API (${databaseLabel})`, () => {
     assert.deepEqual(edited.body.ipWhitelist, ['127.0.0.1']);
     assert.equal(edited.body.label, 'ops');
     assert.ok(edited.body.activeAt > gw.clock.now(), 'the edit restarts the activation delay');
+    assert.equal(edited.body.status, 'pending', 'an edited key is pending until its new activeAt');
     gw.clock.advance(edited.body.activeAt - gw.clock.now() + 1);
     assert.equal((await call()).body.code, '200');
+    const listed = await gw.admin('GET', `/admin/v1/merchants/${k.merchantId}/api-keys`);
+    assert.equal(listed.body.apiKeys[0].status, 'active');
 
     const disabled = await gw.admin('POST', `${base}/disable`);
     assert.equal(disabled.body.status, 'disabled');
     assert.equal((await call()).body.code, '301');
     const enabled = await gw.admin('POST', `${base}/enable`);
-    assert.equal(enabled.body.status, 'active');
+    assert.equal(enabled.body.status, 'pending', 'enabled again, the key waits the activation delay');
     assert.equal((await call()).body.code, '301', 'enabling waits the activation delay');
     gw.clock.advance(enabled.body.activeAt - gw.clock.now() + 1);
     assert.equal((await call()).body.code, '200');

@@ -174,7 +174,7 @@ describe(`balances, adjustments, fees and settlement (${databaseLabel})`, () => 
       CASHGATE_DATA_DIR: gw.dataDir,
       ...(gw.databaseUrl !== undefined && { DATABASE_URL: gw.databaseUrl }),
     };
-    const clean = await runCli(['audit'], env);
+    const clean = await runCli(['audit', '--format', 'text'], env);
     assert.equal(clean.code, 0, clean.stdout + clean.stderr);
     assert.match(clean.stdout, /the ledger is sound/);
     const { merchantId } = await gw.merchantWithKey();
@@ -194,7 +194,7 @@ describe(`balances, adjustments, fees and settlement (${databaseLabel})`, () => 
       await client.query(tamper);
       await client.end();
     }
-    const broken = await runCli(['audit'], env);
+    const broken = await runCli(['audit', '--format', 'text'], env);
     assert.equal(broken.code, 1);
     assert.match(
       broken.stdout,

@@ -35,7 +35,7 @@ const Amount = AmountField('reais, at most 2 decimal places, as a string (or a n
 const Url = OptionalUrl;
 const DocumentTypeField = StringEnum(['CPF', 'CNPJ']);
 
-const CollectionBody = Type.Object({
+export const CollectionBody = Type.Object({
   amount: Amount,
   channelType: StringEnum(['PIX', 'PIX_DYNAMIC', 'BOLETO']),
   externalOrderId: ExternalOrderId,
@@ -53,7 +53,7 @@ const Person = {
   personName: Type.String({ minLength: 1, maxLength: 255 }),
 };
 
-const PixTransferBody = Type.Object({
+export const PixTransferBody = Type.Object({
   currencyAmount: Amount,
   channelType: StringEnum(['PIX']),
   externalOrderId: ExternalOrderId,
@@ -64,7 +64,7 @@ const PixTransferBody = Type.Object({
   notifyUrl: Url,
 });
 
-const BankTransferBody = Type.Object({
+export const BankTransferBody = Type.Object({
   currencyAmount: Amount,
   channelType: StringEnum(['BANK']),
   externalOrderId: ExternalOrderId,

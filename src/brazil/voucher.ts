@@ -385,7 +385,7 @@ export async function voucherLink(
   return `${deps.publicBaseUrl}/vouchers/${token}.pdf`;
 }
 
-const VoucherBody = Type.Object({ orderId: Type.String({ minLength: 1, maxLength: 64 }) });
+export const VoucherBody = Type.Object({ orderId: Type.String({ minLength: 1, maxLength: 64 }) });
 
 /** Endpoint 17: the link to the PDF voucher of a successful Brazil order of the caller. */
 export function voucherRoute(deps: {

@@ -10,7 +10,7 @@ import type { TestCallbacks } from './test-callbacks.js';
 
 const TAG = 'Admin: callbacks';
 
-const CallbackAttempt = Type.Object({
+export const CallbackAttempt = Type.Object({
   attemptId: Type.String(),
   eventId: Type.String(),
   notifyId: Type.String({ description: 'the notify_id header sent' }),
@@ -31,7 +31,7 @@ const CallbackAttempt = Type.Object({
   responseExcerpt: Type.Union([Type.String(), Type.Null()], { description: 'the first 4 KB of the response body' }),
 });
 
-const CallbackEvent = Type.Object({
+export const CallbackEvent = Type.Object({
   eventId: Type.String(),
   notifyId: Type.String(),
   orderId: Type.String(),
@@ -52,7 +52,7 @@ const CallbackEvent = Type.Object({
   createdAt: Type.Integer(),
 });
 
-const Delivery = Type.Object({
+export const Delivery = Type.Object({
   event: CallbackEvent,
   attempt: Type.Union([CallbackAttempt, Type.Null()], {
     description: 'the attempt made at once; null when there is no target or another worker holds the event',

@@ -4,7 +4,7 @@ import { FormattedString } from '../http/validation.js';
 import { ExternalOrderId, OptionalUrl, Remark } from '../orders/schemas.js';
 import type { CheckoutService } from './checkout.js';
 
-const CheckoutBody = Type.Object({
+export const CheckoutBody = Type.Object({
   externalOrderId: ExternalOrderId,
   notifyUrl: OptionalUrl,
   remark: Remark,

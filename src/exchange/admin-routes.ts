@@ -6,8 +6,8 @@ import type { RouteCatalog } from '../http/route-catalog.js';
 import type { OrderService } from '../orders/service.js';
 import { chainView, ChainViewSchema } from '../rails/chain/chain-view.js';
 import type { Store } from '../store/store.js';
-import { parseRate, RATE_DECIMALS, TOKENS, type Token } from './amounts.js';
-import { EXCHANGE_CURRENCIES, type ExchangeCurrency, type OperatorRates } from './rates.js';
+import { RATE_DECIMALS } from './amounts.js';
+import type { OperatorRates } from './rates.js';
 
 const TAG = 'Admin: exchange rates';
 const Price = Type.String({
@@ -15,7 +15,7 @@ const Price = Type.String({
   description: `fiat per one token, plain decimal, at most ${RATE_DECIMALS} places, e.g. "5.4321"`,
 });
 
-const RateView = Type.Object({
+export const RateView = Type.Object({
   currency: Type.String(),
   token: Type.String(),
   buy: Type.String({ description: 'what Cashgate pays for one token (token → fiat)' }),
@@ -29,16 +29,12 @@ const RateView = Type.Object({
 /** Largest spread: 50 %. */
 const MAX_SPREAD_BPS = 5_000;
 
-function price(field: 'buy' | 'sell', text: string): bigint {
-  const value = parseRate(text);
-  if (value === undefined) {
-    throw new OperatorError({
-      kind: 'invalid_rate',
-      detail: `${field} must be a plain decimal greater than 0 with at most ${RATE_DECIMALS} decimal places, e.g. "5.4321"`,
-    });
-  }
-  return value;
-}
+/** The body of PUT /admin/v1/rates/{currency}/{token} (the CLI's `rate set` checks its input with it too). */
+export const SetRateBody = Type.Object({
+  buy: Price,
+  sell: Price,
+  spreadBps: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SPREAD_BPS })),
+});
 
 /** Operator routes: the prices the exchange quotes from. */
 export function registerExchangeAdminRoutes(
@@ -55,31 +51,9 @@ export function registerExchangeAdminRoutes(
     description:
       'New orders are priced from these at once; existing orders keep the rate they were created with. ' +
       'A fiat → token order gets sell raised by the spread (rounded up); a token → fiat order gets buy lowered by it (rounded down). buy may not exceed sell.',
-    body: Type.Object({
-      buy: Price,
-      sell: Price,
-      spreadBps: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SPREAD_BPS })),
-    }),
+    body: SetRateBody,
     response: RateView,
-    handle: async ({ params, body }) => {
-      const currency = params.currency ?? '';
-      const token = params.token ?? '';
-      if (
-        !(EXCHANGE_CURRENCIES as readonly string[]).includes(currency) ||
-        !(TOKENS as readonly string[]).includes(token)
-      ) {
-        const pairs = EXCHANGE_CURRENCIES.flatMap((c) => TOKENS.map((t) => `${c}/${t}`));
-        throw new OperatorError({ kind: 'rate_pair_not_supported', currency, token, pairs });
-      }
-      const buy = price('buy', body.buy);
-      const sell = price('sell', body.sell);
-      if (buy > sell)
-        throw new OperatorError({
-          kind: 'invalid_rate',
-          detail: `buy ${body.buy} exceeds sell ${body.sell}: Cashgate would buy tokens for more than it sells them`,
-        });
-      return rates.set(currency as ExchangeCurrency, token as Token, { buy, sell, spreadBps: body.spreadBps ?? 0 });
-    },
+    handle: ({ params, body }) => rates.setPrices(params.currency ?? '', params.token ?? '', body),
   });
 
   registerAdminRoute(scope, catalog, {

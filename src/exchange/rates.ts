@@ -1,6 +1,7 @@
+import { OperatorError } from '../admin/failures.js';
 import type { Clock } from '../clock.js';
 import type { ReadDb, Store } from '../store/store.js';
-import { applySpread, formatRate, parseRate, type Token } from './amounts.js';
+import { applySpread, formatRate, parseRate, RATE_DECIMALS, TOKENS, type Token } from './amounts.js';
 import * as q from './queries.js';
 
 /** Fiat currencies the exchange prices tokens in. */
@@ -60,6 +61,26 @@ export class OperatorRates implements RateSource {
     return row === undefined ? undefined : priceOf(row);
   }
 
+  /**
+   * The operator's change of a pair's prices, as the admin API and the CLI receive it (the pair and
+   * the prices as text): an unknown pair, a price that is not a plain decimal or buy above sell is
+   * refused with the operator's error, and nothing changes.
+   */
+  setPrices(currency: string, token: string, input: { buy: string; sell: string; spreadBps?: number | undefined }) {
+    if (!isExchangeCurrency(currency) || !(TOKENS as readonly string[]).includes(token)) {
+      const pairs = EXCHANGE_CURRENCIES.flatMap((c) => TOKENS.map((t) => `${c}/${t}`));
+      throw new OperatorError({ kind: 'rate_pair_not_supported', currency, token, pairs });
+    }
+    const buy = operatorPrice('buy', input.buy);
+    const sell = operatorPrice('sell', input.sell);
+    if (buy > sell)
+      throw new OperatorError({
+        kind: 'invalid_rate',
+        detail: `buy ${input.buy} exceeds sell ${input.sell}: Cashgate would buy tokens for more than it sells them`,
+      });
+    return this.set(currency, token as Token, { buy, sell, spreadBps: input.spreadBps ?? 0 });
+  }
+
   /** Sets (or replaces) the prices of a pair; orders already created keep the rate they were given. */
   async set(
     currency: ExchangeCurrency,
@@ -83,6 +104,21 @@ export class OperatorRates implements RateSource {
     const rows = await q.listRates(this.store.read);
     return rows.map((row) => view(row.currency, row.token, priceOf(row)));
   }
+}
+
+function isExchangeCurrency(currency: string): currency is ExchangeCurrency {
+  return (EXCHANGE_CURRENCIES as readonly string[]).includes(currency);
+}
+
+function operatorPrice(field: 'buy' | 'sell', text: string): bigint {
+  const value = parseRate(text);
+  if (value === undefined) {
+    throw new OperatorError({
+      kind: 'invalid_rate',
+      detail: `${field} must be a plain decimal greater than 0 with at most ${RATE_DECIMALS} decimal places, e.g. "5.4321"`,
+    });
+  }
+  return value;
 }
 
 function priceOf(row: q.ExchangeRateRow): TokenPrice {

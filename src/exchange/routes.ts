@@ -18,7 +18,7 @@ import type { ExchangeService } from './service.js';
 const TAG = 'Exchange';
 const Address = (description: string) => Type.String({ minLength: 1, maxLength: 64, description });
 
-const FiatToTokenBody = Type.Object({
+export const FiatToTokenBody = Type.Object({
   addressTo: Address(
     'where the tokens go: a TRON address (T…, Base58Check) or an EVM address (0x…, EIP-55 when mixed case), per chainType',
   ),
@@ -32,7 +32,7 @@ const FiatToTokenBody = Type.Object({
   remark: Remark,
 });
 
-const TokenToFiatBody = Type.Object({
+export const TokenToFiatBody = Type.Object({
   tokenAmount: AmountField('tokens the payer sends, at most 6 decimals (USDT on TRON)'),
   chainType: StringEnum(['TRON']),
   addressFrom: Address('the TRON address the payer sends from; a deposit from any other address is refused'),

@@ -25,7 +25,7 @@ const Amount = AmountField('whole shillings, as a string (or a number)');
 const Url = OptionalUrl;
 const Phone = KenyanMobile({ description: '2547XXXXXXXX or 2541XXXXXXXX' });
 
-const CollectionBody = Type.Object({
+export const CollectionBody = Type.Object({
   amount: Amount,
   channelType: StringEnum(['BANK', 'CHARGE'], { description: 'payType 102 (BANK) or 107 (CHARGE)' }),
   externalOrderId: ExternalOrderId,
@@ -36,7 +36,7 @@ const CollectionBody = Type.Object({
   returnUrl: Url,
 });
 
-const TransferBody = Type.Object({
+export const TransferBody = Type.Object({
   channelType: StringEnum(['BANK']),
   currencyAmount: Amount,
   externalOrderId: ExternalOrderId,

@@ -14,19 +14,26 @@ const Amount = Type.Union([Type.String(), Type.Number()], {
   description: 'decimal, as a string (preferred) or a number',
 });
 
-const BalanceView = Type.Object({
+export const BalanceView = Type.Object({
   currency: Type.String(),
   available: Type.String(),
   frozen: Type.String(),
   awaitingSettlement: Type.String(),
 });
 
-const FeeView = Type.Object({
+export const FeeView = Type.Object({
   channel: Type.String(),
   currency: Type.String(),
   percentBps: Type.Integer({ description: 'basis points: 150 = 1.50 %' }),
   fixed: Type.String(),
   minimum: Type.String(),
+});
+
+/** The body of PUT /admin/v1/merchants/{merchantId}/fees/{channel} (the CLI's `fee set` checks its input with it too). */
+export const SetFeeBody = Type.Object({
+  percentBps: Type.Integer({ minimum: 0, maximum: 10_000 }),
+  fixed: Type.Optional(Amount),
+  minimum: Type.Optional(Amount),
 });
 
 function balanceView(b: Balance) {
@@ -97,11 +104,7 @@ export function registerLedgerAdminRoutes(
     description: `Channels: ${Object.entries(FEE_CHANNELS)
       .map(([c, cur]) => `${c} (${cur})`)
       .join(', ')}. Applies to orders created from now on.`,
-    body: Type.Object({
-      percentBps: Type.Integer({ minimum: 0, maximum: 10_000 }),
-      fixed: Type.Optional(Amount),
-      minimum: Type.Optional(Amount),
-    }),
+    body: SetFeeBody,
     response: FeeView,
     handle: async ({ params, body }) =>
       ledger.setFee((await merchants.getMerchant(params.merchantId ?? '')).merchantId, params.channel ?? '', body),

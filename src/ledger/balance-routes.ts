@@ -6,7 +6,7 @@ import type { LedgerService } from './service.js';
 /** accountStatusId and accountStatus: the only state a merchant account has today. */
 export const ACCOUNT_STATUS = { id: 1, text: 'NORMAL' } as const;
 
-const BalanceRecord = Type.Object({
+export const BalanceRecord = Type.Object({
   accountBalance: Type.String({ description: 'available balance' }),
   accountFreezeAmount: Type.String({ description: 'frozen for transfers in progress (amount + fee)' }),
   accountStatusId: Type.Integer({ description: '1 = NORMAL' }),

@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { registerAdminRoute } from '../admin/admin-route.js';
 import type { RouteCatalog } from '../http/route-catalog.js';
@@ -12,9 +12,9 @@ import {
   EditApiKeyBody,
   MerchantLanguage,
 } from './schemas.js';
-import type { ApiKeyView as ApiKeyViewData, MerchantService } from './service.js';
+import type { MerchantService } from './service.js';
 
-const MerchantView = Type.Object({
+export const MerchantView = Type.Object({
   merchantId: Type.String(),
   name: Type.String(),
   language: MerchantLanguage,
@@ -27,34 +27,21 @@ const MerchantView = Type.Object({
   createdAt: Type.Integer({ description: 'Unix milliseconds' }),
 });
 
-const ApiKeyView = Type.Object({
+export const ApiKeyView = Type.Object({
   accessKey: Type.String(),
   label: Type.String(),
   permissions: Type.Array(Type.String()),
   ipWhitelist: Type.Array(Type.String()),
   debug: Type.Boolean(),
-  status: Type.String({ description: 'active, disabled or deleted' }),
+  status: StringEnum(['pending', 'active', 'disabled', 'deleted'], {
+    description: 'pending (waiting for activeAt: a new, edited or re-enabled key), active, disabled or deleted',
+  }),
   activeAt: Type.Integer({ description: 'Unix milliseconds from which the key (or its last edit) takes effect' }),
   createdAt: Type.Integer(),
   updatedAt: Type.Integer(),
 });
 
 const TAG = 'Admin: merchants and API keys';
-
-/** A key as the admin API shows it: the console's own details (last use, a roll's stop) stay out. */
-function adminKeyView(view: ApiKeyViewData): Static<typeof ApiKeyView> {
-  return {
-    accessKey: view.accessKey,
-    label: view.label,
-    permissions: view.permissions,
-    ipWhitelist: view.ipWhitelist,
-    debug: view.debug,
-    status: view.status,
-    activeAt: view.activeAt,
-    createdAt: view.createdAt,
-    updatedAt: view.updatedAt,
-  };
-}
 
 /** Operator routes for merchants, their API keys and their unified callback address. */
 export function registerMerchantAdminRoutes(
@@ -144,7 +131,7 @@ export function registerMerchantAdminRoutes(
     summary: "List a merchant's API keys (never their secrets; deleted keys are left out)",
     response: Type.Object({ apiKeys: Type.Array(ApiKeyView) }),
     handle: async ({ params }) => ({
-      apiKeys: (await merchants.listApiKeys(params.merchantId ?? '')).map(adminKeyView),
+      apiKeys: await merchants.listOperatorKeys(params.merchantId ?? ''),
     }),
   });
 
@@ -156,7 +143,7 @@ export function registerMerchantAdminRoutes(
     body: EditApiKeyBody,
     response: ApiKeyView,
     handle: async ({ params, body }) =>
-      adminKeyView(await merchants.editApiKey(params.merchantId ?? '', params.accessKey ?? '', body)),
+      merchants.asOperatorKey(await merchants.editApiKey(params.merchantId ?? '', params.accessKey ?? '', body)),
   });
 
   registerAdminRoute(scope, catalog, {
@@ -166,7 +153,7 @@ export function registerMerchantAdminRoutes(
     summary: 'Disable an API key at once',
     response: ApiKeyView,
     handle: async ({ params }) =>
-      adminKeyView(await merchants.setApiKeyEnabled(params.merchantId ?? '', params.accessKey ?? '', false)),
+      merchants.asOperatorKey(await merchants.setApiKeyEnabled(params.merchantId ?? '', params.accessKey ?? '', false)),
   });
 
   registerAdminRoute(scope, catalog, {
@@ -176,7 +163,7 @@ export function registerMerchantAdminRoutes(
     summary: 'Enable a disabled API key; it takes effect after the activation delay',
     response: ApiKeyView,
     handle: async ({ params }) =>
-      adminKeyView(await merchants.setApiKeyEnabled(params.merchantId ?? '', params.accessKey ?? '', true)),
+      merchants.asOperatorKey(await merchants.setApiKeyEnabled(params.merchantId ?? '', params.accessKey ?? '', true)),
   });
 
   registerAdminRoute(scope, catalog, {
@@ -186,6 +173,6 @@ export function registerMerchantAdminRoutes(
     summary: 'Delete an API key for good',
     response: ApiKeyView,
     handle: async ({ params }) =>
-      adminKeyView(await merchants.deleteApiKey(params.merchantId ?? '', params.accessKey ?? '')),
+      merchants.asOperatorKey(await merchants.deleteApiKey(params.merchantId ?? '', params.accessKey ?? '')),
   });
 }

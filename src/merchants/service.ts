@@ -53,6 +53,38 @@ export interface ApiKeyView {
   replacedBy: string | null;
 }
 
+/** A key's status as operators see it: `pending` while an active key waits for its `activeAt`. */
+export type OperatorKeyStatus = ApiKeyStatus | 'pending';
+
+/** An API key as the admin API and the CLI show it: the console's own details (last use, a roll's stop) stay out. */
+export interface OperatorKeyView {
+  accessKey: string;
+  label: string;
+  permissions: PermissionGrant[];
+  ipWhitelist: string[];
+  debug: boolean;
+  /** Derived, never stored: an active key whose activeAt has not come yet is `pending`. */
+  status: OperatorKeyStatus;
+  activeAt: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** The operator's view of a key at `now` (the stored status stays `active` while the key is pending). */
+export function operatorKeyView(view: ApiKeyView, now: number): OperatorKeyView {
+  return {
+    accessKey: view.accessKey,
+    label: view.label,
+    permissions: view.permissions,
+    ipWhitelist: view.ipWhitelist,
+    debug: view.debug,
+    status: view.status === 'active' && now < view.activeAt ? 'pending' : view.status,
+    activeAt: view.activeAt,
+    createdAt: view.createdAt,
+    updatedAt: view.updatedAt,
+  };
+}
+
 /** A key's last use is written at most once per key per this long (never once per request). */
 export const LAST_USE_PRECISION_MS = 5 * 60_000;
 /** Uses wait in memory this long before they are written, together, in one transaction. */
@@ -359,6 +391,17 @@ export class MerchantService implements AuthKeys {
     return (await q.listApiKeys(this.store.read, merchantId, options.includeDeleted === true)).map((row) =>
       toKeyView(row, now, this.#pendingUses.get(row.access_key)),
     );
+  }
+
+  /** The merchant's keys as operators see them (admin API and CLI), deleted keys left out. */
+  async listOperatorKeys(merchantId: string): Promise<OperatorKeyView[]> {
+    const now = this.clock.now();
+    return (await this.listApiKeys(merchantId)).map((view) => operatorKeyView(view, now));
+  }
+
+  /** The key as operators see it after a change (edit, disable, enable, delete). */
+  asOperatorKey(view: ApiKeyView): OperatorKeyView {
+    return operatorKeyView(view, this.clock.now());
   }
 
   /** One of the merchant's keys (deleted ones too), or undefined: another merchant's key is not found. */

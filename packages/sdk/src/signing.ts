@@ -75,11 +75,3 @@ export function signsEqual(expected: string, received: string): boolean {
   }
   return timingSafeEqual(a, b);
 }
-
-/**
- * Verifies a callback the way a merchant should: the JSON body members plus the callback's
- * access_key, timestamp and nonce headers, signed with the secret of the key that placed the order.
- */
-export function verifyCallback(secretKey: string, body: SignedParams, headers: SignatureHeaders): boolean {
-  return signsEqual(computeSign(secretKey, body, headers), headers.sign);
-}

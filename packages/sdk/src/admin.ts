@@ -1,0 +1,299 @@
+import { CashgateError } from './errors.js';
+import { Transport, type JsonAnswer, type TransportOptions } from './transport.js';
+import type { Amount } from './types.js';
+
+/** The operator's admin API (`/admin/v1`, bearer token): see docs/operations.md. */
+export interface AdminOptions extends TransportOptions {
+  /** CASHGATE_ADMIN_TOKEN */
+  token: string;
+}
+
+export type Language = 'en' | 'pt-BR' | 'es';
+export type Permission =
+  | 'exchange'
+  | 'ken.collection'
+  | 'ken.transfer'
+  | 'bra.collection'
+  | 'bra.transfer'
+  | 'polymerize'
+  | 'query'
+  | 'balance'
+  | 'all';
+export type CashierMethod = 'PIX' | 'PIX_DYNAMIC' | 'BOLETO' | 'USDT_TRC20';
+
+export interface Merchant {
+  merchantId: string;
+  name: string;
+  language: Language;
+  callbackUrl: string | null;
+  settlementDelayMs: number;
+  cashierLifetimeMs: number;
+  cashierMethods: CashierMethod[];
+  createdAt: number;
+}
+
+export interface CreateMerchantRequest {
+  name: string;
+  language?: Language;
+}
+
+export interface CreatedMerchant {
+  merchantId: string;
+  name: string;
+  language: Language;
+}
+
+export interface CreateApiKeyRequest {
+  permissions: Permission[];
+  /** Addresses or CIDR ranges, as a list or comma-separated; 0.0.0.0 allows any address. */
+  ipWhitelist: string[] | string;
+  debug?: boolean;
+  label?: string;
+}
+
+export type EditApiKeyRequest = Partial<CreateApiKeyRequest>;
+
+/** The only time the secret is shown. */
+export interface CreatedApiKey {
+  accessKey: string;
+  secretKey: string;
+  activeAt: number;
+}
+
+export interface ApiKey {
+  accessKey: string;
+  label: string;
+  permissions: string[];
+  ipWhitelist: string[];
+  debug: boolean;
+  /** pending (waiting for activeAt: a new, edited or re-enabled key), active, disabled or deleted */
+  status: 'pending' | 'active' | 'disabled' | 'deleted';
+  activeAt: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface Balance {
+  currency: string;
+  available: string;
+  frozen: string;
+  awaitingSettlement: string;
+}
+
+export interface BalanceAdjustment {
+  currency: string;
+  /** Negative to debit. */
+  amount: Amount;
+  reason: string;
+}
+
+export interface Fee {
+  channel: string;
+  currency: string;
+  percentBps: number;
+  fixed: string;
+  minimum: string;
+}
+
+export interface SetFeeRequest {
+  percentBps: number;
+  fixed?: Amount;
+  minimum?: Amount;
+}
+
+export interface Rate {
+  currency: string;
+  token: string;
+  buy: string;
+  sell: string;
+  spreadBps: number;
+  fiatToTokenRate: string;
+  tokenToFiatRate: string;
+  updatedAt: number;
+}
+
+export interface SetRateRequest {
+  buy: string;
+  sell: string;
+  spreadBps?: number;
+}
+
+export interface CallbackAttempt {
+  attemptId: string;
+  eventId: string;
+  notifyId: string;
+  trigger: 'automatic' | 'manual';
+  attemptNo: number;
+  url: string;
+  startedAt: number;
+  latencyMs: number;
+  httpStatus: number | null;
+  outcome: string;
+  error: string | null;
+  responseExcerpt: string | null;
+}
+
+export interface CallbackEvent {
+  eventId: string;
+  notifyId: string;
+  orderId: string;
+  orderKind: string;
+  trigger: 'automatic' | 'manual';
+  /** pending, delivering, delivered, failed or no_target */
+  state: string;
+  targetUrl: string | null;
+  accessKey: string;
+  /** The JSON body sent: a callback payload (`CallbackPayload`), or a test callback's body. */
+  payload: unknown;
+  attempts: number;
+  nextAttemptAt: number | null;
+  createdAt: number;
+}
+
+export interface CallbackDelivery {
+  event: CallbackEvent;
+  attempt: CallbackAttempt | null;
+}
+
+export interface SandboxEvent {
+  event: string;
+  amount?: Amount;
+  tradeHash?: string;
+  from?: string;
+}
+
+export interface SandboxResult {
+  orderId: string;
+  orderStatus: number;
+  orderStatusText: string;
+  allowedEvents: string[];
+}
+
+const segment = encodeURIComponent;
+
+/**
+ * A typed client for the operator's admin API. An answer other than 2xx throws a
+ * {@link CashgateError} with the API's error code and message. Reads are retried like the
+ * merchant client's; changes are sent once.
+ */
+export class CashgateAdmin {
+  readonly #transport: Transport;
+  readonly #token: string;
+
+  constructor(options: AdminOptions) {
+    this.#transport = new Transport(options);
+    this.#token = options.token;
+  }
+
+  readonly merchants = {
+    create: (body: CreateMerchantRequest) => this.#send<CreatedMerchant>('POST', '/admin/v1/merchants', body),
+    list: async () => (await this.#send<{ merchants: Merchant[] }>('GET', '/admin/v1/merchants')).merchants,
+    get: (merchantId: string) => this.#send<Merchant>('GET', `/admin/v1/merchants/${segment(merchantId)}`),
+    /** The unified callback address; null clears it. */
+    setCallbackUrl: (merchantId: string, url: string | null) =>
+      this.#send<Merchant>('PUT', `/admin/v1/merchants/${segment(merchantId)}/callback`, { url }),
+    setCashier: (merchantId: string, body: { lifetimeMs?: number; methods?: CashierMethod[] }) =>
+      this.#send<Merchant>('PUT', `/admin/v1/merchants/${segment(merchantId)}/cashier`, body),
+    setSettlementDelay: (merchantId: string, delayMs: number) =>
+      this.#send<{ merchantId: string; settlementDelayMs: number }>(
+        'PUT',
+        `/admin/v1/merchants/${segment(merchantId)}/settlement`,
+        { delayMs },
+      ),
+  };
+
+  readonly keys = {
+    create: (merchantId: string, body: CreateApiKeyRequest) =>
+      this.#send<CreatedApiKey>('POST', `/admin/v1/merchants/${segment(merchantId)}/api-keys`, body),
+    list: async (merchantId: string) =>
+      (await this.#send<{ apiKeys: ApiKey[] }>('GET', `/admin/v1/merchants/${segment(merchantId)}/api-keys`)).apiKeys,
+    edit: (merchantId: string, accessKey: string, body: EditApiKeyRequest) =>
+      this.#send<ApiKey>('PATCH', this.#key(merchantId, accessKey), body),
+    disable: (merchantId: string, accessKey: string) =>
+      this.#send<ApiKey>('POST', `${this.#key(merchantId, accessKey)}/disable`),
+    enable: (merchantId: string, accessKey: string) =>
+      this.#send<ApiKey>('POST', `${this.#key(merchantId, accessKey)}/enable`),
+    delete: (merchantId: string, accessKey: string) => this.#send<ApiKey>('DELETE', this.#key(merchantId, accessKey)),
+  };
+
+  readonly balances = {
+    get: async (merchantId: string) =>
+      (
+        await this.#send<{ merchantId: string; balances: Balance[] }>(
+          'GET',
+          `/admin/v1/merchants/${segment(merchantId)}/balances`,
+        )
+      ).balances,
+    adjust: (merchantId: string, body: BalanceAdjustment) =>
+      this.#send<{ journalId: string; balance: Balance }>(
+        'POST',
+        `/admin/v1/merchants/${segment(merchantId)}/balance-adjustments`,
+        body,
+      ),
+  };
+
+  readonly fees = {
+    list: async (merchantId: string) =>
+      (await this.#send<{ fees: Fee[] }>('GET', `/admin/v1/merchants/${segment(merchantId)}/fees`)).fees,
+    /** channel: e.g. `bra.collection.PIX` (the list is in docs/operations.md). */
+    set: (merchantId: string, channel: string, body: SetFeeRequest) =>
+      this.#send<Fee>('PUT', `/admin/v1/merchants/${segment(merchantId)}/fees/${segment(channel)}`, body),
+  };
+
+  readonly rates = {
+    list: async () => (await this.#send<{ rates: Rate[] }>('GET', '/admin/v1/rates')).rates,
+    set: (currency: string, token: string, body: SetRateRequest) =>
+      this.#send<Rate>('PUT', `/admin/v1/rates/${segment(currency)}/${segment(token)}`, body),
+  };
+
+  readonly callbacks = {
+    /** The order's callback events and their attempts, newest last. */
+    list: (orderId: string) =>
+      this.#send<{ orderId: string; events: CallbackEvent[]; attempts: CallbackAttempt[] }>(
+        'GET',
+        `/admin/v1/orders/${segment(orderId)}/callbacks`,
+      ),
+    /** Sends the order's current state now. */
+    retrigger: (orderId: string) =>
+      this.#send<CallbackDelivery>('POST', `/admin/v1/orders/${segment(orderId)}/callbacks`),
+  };
+
+  readonly sandbox = {
+    /** Drives an order one step, as its simulated rail would. */
+    event: (orderId: string, body: SandboxEvent) =>
+      this.#send<SandboxResult>('POST', `/admin/v1/sandbox/orders/${segment(orderId)}/events`, body),
+  };
+
+  #key(merchantId: string, accessKey: string): string {
+    return `/admin/v1/merchants/${segment(merchantId)}/api-keys/${segment(accessKey)}`;
+  }
+
+  async #send<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: object): Promise<T> {
+    const text = body === undefined ? undefined : JSON.stringify(body);
+    const answer = await this.#transport.send(
+      {
+        method,
+        url: this.#transport.url(path),
+        headers: () => ({
+          authorization: `Bearer ${this.#token}`,
+          ...(text !== undefined && { 'content-type': 'application/json' }),
+        }),
+        ...(text !== undefined && { body: text }),
+        repeatable: method === 'GET',
+      },
+      (a: JsonAnswer) => a.status === 429 || a.status >= 500,
+    );
+    if (answer.status >= 200 && answer.status < 300) return answer.body as T;
+    const error = (answer.body as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+    const message = typeof error?.message === 'string' ? error.message : JSON.stringify(answer.body);
+    throw new CashgateError({
+      code: typeof error?.code === 'string' ? error.code : `http_${answer.status}`,
+      msgEn: message,
+      status: answer.status,
+      requestId: answer.requestId,
+      retryAfter: answer.retryAfter,
+      attempts: answer.attempts,
+      request: `${method} ${path}`,
+    });
+  }
+}
