@@ -52,6 +52,8 @@ export interface Gateway {
   rails: Rails;
   /** Base URL the server listens on, once started. */
   url: string;
+  /** The Prometheus registry served at /metrics. */
+  metrics: Registry;
   close(): Promise<void>;
 }
 
@@ -108,7 +110,7 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
   collectDefaultMetrics({ register: metrics, prefix: 'cashgate_' });
   registerStoreMetrics(metrics, store);
   const callbacks = openCallbacks({ config, store, clock, logger, merchants, registry: metrics });
-  const ledger = new LedgerService(store, clock);
+  const ledger = new LedgerService(store, clock, metrics);
   const orders = new OrderService(store, clock, ledger, callbacks.outbox, logger.child({ component: 'orders' }), {
     railLeaseMs: config.railLeaseMs,
     registry: metrics,
@@ -297,7 +299,7 @@ export function startBackgroundWork(
 ): { stop(): Promise<void> } {
   const periodic = startWorkers(
     [
-      noncePruner({ store: services.store, clock: services.clock, logger }),
+      noncePruner({ store: services.store, clock: services.clock, logger, registry: services.metrics }),
       settlementWorker({ ledger: services.ledger, logger }),
       expiryWorker({ orders: services.orders, logger }),
       railHandOverWorker({ handOver: services.orders.handOver, logger }, config.railPollIntervalMs),
@@ -311,6 +313,7 @@ export function startBackgroundWork(
       ...(services.chains?.workers(services) ?? []),
     ],
     logger,
+    services.metrics,
   );
   services.callbacks.dispatcher.start();
   return {
@@ -382,6 +385,7 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
     consoleAccounts: services.consoleAccounts,
     rails: services.rails,
     url,
+    metrics: services.metrics,
     async close() {
       await app.close();
       await workers?.stop();

@@ -62,7 +62,7 @@ function signedRoutes(deps: AppDeps): readonly SignedRouteDef[] {
 export async function buildWorkerApp(
   deps: Pick<AppDeps, 'store' | 'metrics' | 'clock' | 'logger'>,
 ): Promise<FastifyInstance> {
-  const app = createWorkerHttpServer(deps.logger);
+  const app = createWorkerHttpServer(deps.logger, deps.metrics);
   registerPublicRoutes(app, new RouteCatalog(), {
     clock: deps.clock,
     store: deps.store,
@@ -95,6 +95,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: config.trustProxy,
     hstsMaxAgeSeconds: config.hstsMaxAgeSeconds,
     httpsPublicUrl: config.publicBaseUrl.startsWith('https://'),
+    metrics: deps.metrics,
     scopes: [
       {
         matches: (path) => path.startsWith('/admin/'),
@@ -180,6 +181,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       clock,
       rateLimiter,
       signatureWindowMs: config.signatureWindowMs,
+      metrics: deps.metrics,
     });
     for (const route of [...signedRoutes(deps), ...(deps.extraSignedRoutes ?? [])])
       registerSignedRoute(api, catalog, route);

@@ -1,7 +1,9 @@
 import { stringToSign, signString, signsEqual } from '@cashgate/sdk';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
-import { ApiError, type ApiFailure } from '../http/failures.js';
+import { ApiError, describeFailure, type ApiFailure } from '../http/failures.js';
+import { AuthMetrics } from '../metrics/metrics.js';
 import type { Store } from '../store/store.js';
 import type { AuthKey, AuthKeys } from './keys.js';
 import { requestNonce } from './nonces.js';
@@ -23,6 +25,8 @@ export interface AuthDeps {
   clock: Clock;
   rateLimiter: KeyRateLimiter;
   signatureWindowMs: number;
+  /** Where refusals are counted (cashgate_auth_refusals_total). */
+  metrics: Registry;
 }
 
 const TIMESTAMP = /^\d{13}$/;
@@ -73,7 +77,14 @@ function withSignedString(failure: ApiFailure, key: AuthKey, signed: string): Ap
  * The body is validated afterwards by the route (300).
  */
 export function registerMerchantAuth(scope: FastifyInstance, deps: AuthDeps): void {
-  scope.addHook('preValidation', async (request) => {
+  const metrics = new AuthMetrics(deps.metrics);
+  /** Counts an authentication refusal (307, 301, 429); a body that is no object (300) is a parameter error. */
+  const countRefusal = (error: unknown) => {
+    if (!(error instanceof ApiError)) return;
+    const { code } = describeFailure(error.failure, 'en');
+    if (code !== '300') metrics.refused(code, error.failure.kind);
+  };
+  const authenticate = async (request: FastifyRequest): Promise<void> => {
     const headers = readAuthHeaders(request);
     const params = signedParams(request);
     const key = await deps.merchants.findKeyForAuth(headers.access_key);
@@ -104,6 +115,7 @@ export function registerMerchantAuth(scope: FastifyInstance, deps: AuthDeps): vo
     // refused from here on records it alone first, so a replay is refused as one (307) whatever it asks.
     let tokenTaken = false;
     let accepted = false;
+    let replayCounted = false;
     const nonce = requestNonce(
       deps.store,
       { accessKey: key.accessKey, nonce: headers.nonce, expiresAt: timestamp + deps.signatureWindowMs },
@@ -111,6 +123,10 @@ export function registerMerchantAuth(scope: FastifyInstance, deps: AuthDeps): vo
         // A replay takes no token from the key's rate limit.
         if (tokenTaken) deps.rateLimiter.giveBack(key.accessKey);
         tokenTaken = false;
+        // Found by the route's work, after this hook let the request through: counted here, once
+        // however often the nonce is offered again for the request.
+        if (accepted && !replayCounted) metrics.refused('307', 'nonce_reused');
+        replayCounted = true;
         return withSignedString({ kind: 'nonce_reused' }, key, signed);
       },
       // A key's last use is an accepted request's, known once its nonce is committed (no replay).
@@ -149,5 +165,13 @@ export function registerMerchantAuth(scope: FastifyInstance, deps: AuthDeps): vo
       debug: key.debug,
       nonce,
     };
+  };
+  scope.addHook('preValidation', async (request) => {
+    try {
+      await authenticate(request);
+    } catch (error) {
+      countRefusal(error);
+      throw error;
+    }
   });
 }

@@ -10,7 +10,9 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
+import { HttpMetrics } from '../metrics/metrics.js';
 import type { RequestLogTable } from '../store/schema.js';
 import type { DebugKey } from './caller.js';
 import { failureEnvelope, JSON_UTF8, sendFailure } from './envelope.js';
@@ -87,6 +89,8 @@ export interface HttpServerOptions {
   hstsMaxAgeSeconds: number;
   /** PUBLIC_BASE_URL is https: every answer is reached over HTTPS, whatever the hop before says. */
   httpsPublicUrl: boolean;
+  /** The registry of /metrics: every answered request is counted by route pattern, method and status. */
+  metrics: Registry;
 }
 
 /** Paths that answer in a format of their own. */
@@ -175,10 +179,21 @@ function failureOfFastifyError(error: FastifyError, request: FastifyRequest): Ap
   return undefined;
 }
 
+/** Counts every answered request of `app` (hooked before any route is registered, so all inherit it). */
+function countRequests(app: FastifyInstance, registry: Registry): void {
+  const metrics = new HttpMetrics(registry);
+  app.addHook('onResponse', (request, reply, done) => {
+    metrics.observe(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000);
+    done();
+  });
+}
+
 /** The HTTP server of a worker node: no request log, no merchant API; the caller adds health and metrics. */
-export function createWorkerHttpServer(logger: Logger): FastifyInstance {
+export function createWorkerHttpServer(logger: Logger, metrics?: Registry): FastifyInstance {
   const base: FastifyBaseLogger = logger;
-  return Fastify({ loggerInstance: base, logController: new LogController({ disableRequestLogging: true }) });
+  const app = Fastify({ loggerInstance: base, logController: new LogController({ disableRequestLogging: true }) });
+  if (metrics !== undefined) countRequests(app, metrics);
+  return app;
 }
 
 /**
@@ -292,6 +307,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     });
     response.end(body);
   });
+  countRequests(app, options.metrics);
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
       {

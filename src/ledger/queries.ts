@@ -177,3 +177,36 @@ export function awaitingSettlementAccounts(db: ReadDb): Promise<Pick<LedgerAccou
     .where('kind', '=', 'awaiting_settlement')
     .execute();
 }
+
+/**
+ * Merchant balances summed per currency and kind (available, frozen, awaiting settlement), with how
+ * many accounts are below zero: one aggregate over the accounts table (a row per account, not per
+ * entry), read at each scrape of /metrics.
+ */
+export function merchantBalanceTotals(
+  db: ReadDb,
+): Promise<(Pick<LedgerAccountRow, 'currency' | 'kind'> & { total: DbSum; negative: DbSum })[]> {
+  return db
+    .selectFrom('ledger_accounts')
+    .select([
+      'currency',
+      'kind',
+      (eb) => eb.fn.sum<DbSum>('balance').as('total'),
+      sql<DbSum>`sum(case when balance < 0 then 1 else 0 end)`.as('negative'),
+    ])
+    .where('merchant_id', 'is not', null)
+    .where('kind', 'in', ['available', 'frozen', 'awaiting_settlement'])
+    .groupBy(['currency', 'kind'])
+    .execute();
+}
+
+/** When the oldest settlement that is due and not settled fell due (null when none is). */
+export async function oldestDueSettlement(db: ReadDb, now: number): Promise<number | null> {
+  const row = await db
+    .selectFrom('ledger_settlements')
+    .select((eb) => eb.fn.min<number | string | null>('due_at').as('oldest'))
+    .where('settled_at', 'is', null)
+    .where('due_at', '<=', now)
+    .executeTakeFirst();
+  return row?.oldest === null || row?.oldest === undefined ? null : Number(row.oldest);
+}

@@ -1,10 +1,12 @@
 import { OperatorError } from '../admin/failures.js';
+import type { Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
 import type { Store, ReadDb } from '../store/store.js';
 import { FEE_CHANNELS, feeFor, isFeeChannel, NO_FEE, type FeeChannel, type FeeRule } from './fees.js';
 import { accountCode, InsufficientBalanceError, Ledger } from './ledger.js';
 import { amountField } from './amount-field.js';
 import { formatMoney, fromDb, isCurrency, toDbMinor, type Currency, type Minor } from '../money.js';
+import { LedgerMetrics } from './metrics.js';
 import * as q from './queries.js';
 
 export interface Balance {
@@ -25,12 +27,16 @@ export interface FeeScheduleView {
 /** Balances, operator adjustments and fee schedules on top of the journal. */
 export class LedgerService {
   readonly ledger: Ledger;
+  readonly #metrics: LedgerMetrics | undefined;
 
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
+    /** The registry of /metrics: ledger gauges and settlement counts. */
+    registry?: Registry,
   ) {
     this.ledger = new Ledger(clock);
+    this.#metrics = registry === undefined ? undefined : new LedgerMetrics(registry, store, clock);
   }
 
   /** Query builder for reads outside a unit of work. */
@@ -140,16 +146,23 @@ export class LedgerService {
    */
   async settleDue(limit = 500): Promise<number> {
     let settled = 0;
-    for (;;) {
-      const done = await this.store.transact(async (tx) => {
-        const due = await q.dueSettlements(tx, this.store.dialect === 'postgres', this.clock.now(), 100);
-        const key = (s: q.LedgerSettlementRow) => `${s.merchant_id}/${s.currency}`;
-        due.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
-        for (const settlement of due) await this.ledger.settle(tx, settlement);
-        return due.length;
-      });
-      settled += done;
-      if (done < 100 || settled >= limit) return settled;
+    const byCurrency = new Map<string, number>();
+    try {
+      for (;;) {
+        const due = await this.store.transact(async (tx) => {
+          const rows = await q.dueSettlements(tx, this.store.dialect === 'postgres', this.clock.now(), 100);
+          const key = (s: q.LedgerSettlementRow) => `${s.merchant_id}/${s.currency}`;
+          rows.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+          for (const settlement of rows) await this.ledger.settle(tx, settlement);
+          return rows;
+        });
+        // Counted once the unit is durable: a unit that failed threw before this.
+        for (const { currency } of due) byCurrency.set(currency, (byCurrency.get(currency) ?? 0) + 1);
+        settled += due.length;
+        if (due.length < 100 || settled >= limit) return settled;
+      }
+    } finally {
+      this.#metrics?.ran(byCurrency);
     }
   }
 }

@@ -10,6 +10,7 @@ import { isLanguage, type Language } from '../http/language.js';
 import { feeFor, type FeeChannel, type FeeRule } from '../ledger/fees.js';
 import { InsufficientBalanceError } from '../ledger/ledger.js';
 import { formatMoney, toDbMinor, type Currency, type Minor } from '../money.js';
+import { OrderMetrics } from '../metrics/metrics.js';
 import type { LedgerService } from '../ledger/service.js';
 import { newId, randomHex } from '../store/ids.js';
 import type { OrderArea, OrderKind } from '../store/schema.js';
@@ -158,6 +159,10 @@ const ID_PREFIX: Partial<Record<`${OrderArea}.${OrderKind}`, string>> = {
   'cashier.collection': 'AC',
 };
 
+function orderLabelsOf(order: q.OrderRow): { area: string; kind: string; channel: string | null } {
+  return { area: order.area, kind: order.kind, channel: order.channel_type };
+}
+
 /** A new order id of the kind (KC/KT/BC/BT/XF/XT/AC + 24 hex), handed out before the order is written. */
 export function newOrderId(kind: Pick<OrderKindSpec, 'area' | 'kind'>): string {
   const prefix = ID_PREFIX[`${kind.area}.${kind.kind}`];
@@ -179,6 +184,8 @@ export class OrderService implements CallbackOrderSource {
   readonly #background = new Set<Promise<void>>();
   /** The durable hand-over of orders to their rails; its worker runs `handOver.runDue`. */
   readonly handOver: RailHandOver;
+  /** Orders created and status changes, counted once their unit of work commits. */
+  readonly #metrics: OrderMetrics | undefined;
 
   constructor(
     private readonly store: Store,
@@ -188,6 +195,7 @@ export class OrderService implements CallbackOrderSource {
     private readonly logger: Logger,
     options: { railLeaseMs: number; registry?: Registry },
   ) {
+    this.#metrics = options.registry === undefined ? undefined : new OrderMetrics(options.registry);
     this.handOver = new RailHandOver(
       {
         store,
@@ -346,6 +354,7 @@ export class OrderService implements CallbackOrderSource {
         source: 'api',
         at: now,
       });
+      this.#countOnCommit(tx, (metrics) => metrics.created(orderLabelsOf(order)));
       if (spec.kind === 'transfer') {
         await this.freezeOrRefuse(tx, order, {
           total: input.amount + fee,
@@ -442,6 +451,7 @@ export class OrderService implements CallbackOrderSource {
         source: options.source,
         at: now,
       });
+      if (to !== order.status) this.#countOnCommit(tx, (metrics) => metrics.reached(orderLabelsOf(order), to));
       const updated = { ...order, ...changes };
       if (isFinal(order.kind, to)) await this.outbox.enqueue(tx, this.#callback(updated));
       await options.also?.(tx);
@@ -474,6 +484,12 @@ export class OrderService implements CallbackOrderSource {
       });
       await report.also?.(tx);
     });
+  }
+
+  /** Counts what a unit of work did once it has committed; a unit rolled back counts nothing. */
+  #countOnCommit(tx: Tx, count: (metrics: OrderMetrics) => void): void {
+    const metrics = this.#metrics;
+    if (metrics !== undefined) this.store.afterCommit(tx, () => count(metrics));
   }
 
   #callback(order: q.OrderRow): OrderCallback {
@@ -569,7 +585,8 @@ export class OrderService implements CallbackOrderSource {
     let expired = 0;
     for (const { id } of due) {
       try {
-        await this.applyEvent(id, 'expired', { source: 'expiry' });
+        const order = await this.applyEvent(id, 'expired', { source: 'expiry' });
+        this.#metrics?.expired(order);
         expired += 1;
       } catch (error) {
         if (!(error instanceof EventNotAllowedError)) throw error; // paid meanwhile, on this node or another

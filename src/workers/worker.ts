@@ -1,4 +1,6 @@
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { counterOn } from '../metrics/metrics.js';
 
 /** A periodic background job. Each run must be safe while other nodes run the same job. */
 export interface Worker {
@@ -8,7 +10,19 @@ export interface Worker {
 }
 
 /** Runs workers in this process, each run after the previous one finished; stop() waits for runs in flight. */
-export function startWorkers(workers: readonly Worker[], logger: Logger): { stop(): Promise<void> } {
+export function startWorkers(
+  workers: readonly Worker[],
+  logger: Logger,
+  registry?: Registry,
+): { stop(): Promise<void> } {
+  const runs =
+    registry === undefined
+      ? undefined
+      : counterOn<'worker' | 'outcome'>(registry, {
+          name: 'cashgate_worker_runs_total',
+          help: 'Runs of the periodic workers in this process, by worker and outcome (ok, failed)',
+          labelNames: ['worker', 'outcome'],
+        });
   let stopped = false;
   const timers = new Set<NodeJS.Timeout>();
   const inFlight = new Set<Promise<void>>();
@@ -18,7 +32,11 @@ export function startWorkers(workers: readonly Worker[], logger: Logger): { stop
       timers.delete(timer);
       const run = worker
         .run()
-        .catch((error: unknown) => logger.error({ err: error, worker: worker.name }, 'worker run failed'))
+        .then(() => runs?.inc({ worker: worker.name, outcome: 'ok' }))
+        .catch((error: unknown) => {
+          runs?.inc({ worker: worker.name, outcome: 'failed' });
+          logger.error({ err: error, worker: worker.name }, 'worker run failed');
+        })
         .finally(() => {
           inFlight.delete(run);
           schedule(worker, worker.intervalMs);
