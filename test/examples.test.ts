@@ -12,23 +12,12 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { createContext, runInContext } from 'node:vm';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
+import { SIGNING_VECTORS_PATH, signingVectors } from './support/signing-vectors.js';
 
-const VECTORS_PATH = fileURLToPath(new URL('./fixtures/signing-vectors.json', import.meta.url));
+const VECTORS_PATH = SIGNING_VECTORS_PATH;
 const EXAMPLES = fileURLToPath(new URL('../examples/', import.meta.url));
 
-interface Vector {
-  name: string;
-  params: Record<string, unknown> | null;
-  timestamp: string;
-  nonce: string;
-  stringToSign: string;
-  sign: string;
-}
-const fixture = JSON.parse(readFileSync(VECTORS_PATH, 'utf8')) as {
-  secret_key: string;
-  access_key: string;
-  vectors: Vector[];
-};
+const fixture = signingVectors;
 
 interface Language {
   name: string;

@@ -1,22 +1,10 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { computeSign, signsEqual, stringToSign, verifyCallback } from '@cashgate/sdk';
+import { signingVectors } from './support/signing-vectors.js';
 
-interface Vector {
-  name: string;
-  params: Record<string, unknown> | null;
-  timestamp: string;
-  nonce: string;
-  stringToSign: string;
-  sign: string;
-}
-const fixture = JSON.parse(readFileSync(new URL('./fixtures/signing-vectors.json', import.meta.url), 'utf8')) as {
-  secret_key: string;
-  access_key: string;
-  vectors: Vector[];
-};
+const fixture = signingVectors;
 
 describe('request signing (worked vectors computed independently)', () => {
   for (const vector of fixture.vectors) {
