@@ -262,6 +262,39 @@ describe(`Exchange: fiat ↔ USDT (${databaseLabel})`, () => {
     });
     assert.deepEqual(repeat.body.data, mxn.body.data, 'an identical repeat returns the first result');
     assert.equal((await balance('MXN')).frozen, '37.00', 'and freezes nothing more');
+
+    // A repeat of a create whose answer was lost is answered as the first one was, even once the
+    // rate it was made at is gone (a new create would be refused): the merchant is not told "300"
+    // about an order that exists.
+    const prices = await gw.gateway.store.read
+      .selectFrom('exchange_rates')
+      .selectAll()
+      .where('currency', '=', 'MXN')
+      .execute();
+    await gw.gateway.store.transact((tx) => tx.deleteFrom('exchange_rates').where('currency', '=', 'MXN').execute());
+    try {
+      const later = await call(TO_WALLET, {
+        addressTo: EVM_TO,
+        chainType: 'ETH',
+        tokenType: 'USDT',
+        currencyAmount: '37',
+        currencyType: 'MXN',
+        externalOrderId: mxn.body.data.externalOrderId,
+      });
+      assert.equal(later.body.code, '200', later.body.msgEn);
+      assert.deepEqual(later.body.data, mxn.body.data, 'the first result, though the rate is gone');
+      const fresh = await call(TO_WALLET, {
+        addressTo: EVM_TO,
+        chainType: 'ETH',
+        tokenType: 'USDT',
+        currencyAmount: '37',
+        currencyType: 'MXN',
+        externalOrderId: ext('mxn-no-rate'),
+      });
+      assert.equal(fresh.body.code, '300', 'a new create without a rate is refused');
+    } finally {
+      await gw.gateway.store.transact((tx) => tx.insertInto('exchange_rates').values(prices).execute());
+    }
   });
 
   it('fiat → token failures release the fiat: from 1 (frozen) and from 4 (taken), fee included', async () => {

@@ -297,6 +297,12 @@ export class ExchangeService {
     });
     const amount = whole * 10n ** BigInt(CURRENCIES[currency]);
     checkAddress('addressTo', body.chainType, body.addressTo);
+    const earlier = await this.deps.orders.earlierAnswer(this.kinds.fiatToToken, {
+      merchantId: caller.merchantId,
+      externalOrderId: body.externalOrderId,
+      requestBody: body,
+    });
+    if (earlier !== undefined) return earlier;
     const missing = this.deps.rails[body.chainType].sendUnavailable;
     if (missing !== undefined)
       throw new ApiError({ kind: 'chain_send_unavailable', chainType: body.chainType, missing });
@@ -337,6 +343,12 @@ export class ExchangeService {
     const decimals = TOKEN_DECIMALS[body.chainType];
     const units = amountField('tokenAmount', body.tokenAmount, currency, { decimals, minimum: 1n, maximum: MAX_MINOR });
     checkAddress('addressFrom', body.chainType, body.addressFrom);
+    const earlier = await this.deps.orders.earlierAnswer(this.kinds.tokenToFiat, {
+      merchantId: caller.merchantId,
+      externalOrderId: body.externalOrderId ?? null,
+      requestBody: body,
+    });
+    if (earlier !== undefined) return earlier;
     const rate = await this.#price(body.currencyType, body.tokenType, 'token_to_fiat');
     const gross = fiatForTokens(units, decimals, rate, CURRENCIES[currency]);
     if (gross > MAX_MINOR) {

@@ -283,6 +283,31 @@ export class OrderService implements CallbackOrderSource {
     return { order, data: reviveExact(JSON.parse(order.create_result)) as R, created: false };
   }
 
+  /**
+   * The first answer to an identical earlier create under the same externalOrderId, or undefined
+   * when there is none. For kinds whose create checks state that can change before it creates (a
+   * rate, a chain's readiness): a repeat of a create whose answer was lost is answered as the first
+   * one was, not refused by a check that has changed since. A different request under that
+   * externalOrderId is refused, as create refuses it.
+   */
+  async earlierAnswer<R>(
+    spec: OrderKindSpec<R>,
+    input: Pick<NewOrder, 'merchantId' | 'externalOrderId' | 'requestBody'>,
+  ): Promise<R | undefined> {
+    const { externalOrderId } = input;
+    if (externalOrderId === null) return undefined;
+    const row = await q.findByExternalId(this.store.read, {
+      merchantId: input.merchantId,
+      area: spec.area,
+      kind: spec.kind,
+      externalOrderId,
+    });
+    if (row === undefined) return undefined;
+    if (row.request_hash !== requestHash(input.requestBody))
+      throw new ApiError({ kind: 'duplicate_external_order_id', externalOrderId });
+    return reviveExact(JSON.parse(row.create_result)) as R;
+  }
+
   /** Works a hand-over this node holds; the order carries the rail's reference when the rail took it. */
   async #handOver(leased: LeasedTask, order: q.OrderRow): Promise<HandOverOutcome> {
     const outcome = await this.handOver.work(leased, order);
