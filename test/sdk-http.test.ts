@@ -208,6 +208,19 @@ describe('SDK over HTTP', () => {
     assert.equal(error.attempts, 1);
   });
 
+  it('an abort while waiting to retry is a CashgateError too', async () => {
+    const h = await host(() => ({ status: 503, headers: { 'content-type': 'text/html' }, body: '<h1>busy</h1>' }));
+    const controller = new AbortController();
+    const call = client(h.url, { retryDelayMs: 60_000, maxRetryDelayMs: 120_000 }).kenya.balance({
+      signal: controller.signal,
+    });
+    await h.waitFor(1);
+    controller.abort();
+    const error = await failure(call);
+    assert.equal(error.code, 'aborted', error.msgEn);
+    assert.equal(error.attempts, 1, 'aborted after the first attempt, while waiting');
+  });
+
   it('names a dead host instead of "fetch failed"', async () => {
     const port = await closedPort();
     const error = await failure(client(`http://127.0.0.1:${port}`, { retries: 1 }).brazil.balance());

@@ -35,10 +35,15 @@ export interface VerifyCallbackOptions {
 
 const HEADER_NAMES = ['access_key', 'timestamp', 'nonce', 'sign'] as const;
 
+/** How far a callback's timestamp may be from now, by default. */
+export const DEFAULT_TOLERANCE_MS = 300_000;
+
 /** One header's value, whatever the case of its name; the first of repeated values. */
 export function headerValue(headers: HeadersLike, name: string): string | undefined {
   if (typeof headers.get === 'function') {
-    return (headers as { get(name: string): string | null }).get(name) ?? undefined;
+    // A Headers object joins repeated values with ", ": the first is taken, as from a record.
+    const joined = (headers as { get(name: string): string | null }).get(name);
+    return joined === null ? undefined : (joined.split(',')[0] ?? '').trim();
   }
   const record = headers as Readonly<Record<string, string | readonly string[] | undefined>>;
   const wanted = name.toLowerCase();
@@ -70,7 +75,7 @@ function checked(rawBody: string | Uint8Array, headers: HeadersLike, options: Ve
   if (!signsEqual(computeSign(options.secretKey, body as SignedParams, signature), signature.sign))
     refuse('bad_signature', 'the sign header does not match the body signed with this secret key');
   const timestamp = /^\d{13}$/.test(signature.timestamp) ? Number(signature.timestamp) : Number.NaN;
-  const tolerance = options.toleranceMs ?? 300_000;
+  const tolerance = options.toleranceMs ?? DEFAULT_TOLERANCE_MS;
   const now = options.now ?? Date.now();
   if (!(Math.abs(now - timestamp) <= tolerance))
     refuse('stale', `the callback's timestamp ${signature.timestamp} is more than ${tolerance} ms from now (${now})`);
@@ -119,16 +124,28 @@ export function verifyCallback(
   return typeof replayed === 'boolean' ? verdict(replayed) : replayed.then(verdict);
 }
 
-/** An in-memory replay hook for one process: `seen: nonces.seen`. Several processes need a shared store instead. */
+/**
+ * An in-memory replay hook for one process: `seen: nonces.seen`. Several processes need a shared
+ * store instead. Give it the toleranceMs verifyCallback uses: a nonce is kept 2 × toleranceMs from
+ * when it was seen, as long as its callback could still pass the freshness check.
+ */
 export class NonceMemory {
+  /** Nonce → when it was seen; a Map keeps insertion order, so the oldest come first. */
   readonly #nonces = new Map<string, number>();
-  constructor(readonly keepMs = 600_000) {}
+  readonly keepMs: number;
+  constructor(toleranceMs = DEFAULT_TOLERANCE_MS) {
+    this.keepMs = 2 * toleranceMs;
+  }
 
-  readonly seen = (nonce: string, timestamp: number): boolean => {
+  readonly seen = (nonce: string): boolean => {
     const now = Date.now();
-    for (const [key, at] of this.#nonces) if (at < now - this.keepMs) this.#nonces.delete(key);
+    // Only the expired head of the map is swept: each nonce is looked at about once.
+    for (const [key, at] of this.#nonces) {
+      if (at >= now - this.keepMs) break;
+      this.#nonces.delete(key);
+    }
     if (this.#nonces.has(nonce)) return true;
-    this.#nonces.set(nonce, Math.max(timestamp, now));
+    this.#nonces.set(nonce, now);
     return false;
   };
 }

@@ -186,11 +186,25 @@ export class CashgateClient {
   verifyCallback<T extends object = CallbackPayload>(
     rawBody: string | Uint8Array,
     headers: HeadersLike,
-    options: Omit<VerifyCallbackOptions, 'secretKey' | 'seen'> & {
+    options?: Omit<VerifyCallbackOptions, 'secretKey' | 'seen'> & {
       seen?: (nonce: string, timestamp: number) => boolean;
-    } = {},
-  ): T {
-    return verifyCallback<T>(rawBody, headers, { ...options, secretKey: this.#credentials.secretKey });
+    },
+  ): T;
+  /** With a replay hook that answers by a Promise (a shared store), the verdict is a Promise. */
+  verifyCallback<T extends object = CallbackPayload>(
+    rawBody: string | Uint8Array,
+    headers: HeadersLike,
+    options: Omit<VerifyCallbackOptions, 'secretKey' | 'seen'> & {
+      seen: (nonce: string, timestamp: number) => Promise<boolean>;
+    },
+  ): Promise<T>;
+  verifyCallback(
+    rawBody: string | Uint8Array,
+    headers: HeadersLike,
+    options: Omit<VerifyCallbackOptions, 'secretKey'> = {},
+  ): unknown {
+    const verify = verifyCallback as (body: string | Uint8Array, h: HeadersLike, o: VerifyCallbackOptions) => unknown;
+    return verify(rawBody, headers, { ...options, secretKey: this.#credentials.secretKey });
   }
 
   /** POSTs any body and returns the envelope as it came, failures included (no retry: the SDK cannot tell whether a repeat is safe). */

@@ -134,7 +134,18 @@ export class Transport {
         if (outcome instanceof CashgateError) throw outcome;
         return { ...outcome, attempts: n };
       }
-      await delay(wait, attempt.signal);
+      try {
+        await delay(wait, attempt.signal);
+      } catch (error) {
+        // Cancelled while waiting to try again: a CashgateError like any other abort.
+        throw new CashgateError({
+          code: 'aborted',
+          msgEn: 'the request was aborted by the caller while waiting to be retried',
+          attempts: n,
+          request: label,
+          cause: error,
+        });
+      }
     }
   }
 
