@@ -28,7 +28,9 @@ export function failureOf(error: unknown): { body: { error: { code: string; mess
   // The admin API answers these with 400 invalid_request and the same message.
   if (error instanceof ApiError)
     return failure('invalid_request', describeFailure(error.failure, 'en').text, EXIT_USAGE);
-  if (error instanceof OperatorError) return failure(error.failure.kind, error.message, 1);
+  // Values the admin API refuses with 400 are bad input here too; a missing or conflicting thing is 1.
+  if (error instanceof OperatorError)
+    return failure(error.failure.kind, error.message, error.status === 400 ? EXIT_USAGE : 1);
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')) {
     return failure('usage', (error as Error).message, EXIT_USAGE);

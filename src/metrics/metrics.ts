@@ -63,11 +63,13 @@ export class HttpMetrics {
 
   /** One answered request: `route` is the pattern that served it, undefined when none did. */
   observe(method: string, route: string | undefined, status: number, seconds: number): void {
-    const key = `${method} ${route ?? ''}`;
+    // Keyed by the labels themselves: two unknown methods share the one series "other".
+    const label = boundedLabel(method, METHODS);
+    const key = `${label} ${route ?? ''}`;
     let entry = this.#series.get(key);
     if (entry === undefined) {
       entry = {
-        method: boundedLabel(method, METHODS),
+        method: label,
         route: route ?? 'unmatched',
         statuses: new Map(),
         buckets: LATENCY_BUCKETS.map(() => 0),
