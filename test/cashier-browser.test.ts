@@ -86,16 +86,21 @@ describe(`cashier pages in Chromium (${databaseLabel})`, async () => {
   let shop: Awaited<ReturnType<typeof startShop>>;
   let merchant: Awaited<ReturnType<TestGateway['merchantWithKey']>>;
 
-  const newContext = (viewport: { width: number; height: number }, locale = 'pt-BR'): Promise<BrowserContext> => {
+  const newContext = (
+    viewport: { width: number; height: number },
+    locale = 'pt-BR',
+    javaScriptEnabled = true,
+  ): Promise<BrowserContext> => {
     if (browser === undefined) throw new Error('no browser: the test should have been skipped');
-    return browser.newContext({ viewport, locale });
+    return browser.newContext({ viewport, locale, javaScriptEnabled });
   };
   const withPage = async (
     viewport: { width: number; height: number },
     locale: string,
     run: (page: Page) => Promise<void>,
+    options: { javaScriptEnabled?: boolean } = {},
   ) => {
-    const context = await newContext(viewport, locale);
+    const context = await newContext(viewport, locale, options.javaScriptEnabled);
     try {
       await run(await context.newPage());
     } finally {
@@ -541,25 +546,21 @@ describe(`cashier pages in Chromium (${databaseLabel})`, async () => {
         assert.ok(await page.getByRole('link', { name: 'Volver a la tienda' }).isVisible(), 'the return button (es)');
       });
 
-      if (browser === undefined) throw new Error('no browser');
-      const context = await browser.newContext({
-        viewport: VIEWPORTS.phone,
-        locale: 'en-US',
-        javaScriptEnabled: false,
-      });
-      try {
-        const page = await context.newPage();
-        await page.goto(returns);
-        assert.ok(
-          await page.getByRole('link', { name: 'Return to the shop' }).isVisible(),
-          'the button without script',
-        );
-        assert.ok(await page.getByText(/Taking you back/).isHidden(), 'no countdown without script');
-        assert.equal(await page.getByRole('button', { name: 'Stay on this page' }).count(), 0, 'no stop button');
-        assert.doesNotMatch(await page.content(), /http-equiv="refresh"/, 'no meta refresh without script');
-      } finally {
-        await context.close();
-      }
+      await withPage(
+        VIEWPORTS.phone,
+        'en-US',
+        async (page) => {
+          await page.goto(returns);
+          assert.ok(
+            await page.getByRole('link', { name: 'Return to the shop' }).isVisible(),
+            'the button without script',
+          );
+          assert.ok(await page.getByText(/Taking you back/).isHidden(), 'no countdown without script');
+          assert.equal(await page.getByRole('button', { name: 'Stay on this page' }).count(), 0, 'no stop button');
+          assert.doesNotMatch(await page.content(), /http-equiv="refresh"/, 'no meta refresh without script');
+        },
+        { javaScriptEnabled: false },
+      );
     },
   );
 
@@ -610,24 +611,20 @@ describe(`cashier pages in Chromium (${databaseLabel})`, async () => {
     { skip },
     async () => {
       const data = await create('/api/v3/bra/createCollectingOrder', { amount: '9.99', channelType: 'PIX' });
-      if (browser === undefined) throw new Error('no browser');
-      const context = await browser.newContext({
-        viewport: VIEWPORTS.phone,
-        locale: 'en-US',
-        javaScriptEnabled: false,
-      });
-      try {
-        const page = await context.newPage();
-        await page.goto(local(data.cashierUrl as string));
-        assert.ok(await page.getByText('R$9.99', { exact: true }).isVisible());
-        assert.equal(await page.getByLabel(/Pix code to copy and paste/).inputValue(), data.currencyOrderVo.payParam);
-        assert.ok(await page.locator('svg.qr').isVisible(), 'without script the QR code is open, after the code');
-        assert.equal(await page.getByRole('button', { name: 'Copy' }).count(), 0, 'no copy button without script');
-        assert.equal(await page.locator('noscript').count(), 1);
-        assert.match((await page.content()).replace(/&lt;/g, '<'), /<meta http-equiv="refresh" content="10">/);
-      } finally {
-        await context.close();
-      }
+      await withPage(
+        VIEWPORTS.phone,
+        'en-US',
+        async (page) => {
+          await page.goto(local(data.cashierUrl as string));
+          assert.ok(await page.getByText('R$9.99', { exact: true }).isVisible());
+          assert.equal(await page.getByLabel(/Pix code to copy and paste/).inputValue(), data.currencyOrderVo.payParam);
+          assert.ok(await page.locator('svg.qr').isVisible(), 'without script the QR code is open, after the code');
+          assert.equal(await page.getByRole('button', { name: 'Copy' }).count(), 0, 'no copy button without script');
+          assert.equal(await page.locator('noscript').count(), 1);
+          assert.match((await page.content()).replace(/&lt;/g, '<'), /<meta http-equiv="refresh" content="10">/);
+        },
+        { javaScriptEnabled: false },
+      );
     },
   );
 
