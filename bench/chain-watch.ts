@@ -71,7 +71,7 @@ try {
       confirmations: CONFIRMATIONS,
       batchBlocks: 100,
       leaseMs: 60_000,
-      owner: 'bench',
+      node: { id: 'bench' },
       startBelowHead: Number(head - first + 1n),
     },
   );

@@ -854,6 +854,7 @@ class Seeder {
       next_attempt_at: null,
       first_attempt_at: null,
       lease_token: null,
+      lease_owner: null,
       created_at: at,
       updated_at: at,
     };

@@ -3,8 +3,6 @@
  * chain with an endpoint, and the chain rails the exchange and the cashier hand orders to. In the
  * sandbox (the default) every chain is the simulator and nothing here runs.
  */
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { CheckoutService } from './cashier/checkout.js';
@@ -25,7 +23,8 @@ import { TronApiClient, tronDepositSource } from './rails/chain/tron-api.js';
 import { tronHotWallet } from './rails/chain/tron-wallet.js';
 import { sandboxChainRail, type ChainRail } from './rails/chain/rail.js';
 import { TokenSender, type HotWallet } from './rails/chain/token-sender.js';
-import type { ChainTransferRow } from './rails/queries.js';
+import { chainWorkLeases, freeChainWork, type ChainTransferRow } from './rails/queries.js';
+import type { LeaseKind } from './nodes/leases.js';
 import type { Store } from './store/store.js';
 import type { Worker } from './workers/worker.js';
 
@@ -62,12 +61,13 @@ export interface LiveChainsDeps {
   logger: Logger;
   registry: Registry;
   railLeaseMs: number;
+  /** This node: the chains' watches and sendings are leased in its current id. */
+  node: { readonly id: string };
 }
 
 export class LiveChains {
   readonly rails: Readonly<Record<Chain, ChainRail>>;
   readonly #parts: ChainParts[];
-  readonly #owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   /** Chains whose token decimals were read from the contract and matched. */
   readonly #verified = new Set<Chain>();
 
@@ -201,6 +201,20 @@ export class LiveChains {
     this.#verified.add(parts.chain);
   }
 
+  /** The chains' watches and sendings, each a lease: freed when the node holding it dies or stops. */
+  readonly leases: readonly LeaseKind[] = [
+    {
+      kind: 'chain_watch',
+      free: (tx, owners) => freeChainWork(tx, 'chain_watches', owners),
+      held: (db, now) => chainWorkLeases(db, 'chain_watches', now),
+    },
+    {
+      kind: 'chain_send',
+      free: (tx, owners) => freeChainWork(tx, 'chain_hot_wallets', owners),
+      held: (db, now) => chainWorkLeases(db, 'chain_hot_wallets', now),
+    },
+  ];
+
   /** The watchers and senders of every chain, as periodic workers; deposits go to the exchange or the cashier. */
   workers(deps: { orders: OrderService; exchange: ExchangeService; checkouts: CheckoutService }): Worker[] {
     const { store, clock, logger, registry, config } = this.deps;
@@ -222,7 +236,7 @@ export class LiveChains {
           confirmations: parts.confirmations,
           batchBlocks: BATCH_BLOCKS,
           leaseMs: this.deps.railLeaseMs,
-          owner: this.#owner,
+          node: this.deps.node,
         },
       );
       workers.push({
@@ -237,7 +251,7 @@ export class LiveChains {
       const sender = new TokenSender(
         { store, clock, logger: chainLogger, wallet: parts.wallet, outcomes: deps.exchange.sendOutcomes, registry },
         {
-          owner: this.#owner,
+          node: this.deps.node,
           leaseMs: this.deps.railLeaseMs,
           stuckAfterMs: config.stuckAfterMs,
           maxPerOrder: baseUnits(config.maxPerOrder, parts.wallet.tokenDecimals),

@@ -7,6 +7,7 @@ import { openServices, startBackgroundWork, startGateway } from './gateway.js';
 import { buildWorkerApp } from './server.js';
 import { createLogger } from './logger.js';
 import { loadMasterKey } from './store/secret-box.js';
+import { lockDataDir } from './store/dir-lock.js';
 import { Store } from './store/store.js';
 import { SERVICE_VERSION } from './version.js';
 
@@ -52,35 +53,86 @@ async function serve(config: Config): Promise<void> {
     demoToken = randomBytes(24).toString('base64url');
     config.adminToken = demoToken;
   }
-  const gateway = await startGateway(config, logger);
+  const dirLock = lockSqliteDataDir(config);
+  const gateway = await startGateway(config, logger, { soleNode: dirLock !== undefined }).catch((error: unknown) => {
+    dirLock?.release();
+    throw error;
+  });
   if (config.demo) await printDemo(gateway, config, demoToken);
-  closeOnSignal(logger, () => gateway.close());
+  closeOnSignal(logger, config.nodes.shutdownGraceMs, {
+    close: () => gateway.close(),
+    abandon: () => gateway.nodes.stop(),
+  });
+}
+
+/**
+ * On SQLite, one data directory is one node: a serve or worker process takes it for itself (a
+ * second one is refused with a message that says why). Undefined on PostgreSQL.
+ */
+function lockSqliteDataDir(config: Config): { release(): void } | undefined {
+  return config.databaseUrl === undefined ? lockDataDir(config.dataDir) : undefined;
 }
 
 /** A worker node: the callback dispatcher and periodic jobs; HTTP only for health and metrics. */
 async function runWorker(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
+  const dirLock = lockSqliteDataDir(config);
   const services = await openServices(config, logger);
+  await services.nodes.start({ role: 'worker', soleNode: dirLock !== undefined });
   const workers = startBackgroundWork(services, config, logger);
+  services.nodes.onFreed(() => workers.wake());
   const app = await buildWorkerApp({ ...services, logger });
   const url = await app.listen({ host: config.host, port: config.port });
-  logger.info({ url, database: services.store.dialect }, 'Cashgate worker is running');
-  closeOnSignal(logger, async () => {
-    await app.close();
-    await workers.stop();
-    await services.close();
+  logger.info({ url, database: services.store.dialect, node: services.nodes.id }, 'Cashgate worker is running');
+  closeOnSignal(logger, config.nodes.shutdownGraceMs, {
+    close: async () => {
+      await Promise.all([app.close(), workers.stop()]);
+      await services.close();
+    },
+    abandon: () => services.nodes.stop(),
   });
 }
 
-/** On SIGINT or SIGTERM: finish what is in flight, close, exit. */
-function closeOnSignal(logger: ReturnType<typeof createLogger>, close: () => Promise<void>): void {
+/**
+ * On SIGINT or SIGTERM: a clean stop within `graceMs`. `close` stops taking new work (requests get
+ * 503, workers claim nothing), lets what is in flight finish, releases this node's leases and marks
+ * it gone. If that has not finished when the last second of the grace begins (a rail or a merchant
+ * that does not answer), `abandon` releases the leases still held, so other nodes take that work up
+ * at once (what this node was doing records nothing), and the process exits with 1.
+ */
+function closeOnSignal(
+  logger: ReturnType<typeof createLogger>,
+  graceMs: number,
+  stop: { close(): Promise<void>; abandon(): Promise<void> },
+): void {
   let closing = false;
   const shutdown = (signal: string): void => {
     if (closing) return;
     closing = true;
-    logger.info({ signal }, 'shutting down');
-    close().then(
-      () => process.exit(0),
+    const started = Date.now();
+    logger.info({ signal, graceMs }, 'shutting down');
+    const abandonAt = graceMs - Math.min(1_000, Math.floor(graceMs / 5));
+    const timer = setTimeout(() => {
+      logger.error(
+        { inFlightForMs: Date.now() - started },
+        'work in flight did not finish within SHUTDOWN_GRACE_MS; releasing this node’s leases and exiting',
+      );
+      const exit = setTimeout(() => process.exit(1), graceMs - abandonAt);
+      stop.abandon().then(
+        () => process.exit(1),
+        (error: unknown) => {
+          logger.error({ err: error }, 'releasing the leases failed; they are freed when this node is found dead');
+          clearTimeout(exit);
+          process.exit(1);
+        },
+      );
+    }, abandonAt);
+    stop.close().then(
+      () => {
+        clearTimeout(timer);
+        logger.info({ ms: Date.now() - started }, 'stopped cleanly');
+        process.exit(0);
+      },
       (error: unknown) => {
         logger.error({ err: error }, 'shutdown failed');
         process.exit(1);

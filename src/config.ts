@@ -47,6 +47,15 @@ export interface Config {
   railLeaseMs: number;
   /** How often the hand-over worker looks for hand-overs that are due (retries, leases that ran out). */
   railPollIntervalMs: number;
+  /** This process as a node among others on one database (see src/nodes). */
+  nodes: {
+    /** How often the node writes its heartbeat (NODE_HEARTBEAT_MS). */
+    heartbeatMs: number;
+    /** A node whose heartbeat is older than this is dead, and its leases are freed (NODE_DEAD_AFTER_MS). */
+    deadAfterMs: number;
+    /** How long a SIGTERM may take, from the signal to the exit (SHUTDOWN_GRACE_MS). */
+    shutdownGraceMs: number;
+  };
   /** PostgreSQL: connections in this process's pool. */
   databasePoolSize: number;
   /** Run the background workers (callback dispatcher, nonce pruner) in the server process. */
@@ -616,6 +625,11 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     callbackPollIntervalMs: read.integer('CALLBACK_POLL_INTERVAL_MS', 1_000, 10, 60_000),
     railLeaseMs: read.integer('RAIL_LEASE_MS', 60_000, 100, 3_600_000),
     railPollIntervalMs: read.integer('RAIL_POLL_INTERVAL_MS', 1_000, 10, 60_000),
+    nodes: {
+      heartbeatMs: read.integer('NODE_HEARTBEAT_MS', 2_000, 50, 60_000),
+      deadAfterMs: read.integer('NODE_DEAD_AFTER_MS', 10_000, 200, 600_000),
+      shutdownGraceMs: read.integer('SHUTDOWN_GRACE_MS', 10_000, 100, 600_000),
+    },
     databasePoolSize: read.integer('DATABASE_POOL_SIZE', 16, 1, 1_000),
     workers: read.boolean('CASHGATE_WORKERS', true),
     sandbox,
@@ -645,6 +659,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   const displayHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   const publicBaseUrl = read.url('PUBLIC_BASE_URL', `http://${displayHost}:${port}`, ['http:', 'https:']);
   config.publicBaseUrl = (publicBaseUrl ?? '').replace(/\/+$/, '');
+  if (config.nodes.deadAfterMs < 2 * config.nodes.heartbeatMs) {
+    read.problems.push('NODE_DEAD_AFTER_MS: must be at least twice NODE_HEARTBEAT_MS');
+  }
   if (config.adminToken !== undefined && config.adminToken.length < 16) {
     read.problems.push('CASHGATE_ADMIN_TOKEN: must be at least 16 characters');
   }

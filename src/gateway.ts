@@ -39,6 +39,8 @@ import { pixReconcileWorker } from './workers/pix-reconcile.js';
 import { railHandOverWorker } from './workers/rail-hand-over.js';
 import { settlementWorker } from './workers/settlement.js';
 import { startWorkers } from './workers/worker.js';
+import { NodeIdentity, NodeLiveness } from './nodes/liveness.js';
+import { SERVICE_VERSION } from './version.js';
 
 export interface Gateway {
   app: FastifyInstance;
@@ -54,6 +56,8 @@ export interface Gateway {
   url: string;
   /** The Prometheus registry served at /metrics. */
   metrics: Registry;
+  /** This process as a node: its heartbeat, and the leases it frees and releases. */
+  nodes: NodeLiveness;
   close(): Promise<void>;
 }
 
@@ -62,6 +66,8 @@ export interface GatewayOptions {
   /** Run the background workers in this process (default: CASHGATE_WORKERS, true unless set false). */
   workers?: boolean;
   extraSignedRoutes?: readonly SignedRouteDef[];
+  /** This process alone uses the database (SQLite with its data directory locked): see `NodeStart.soleNode`. */
+  soleNode?: boolean;
 }
 
 export type { OrderKinds, Services } from './services.js';
@@ -109,10 +115,12 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics, prefix: 'cashgate_' });
   registerStoreMetrics(metrics, store);
-  const callbacks = openCallbacks({ config, store, clock, logger, merchants, registry: metrics });
+  const node = new NodeIdentity();
+  const callbacks = openCallbacks({ config, store, clock, logger, merchants, registry: metrics, node });
   const ledger = new LedgerService(store, clock, metrics);
   const orders = new OrderService(store, clock, ledger, callbacks.outbox, logger.child({ component: 'orders' }), {
     railLeaseMs: config.railLeaseMs,
+    node,
     registry: metrics,
   });
   const rates = new OperatorRates(store, clock);
@@ -131,6 +139,7 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
           logger,
           registry: metrics,
           railLeaseMs: config.railLeaseMs,
+          node,
         })
       : undefined;
   const chainRails =
@@ -149,6 +158,7 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
             orders,
             clock,
             logger: logger.child({ component: 'daraja' }),
+            node,
             registry: metrics,
           },
           {
@@ -245,8 +255,14 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
     },
   );
   sandbox.registerDriver(['cashier.collection'], (order, event, input) => checkouts.sandboxEvent(order, event, input));
+  const nodes = new NodeLiveness(
+    { store, clock, logger: logger.child({ component: 'nodes' }), identity: node, registry: metrics },
+    { heartbeatMs: config.nodes.heartbeatMs, deadAfterMs: config.nodes.deadAfterMs, version: SERVICE_VERSION },
+  );
+  nodes.register(orders.handOver.leases, callbacks.dispatcher.leases, daraja?.leases, ...(chains?.leases ?? []));
   return {
     store,
+    nodes,
     merchants,
     ledger,
     orders,
@@ -286,6 +302,7 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
       await daraja?.close();
       await apiPix?.close();
       await chains?.close();
+      await nodes.stop();
       await store.close();
     },
   };
@@ -296,7 +313,7 @@ export function startBackgroundWork(
   services: Services,
   config: Pick<Config, 'railPollIntervalMs'>,
   logger: Logger,
-): { stop(): Promise<void> } {
+): { wake(): void; stop(): Promise<void> } {
   const periodic = startWorkers(
     [
       noncePruner({ store: services.store, clock: services.clock, logger, registry: services.metrics }),
@@ -317,6 +334,10 @@ export function startBackgroundWork(
   );
   services.callbacks.dispatcher.start();
   return {
+    wake() {
+      periodic.wake();
+      services.callbacks.dispatcher.wake();
+    },
     async stop() {
       await services.callbacks.dispatcher.stop();
       await periodic.stop();
@@ -341,9 +362,12 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
     logger,
     ...(options.extraSignedRoutes !== undefined && { extraSignedRoutes: options.extraSignedRoutes }),
   });
-  const workers = (options.workers ?? config.workers) ? startBackgroundWork(services, config, logger) : undefined;
+  let workers: ReturnType<typeof startBackgroundWork> | undefined;
   let url: string;
   try {
+    await services.nodes.start({ role: 'serve', soleNode: options.soleNode ?? false });
+    workers = (options.workers ?? config.workers) ? startBackgroundWork(services, config, logger) : undefined;
+    services.nodes.onFreed(() => workers?.wake());
     url = await app.listen({ host: config.host, port: config.port });
   } catch (error) {
     await workers?.stop();
@@ -386,9 +410,10 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
     rails: services.rails,
     url,
     metrics: services.metrics,
+    nodes: services.nodes,
     async close() {
-      await app.close();
-      await workers?.stop();
+      // New work stops at once: requests get 503, workers and the dispatcher claim nothing more.
+      await Promise.all([app.close(), workers?.stop()]);
       await services.close();
     },
   };

@@ -27,6 +27,7 @@ import { registerLedgerAdminRoutes } from './ledger/admin-routes.js';
 import { balanceRoutes } from './ledger/balance-routes.js';
 import { registerMerchantAdminRoutes } from './merchants/admin-routes.js';
 import { registerOrderAdminRoutes } from './orders/admin-routes.js';
+import { registerNodeAdminRoutes } from './nodes/admin-routes.js';
 import { registerDarajaCallbacks } from './kenya/daraja-routes.js';
 import { registerPixAdminRoutes } from './brazil/pix-admin-routes.js';
 import { registerRailCallbacks } from './rails/callback-routes.js';
@@ -202,6 +203,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registerRailMessageAdminRoutes(admin, catalog, { store: deps.store });
     if (deps.apiPix !== undefined) registerPixAdminRoutes(admin, catalog, { pix: deps.apiPix.connector });
     registerExchangeAdminRoutes(admin, catalog, { rates: deps.rates, orders: deps.orders, store: deps.store });
+    registerNodeAdminRoutes(admin, catalog, { nodes: deps.nodes, store: deps.store, clock: deps.clock });
   });
 
   return app;

@@ -17,6 +17,7 @@ import type { MerchantService } from './merchants/service.js';
 import type { OrderSandbox } from './orders/sandbox.js';
 import type { OrderService } from './orders/service.js';
 import type { Rails } from './rails/rails.js';
+import type { NodeLiveness } from './nodes/liveness.js';
 import type { Store } from './store/store.js';
 
 /** The order kinds of each area, built with their rails and registered with the order service. */
@@ -27,6 +28,8 @@ export interface OrderKinds {
 
 export interface Services {
   store: Store;
+  /** This process as a node among those sharing the database (started by `serve` and `worker` only). */
+  nodes: NodeLiveness;
   merchants: MerchantService;
   ledger: LedgerService;
   orders: OrderService;

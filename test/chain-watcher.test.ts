@@ -65,7 +65,14 @@ describe(`Deposit watcher on a local EVM node (${databaseLabel})`, () => {
         },
         registry,
       },
-      { chain: 'ETH', confirmations: CONFIRMATIONS, batchBlocks: 4, leaseMs: 60_000, owner, startBelowHead: 0 },
+      {
+        chain: 'ETH',
+        confirmations: CONFIRMATIONS,
+        batchBlocks: 4,
+        leaseMs: 60_000,
+        node: { id: owner },
+        startBelowHead: 0,
+      },
     );
   /** Runs until a run finds nothing to do. */
   const settle = async (w: DepositWatcher) => {

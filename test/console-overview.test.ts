@@ -119,6 +119,7 @@ describe(`console overview: figures of today and the last 7 UTC days (${database
       next_attempt_at: null,
       first_attempt_at: at + offset,
       lease_token: null,
+      lease_owner: null,
       created_at: at + offset,
       updated_at: at + offset,
     });

@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
+import type { Counter } from 'prom-client';
 import type { Clock } from '../clock.js';
+import type { LeaseKind } from '../nodes/leases.js';
 import { newId } from '../store/ids.js';
 import type { Store, Tx } from '../store/store.js';
 import type { CallbackMetrics } from './metrics.js';
@@ -27,7 +29,13 @@ export interface DispatcherDeps {
   metrics: CallbackMetrics;
   /** The secret of an access key, to sign with. */
   secretOf(accessKey: string): Promise<string | undefined>;
+  /** This node: deliveries are leased in its current id. */
+  node: { readonly id: string };
+  /** Leases freed, counted here when a delivery whose lease ran out is taken over. */
+  freed?: Counter<'kind' | 'reason'>;
 }
+
+const LEASE_KIND = 'callback_delivery';
 
 interface Claimed {
   event: q.CallbackEventRow;
@@ -55,6 +63,13 @@ export class CallbackDispatcher {
     private readonly deps: DispatcherDeps,
     private readonly options: DispatcherOptions,
   ) {}
+
+  /** The deliveries' leases, freed when the node delivering them dies or stops. */
+  readonly leases: LeaseKind = {
+    kind: LEASE_KIND,
+    free: (tx, owners, now) => q.freeEventLeases(tx, owners, now),
+    held: (db) => q.eventLeases(db),
+  };
 
   /** Starts the delivery loop in this process. */
   start(): void {
@@ -193,23 +208,28 @@ export class CallbackDispatcher {
         }
       }
       await q.expireLateRetries(tx, late, now);
+      const claimed = await this.#lease(tx, chosen);
+      if (claimed.length === 0) return claimed;
       await q.insertAttempts(tx, interrupted);
       await q.countAttempts(
         tx,
         interrupted.map((a) => a.event_id),
       );
-      return this.#lease(tx, chosen);
+      if (interrupted.length > 0) this.deps.freed?.inc({ kind: LEASE_KIND, reason: 'expired' }, interrupted.length);
+      return claimed;
     });
   }
 
+  /** Leases `events` to this node; none when this node was declared dead and has not rejoined yet. */
   async #lease(tx: Tx, events: q.CallbackEventRow[]): Promise<Claimed[]> {
     const now = this.deps.clock.now();
     const token = newId('lease', 8);
-    await q.leaseEvents(
+    const leased = await q.leaseEvents(
       tx,
       events.map((e) => e.id),
-      { token, until: now + this.options.leaseMs, now },
+      { token, owner: this.deps.node.id, until: now + this.options.leaseMs, now },
     );
+    if (leased < events.length) return [];
     return events.map((event) => ({
       event: { ...event, first_attempt_at: event.first_attempt_at ?? now },
       leaseToken: token,

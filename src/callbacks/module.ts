@@ -1,3 +1,4 @@
+import { leasesFreedCounter } from '../nodes/leases.js';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
@@ -41,6 +42,8 @@ export function openCallbacks(deps: {
   logger: Logger;
   merchants: MerchantService;
   registry: Registry;
+  /** This node: deliveries are leased in its current id. */
+  node: { readonly id: string };
 }): Callbacks {
   const { config, store, clock } = deps;
   const sender = new CallbackSender({
@@ -56,6 +59,8 @@ export function openCallbacks(deps: {
       sender,
       metrics: new CallbackMetrics(deps.registry, store, clock),
       secretOf: async (accessKey) => (await deps.merchants.findKeyForSigning(accessKey))?.secretKey,
+      node: deps.node,
+      freed: leasesFreedCounter(deps.registry),
     },
     {
       policy: {

@@ -1,5 +1,7 @@
 import type { ReadDb } from '../store/store.js';
 import { sql, type Kysely, type Selectable } from 'kysely';
+import { byOwner } from '../nodes/leases.js';
+import { ownerNotEnded } from '../nodes/queries.js';
 import type { DialectName } from '../store/dialects.js';
 import type {
   CallbackAttemptTable,
@@ -42,23 +44,55 @@ export function selectDueEvents(
   return (dialect === 'postgres' ? query.forUpdate().skipLocked() : query).execute();
 }
 
+/** Leases the events to node `owner`; returns how many (none when `owner` is a node that ended). */
 export async function leaseEvents(
   db: Db,
   eventIds: readonly string[],
-  lease: { token: string; until: number; now: number },
-): Promise<void> {
-  if (eventIds.length === 0) return;
-  await db
+  lease: { token: string; owner: string; until: number; now: number },
+): Promise<number> {
+  if (eventIds.length === 0) return 0;
+  const result = await db
     .updateTable('callback_events')
     .set({
       state: 'delivering',
       lease_token: lease.token,
+      lease_owner: lease.owner,
       next_attempt_at: lease.until,
       first_attempt_at: sql<number>`coalesce(first_attempt_at, ${lease.now})`,
       updated_at: lease.now,
     })
     .where('id', 'in', eventIds)
-    .execute();
+    .where(ownerNotEnded(lease.owner))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/**
+ * Frees the deliveries `owners` hold: due at `now` for any node, which records the cut attempt as
+ * interrupted and sends the callback again; the old holder's result is no longer recorded.
+ */
+export async function freeEventLeases(db: Db, owners: readonly string[], now: number): Promise<number> {
+  if (owners.length === 0) return 0;
+  const result = await db
+    .updateTable('callback_events')
+    .set({ next_attempt_at: now, lease_token: null, lease_owner: null })
+    .where('lease_owner', 'in', owners)
+    .where('state', '=', 'delivering')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** Deliveries in flight, by the node delivering them. */
+export async function eventLeases(db: ReadDb): Promise<Map<string, number>> {
+  return byOwner(
+    await db
+      .selectFrom('callback_events')
+      .select((eb) => ['lease_owner as owner', eb.fn.countAll<number>().as('n')])
+      .where('lease_owner', 'is not', null)
+      .where('state', '=', 'delivering')
+      .groupBy('lease_owner')
+      .execute(),
+  );
 }
 
 /** Records an attempt's effect on its event, only while the lease is still this worker's. */
@@ -75,6 +109,7 @@ export async function finishAttempt(
       next_attempt_at: change.nextAttemptAt,
       attempts: change.attempts,
       lease_token: null,
+      lease_owner: null,
       updated_at: change.now,
     })
     .where('id', '=', eventId)

@@ -145,6 +145,7 @@ export class CallbackOutbox {
       next_attempt_at: target === null ? null : now,
       first_attempt_at: null,
       lease_token: null,
+      lease_owner: null,
       created_at: now,
       updated_at: now,
     };

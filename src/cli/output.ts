@@ -1,4 +1,5 @@
 import { ConfigError } from '../config.js';
+import { DataDirInUseError } from '../store/dir-lock.js';
 import { OperatorError } from '../admin/failures.js';
 import { ApiError, describeFailure } from '../http/failures.js';
 
@@ -25,6 +26,7 @@ export function failureOf(error: unknown): { body: { error: { code: string; mess
   });
   if (error instanceof UsageError) return failure(error.code, error.message, EXIT_USAGE);
   if (error instanceof ConfigError) return failure('invalid_configuration', error.message, EXIT_CONFIG);
+  if (error instanceof DataDirInUseError) return failure(error.code, error.message, 1);
   // The admin API answers these with 400 invalid_request and the same message.
   if (error instanceof ApiError)
     return failure('invalid_request', describeFailure(error.failure, 'en').text, EXIT_USAGE);

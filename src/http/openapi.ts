@@ -100,6 +100,8 @@ export const OPERATIONS: Readonly<Record<string, { id: string; body?: string; da
   'GET /admin/v1/orders/:orderId/chain': { id: 'adminGetOrderChain' },
   'GET /admin/v1/pix/received': { id: 'adminListReceivedPix' },
   'POST /admin/v1/pix/received/:e2eid/return': { id: 'adminReturnReceivedPix' },
+  // Admin API: nodes
+  'GET /admin/v1/nodes': { id: 'adminListNodes' },
 };
 
 const TAG_DESCRIPTIONS: Readonly<Record<string, string>> = {

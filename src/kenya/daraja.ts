@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
+import { leasesFreedCounter, type LeaseKind } from '../nodes/leases.js';
 import { COLLECTION_STATUS, TRANSFER_STATUS } from '../orders/state-machine.js';
 import { EventNotAllowedError, type OrderService } from '../orders/service.js';
 import { DarajaError, str, type DarajaClient, type DarajaExchange } from '../rails/daraja/client.js';
@@ -99,10 +100,15 @@ function requestRow(
     reported: null,
     checks: 0,
     deadline_at: null,
+    lease_owner: null,
     created_at: now,
     updated_at: now,
   };
 }
+
+/** How long a reconciliation query holds its request before another node may ask again. */
+const CLAIM_MS = 60_000;
+const LEASE_KIND = 'daraja_reconcile';
 
 /**
  * Kenya on Safaricom's Daraja: STK Push collections and B2C payouts as rails, their callbacks
@@ -111,7 +117,15 @@ function requestRow(
  */
 export class DarajaKenya {
   readonly #callbacks: Counter<'kind' | 'disposition'> | undefined;
+  readonly #freed: Counter<'kind' | 'reason'> | undefined;
   readonly #token: string;
+
+  /** The reconciliation's claims on requests, freed when the node asking dies or stops. */
+  readonly leases: LeaseKind = {
+    kind: LEASE_KIND,
+    free: (tx, owners, now) => q.freeDarajaClaims(tx, owners, now),
+    held: (db, now) => q.darajaClaims(db, now),
+  };
 
   constructor(
     private readonly deps: {
@@ -120,11 +134,14 @@ export class DarajaKenya {
       orders: OrderService;
       clock: Clock;
       logger: Logger;
+      /** This node: the reconciliation claims requests in its current id. */
+      node: { readonly id: string };
       registry?: Registry;
     },
     private readonly options: DarajaKenyaOptions,
   ) {
     this.#token = options.callbackBase.split('/').pop() ?? '';
+    this.#freed = deps.registry === undefined ? undefined : leasesFreedCounter(deps.registry);
     this.#callbacks =
       deps.registry === undefined
         ? undefined
@@ -779,8 +796,13 @@ export class DarajaKenya {
     let asked = 0;
     for (const request of due) {
       const deadline = request.deadline_at ?? 0;
-      const taken = await store.transact((tx) => q.claimDarajaRequest(tx, request.id, deadline, now + 60_000));
+      const owner = this.deps.node.id;
+      const taken = await store.transact((tx) =>
+        q.claimDarajaRequest(tx, request.id, { deadline, owner, until: now + CLAIM_MS }),
+      );
       if (!taken) continue;
+      if (request.lease_owner !== null && request.lease_owner !== owner)
+        this.#freed?.inc({ kind: LEASE_KIND, reason: 'expired' });
       asked += 1;
       if (request.api === 'stk') await this.#confirmStk(request);
       else if (request.api === 'b2c') await this.#queryStatus(request);

@@ -1,4 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
+import { byOwner } from '../nodes/leases.js';
+import { ownerNotEnded } from '../nodes/queries.js';
 import type { Database, DarajaApi, DarajaRequestTable } from '../store/schema.js';
 import type { ReadDb } from '../store/store.js';
 
@@ -15,7 +17,9 @@ export async function updateDarajaRequest(
   id: string,
   change: Partial<Omit<DarajaRequestRow, 'id' | 'order_id' | 'api' | 'created_at'>>,
 ): Promise<void> {
-  await db.updateTable('daraja_requests').set(change).where('id', '=', id).execute();
+  // A new next look ends the reconciliation's claim on the request.
+  const set = 'deadline_at' in change ? { ...change, lease_owner: null } : change;
+  await db.updateTable('daraja_requests').set(set).where('id', '=', id).execute();
 }
 
 /** Gives an STK request whose answer was lost the CheckoutRequestID its callback named, unless it has one. */
@@ -100,15 +104,48 @@ export function dueDarajaRequests(db: ReadDb, now: number, limit: number): Promi
     .execute();
 }
 
-/** Moves a due request's next look to `until` unless another node did first: true when this node takes it. */
-export async function claimDarajaRequest(db: Db, id: string, deadline: number, until: number): Promise<boolean> {
+/**
+ * Moves a due request's next look to `until` in node `owner`'s name, unless another node did first
+ * (or `owner` is a node that ended): true when this node takes it.
+ */
+export async function claimDarajaRequest(
+  db: Db,
+  id: string,
+  claim: { deadline: number; owner: string; until: number },
+): Promise<boolean> {
   const result = await db
     .updateTable('daraja_requests')
-    .set({ deadline_at: until })
+    .set({ deadline_at: claim.until, lease_owner: claim.owner })
     .where('id', '=', id)
-    .where('deadline_at', '=', deadline)
+    .where('deadline_at', '=', claim.deadline)
+    .where(ownerNotEnded(claim.owner))
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
+}
+
+/** Frees the requests `owners` were asking Daraja about: due again at `now`. */
+export async function freeDarajaClaims(db: Db, owners: readonly string[], now: number): Promise<number> {
+  if (owners.length === 0) return 0;
+  const result = await db
+    .updateTable('daraja_requests')
+    .set({ deadline_at: now, lease_owner: null })
+    .where('lease_owner', 'in', owners)
+    .where('deadline_at', '>', now)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** Requests being asked about, by the node asking. */
+export async function darajaClaims(db: ReadDb, now: number): Promise<Map<string, number>> {
+  return byOwner(
+    await db
+      .selectFrom('daraja_requests')
+      .select((eb) => ['lease_owner as owner', eb.fn.countAll<number>().as('n')])
+      .where('lease_owner', 'is not', null)
+      .where('deadline_at', '>', now)
+      .groupBy('lease_owner')
+      .execute(),
+  );
 }
 
 /** Marks the callbacks about `ref` that reported another result than Daraja's query: they moved nothing. */

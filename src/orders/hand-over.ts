@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
+import { leasesFreedCounter, type LeaseKind } from '../nodes/leases.js';
 import { RailOutcomeUnknown, RailRefusal, type Rail, type RailOrder, type RailStarted } from '../rails/rails.js';
 import { fromDb } from '../money.js';
 import type { RailTaskAction } from '../store/schema.js';
@@ -24,6 +25,8 @@ export type HandOverOutcome =
       recorded?: Pick<q.OrderRow, 'details' | 'create_result'>;
     }
   | { ok: false; error: unknown };
+
+const LEASE_KIND = 'rail_hand_over';
 
 /** Whether a failed attempt is tried again: not when the rail refused for good or may already have it. */
 const retryable = (error: unknown) => !(error instanceof RailRefusal || error instanceof RailOutcomeUnknown);
@@ -57,6 +60,7 @@ function errorText(error: unknown): string {
  */
 export class RailHandOver {
   readonly #attempts: Counter<'rail' | 'outcome'> | undefined;
+  readonly #freed: Counter<'kind' | 'reason'> | undefined;
   /** Hand-overs one `runDue` takes at most. */
   readonly batch: number;
 
@@ -69,6 +73,8 @@ export class RailHandOver {
       railOf(order: q.OrderRow): Rail;
       /** The create result of an order as its kind makes it (kept for identical repeats). */
       createResultOf(order: q.OrderRow): string;
+      /** This node: every lease is taken in its current id. */
+      node: { readonly id: string };
       registry?: Registry;
     },
     private readonly options: RailHandOverOptions,
@@ -76,6 +82,7 @@ export class RailHandOver {
     this.batch = options.batch ?? 16;
     const { registry, store, clock } = deps;
     if (registry === undefined) return;
+    this.#freed = leasesFreedCounter(registry);
     this.#attempts = new Counter({
       name: 'cashgate_rail_handover_attempts_total',
       help: 'Attempts to hand an order to its rail, by rail and outcome (taken, failed)',
@@ -119,6 +126,7 @@ export class RailHandOver {
       attempts: 1,
       next_attempt_at: now + this.options.leaseMs,
       lease_token: leaseToken,
+      lease_owner: this.deps.node.id,
       last_error: null,
       created_at: now,
       updated_at: now,
@@ -126,6 +134,13 @@ export class RailHandOver {
     await q.insertRailTask(tx, task);
     return { task, leaseToken };
   }
+
+  /** The hand-overs' leases, freed when the node working them dies or stops. */
+  readonly leases: LeaseKind = {
+    kind: LEASE_KIND,
+    free: (tx, owners, now) => q.freeRailTasks(tx, owners, now),
+    held: (db) => q.railTaskLeases(db),
+  };
 
   /** Whether the merchant's create waits for the order's rail to start it (see `Rail.startsAfterAnswer`). */
   answerWaitsFor(order: q.OrderRow): boolean {
@@ -244,13 +259,18 @@ export class RailHandOver {
     // A look on the read side first: an idle node's worker writes nothing.
     if (!(await q.anyRailTaskDue(this.deps.store.read, now))) return 0;
     const leaseToken = randomUUID();
+    const owner = this.deps.node.id;
     const claimed = await this.deps.store.transact(async (tx) => {
       const due = await q.selectDueRailTasks(tx, this.deps.store.dialect, now, limit);
-      await q.leaseRailTasks(
+      const leased = await q.leaseRailTasks(
         tx,
         due.map((t) => t.id),
-        { token: leaseToken, until: now + this.options.leaseMs, now },
+        { token: leaseToken, owner, until: now + this.options.leaseMs, now },
       );
+      // This node was declared dead and has not rejoined yet: it takes nothing.
+      if (leased < due.length) return [];
+      const expired = due.filter((t) => t.state === 'working').length;
+      if (expired > 0) this.#freed?.inc({ kind: LEASE_KIND, reason: 'expired' }, expired);
       const orders = await q.findOrders(
         tx,
         due.map((t) => t.order_id),

@@ -1,4 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
+import { byOwner } from '../nodes/leases.js';
+import { ownerNotEnded } from '../nodes/queries.js';
 import type { DialectName } from '../store/dialects.js';
 import { prepared } from '../store/prepared.js';
 import type { ReadDb } from '../store/store.js';
@@ -133,24 +135,55 @@ export async function anyRailTaskDue(db: ReadDb, now: number): Promise<boolean> 
   return row !== undefined;
 }
 
-/** Leases the tasks to a worker until `until`, each one more attempt begun. */
+/**
+ * Leases the tasks to node `owner` until `until`, each one more attempt begun; returns how many it
+ * leased (none when `owner` is a node that ended: see `ownerNotEnded`).
+ */
 export async function leaseRailTasks(
   db: Db,
   taskIds: readonly string[],
-  lease: { token: string; until: number; now: number },
-): Promise<void> {
-  if (taskIds.length === 0) return;
-  await db
+  lease: { token: string; owner: string; until: number; now: number },
+): Promise<number> {
+  if (taskIds.length === 0) return 0;
+  const result = await db
     .updateTable('rail_tasks')
     .set((eb) => ({
       state: 'working',
       attempts: eb('attempts', '+', 1),
       lease_token: lease.token,
+      lease_owner: lease.owner,
       next_attempt_at: lease.until,
       updated_at: lease.now,
     }))
     .where('id', 'in', taskIds)
-    .execute();
+    .where(ownerNotEnded(lease.owner))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** Frees the hand-overs `owners` work: due for any node at `now`, their old leases void. */
+export async function freeRailTasks(db: Db, owners: readonly string[], now: number): Promise<number> {
+  if (owners.length === 0) return 0;
+  const result = await db
+    .updateTable('rail_tasks')
+    .set({ state: 'pending', next_attempt_at: now, lease_token: null, lease_owner: null, updated_at: now })
+    .where('lease_owner', 'in', owners)
+    .where('state', '=', 'working')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** Hand-overs being worked, by the node working them. */
+export async function railTaskLeases(db: ReadDb): Promise<Map<string, number>> {
+  return byOwner(
+    await db
+      .selectFrom('rail_tasks')
+      .select((eb) => ['lease_owner as owner', eb.fn.countAll<number>().as('n')])
+      .where('lease_owner', 'is not', null)
+      .where('state', '=', 'working')
+      .groupBy('lease_owner')
+      .execute(),
+  );
 }
 
 /**
@@ -173,6 +206,7 @@ const finishRailTaskRow = prepared(
         last_error: p.last_error,
         updated_at: p.updated_at,
         lease_token: null,
+        lease_owner: null,
       })
       .where('id', '=', p.id)
       .where('lease_token', '=', p.leaseToken),

@@ -193,7 +193,7 @@ export class OrderService implements CallbackOrderSource {
     private readonly ledger: LedgerService,
     private readonly outbox: CallbackOutbox,
     private readonly logger: Logger,
-    options: { railLeaseMs: number; registry?: Registry },
+    options: { railLeaseMs: number; node: { readonly id: string }; registry?: Registry },
   ) {
     this.#metrics = options.registry === undefined ? undefined : new OrderMetrics(options.registry);
     this.handOver = new RailHandOver(
@@ -203,6 +203,7 @@ export class OrderService implements CallbackOrderSource {
         logger,
         railOf: (order) => this.#spec(order).rail(order),
         createResultOf: (order) => JSON.stringify(this.#spec(order).createResult(order)),
+        node: options.node,
         ...(options.registry !== undefined && { registry: options.registry }),
       },
       { leaseMs: options.railLeaseMs },

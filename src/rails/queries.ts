@@ -3,6 +3,8 @@
  * view of an order's rail traffic) and where a rail's reconciliation has read up to.
  */
 import type { Kysely, Selectable } from 'kysely';
+import { byOwner } from '../nodes/leases.js';
+import { ownerNotEnded } from '../nodes/queries.js';
 import type {
   ChainHotWalletTable,
   ChainSendAttemptTable,
@@ -116,8 +118,41 @@ export async function leaseChainWork(
     .set({ lease_owner: owner, lease_until: until })
     .where('chain', '=', chain)
     .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now), eb('lease_owner', '=', owner)]))
+    .where(ownerNotEnded(owner))
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
+}
+
+/** Frees the chains' watches or sendings that `owners` hold: free for any node at once. */
+export async function freeChainWork(
+  db: Db,
+  table: 'chain_watches' | 'chain_hot_wallets',
+  owners: readonly string[],
+): Promise<number> {
+  if (owners.length === 0) return 0;
+  const result = await db
+    .updateTable(table)
+    .set({ lease_owner: null, lease_until: null })
+    .where('lease_owner', 'in', owners)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** The chains' watches or sendings held now, by node. */
+export async function chainWorkLeases(
+  db: ReadDb,
+  table: 'chain_watches' | 'chain_hot_wallets',
+  now: number,
+): Promise<Map<string, number>> {
+  return byOwner(
+    await db
+      .selectFrom(table)
+      .select((eb) => ['lease_owner as owner', eb.fn.countAll<number>().as('n')])
+      .where('lease_owner', 'is not', null)
+      .where('lease_until', '>', now)
+      .groupBy('lease_owner')
+      .execute(),
+  );
 }
 
 /** Moves the chain's cursor, if `owner` still holds the watch. */

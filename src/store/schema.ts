@@ -76,6 +76,8 @@ export interface CallbackEventTable {
   first_attempt_at: number | null;
   /** Set while a worker delivers; only the holder may record the result. */
   lease_token: string | null;
+  /** The node holding the delivery's lease (its id in `nodes`); null when no node holds it. */
+  lease_owner: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -366,6 +368,8 @@ export interface RailTaskTable {
   next_attempt_at: number | null;
   /** The lease of the node working the task, so that only it records the outcome. */
   lease_token: string | null;
+  /** The node holding the lease (its id in `nodes`); null when no node holds it. */
+  lease_owner: string | null;
   last_error: string | null;
   created_at: number;
   updated_at: number;
@@ -390,6 +394,8 @@ export interface DarajaRequestTable {
   reported: string | null;
   checks: number;
   deadline_at: number | null;
+  /** The node asking Daraja about it now (its id in `nodes`); null when no node is. */
+  lease_owner: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -545,7 +551,24 @@ export interface RailMessageTable {
   at: number;
 }
 
+/** A Cashgate process (a node) as the others see it: its heartbeat and whether it is alive. */
+export interface NodeTable {
+  /** Fresh at every start (and when a node declared dead rejoins). */
+  id: string;
+  host: string;
+  pid: number;
+  /** 'serve' or 'worker'. */
+  role: string;
+  version: string;
+  started_at: number;
+  heartbeat_at: number;
+  /** 'alive', 'gone' (stopped cleanly) or 'dead' (its heartbeat stopped; its leases were freed). */
+  state: string;
+  ended_at: number | null;
+}
+
 export interface Database {
+  nodes: NodeTable;
   daraja_requests: DarajaRequestTable;
   rail_messages: RailMessageTable;
   pix_charges: PixChargeTable;

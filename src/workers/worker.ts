@@ -9,12 +9,16 @@ export interface Worker {
   run(): Promise<void>;
 }
 
-/** Runs workers in this process, each run after the previous one finished; stop() waits for runs in flight. */
+/**
+ * Runs workers in this process, each run after the previous one finished; wake() runs every worker
+ * that is waiting for its next run now (work was freed: a dead node's leases); stop() waits for
+ * runs in flight.
+ */
 export function startWorkers(
   workers: readonly Worker[],
   logger: Logger,
   registry?: Registry,
-): { stop(): Promise<void> } {
+): { wake(): void; stop(): Promise<void> } {
   const runs =
     registry === undefined
       ? undefined
@@ -24,7 +28,7 @@ export function startWorkers(
           labelNames: ['worker', 'outcome'],
         });
   let stopped = false;
-  const timers = new Set<NodeJS.Timeout>();
+  const timers = new Map<NodeJS.Timeout, Worker>();
   const inFlight = new Set<Promise<void>>();
   const schedule = (worker: Worker, delay: number): void => {
     if (stopped) return;
@@ -44,13 +48,20 @@ export function startWorkers(
       inFlight.add(run);
     }, delay);
     timer.unref();
-    timers.add(timer);
+    timers.set(timer, worker);
   };
   for (const worker of workers) schedule(worker, 0);
   return {
+    wake() {
+      for (const [timer, worker] of [...timers]) {
+        clearTimeout(timer);
+        timers.delete(timer);
+        schedule(worker, 0);
+      }
+    },
     async stop() {
       stopped = true;
-      for (const timer of timers) clearTimeout(timer);
+      for (const timer of timers.keys()) clearTimeout(timer);
       await Promise.all(inFlight);
     },
   };

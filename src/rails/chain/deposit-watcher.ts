@@ -54,8 +54,8 @@ export interface DepositWatcherOptions {
   batchBlocks: number;
   /** How long a node holds the chain's watch without renewing it. */
   leaseMs: number;
-  /** This node's name in the lease. */
-  owner: string;
+  /** This node: the watch is leased in its current id. */
+  node: { readonly id: string };
   /** Where a chain never watched before starts: this many blocks below the head (default `confirmations`). */
   startBelowHead?: number;
 }
@@ -135,7 +135,8 @@ export class DepositWatcher {
    */
   async run(): Promise<number> {
     const { store, clock, source } = this.deps;
-    const { chain, owner, leaseMs } = this.options;
+    const { chain, leaseMs } = this.options;
+    const owner = this.options.node.id;
     const now = clock.now();
     if ((await q.chainWatch(store.read, chain)) === undefined) {
       const head = await source.head();
@@ -175,7 +176,8 @@ export class DepositWatcher {
   /** Reads blocks after the cursor (one batch), records the transfers to watched addresses and moves the cursor. */
   async #readForward(at: ChainBlock, head: bigint): Promise<number> {
     const { store, clock, source } = this.deps;
-    const { chain, owner } = this.options;
+    const { chain } = this.options;
+    const owner = this.options.node.id;
     const cursor = at.number;
     const from = cursor + 1n;
     const to = head < cursor + BigInt(this.options.batchBlocks) ? head : cursor + BigInt(this.options.batchBlocks);
@@ -260,7 +262,8 @@ export class DepositWatcher {
    */
   async #rollBack(changedAt: bigint, why: string): Promise<void> {
     const { store, clock, source, logger } = this.deps;
-    const { chain, owner, confirmations } = this.options;
+    const { chain, confirmations } = this.options;
+    const owner = this.options.node.id;
     const target = changedAt - BigInt(confirmations) - 1n;
     const block = await source.block(target < 0n ? 0n : target);
     if (block === undefined) return;

@@ -115,7 +115,8 @@ export interface SendOutcomes {
 }
 
 export interface TokenSenderOptions {
-  owner: string;
+  /** This node: the sending is leased in its current id. */
+  node: { readonly id: string };
   leaseMs: number;
   stuckAfterMs: number;
   /** Ceilings in the chain token's base units. */
@@ -251,13 +252,13 @@ export class TokenSender {
   #renewLease(): Promise<boolean> {
     const now = this.deps.clock.now();
     return this.deps.store.transact((tx) =>
-      q.leaseChainWork(tx, 'chain_hot_wallets', this.chain, this.options.owner, now, now + this.options.leaseMs),
+      q.leaseChainWork(tx, 'chain_hot_wallets', this.chain, this.options.node.id, now, now + this.options.leaseMs),
     );
   }
 
   /** Throws unless this node still holds the sending: nothing it signed is stored, so nothing is broadcast. */
   async #mustHoldLease(tx: Parameters<typeof q.holdsChainLease>[0]): Promise<void> {
-    if (!(await q.holdsChainLease(tx, 'chain_hot_wallets', this.chain, this.options.owner, this.deps.clock.now())))
+    if (!(await q.holdsChainLease(tx, 'chain_hot_wallets', this.chain, this.options.node.id, this.deps.clock.now())))
       throw new Error(`this node no longer holds the sending of ${this.chain}`);
   }
 
@@ -318,7 +319,7 @@ export class TokenSender {
       await this.#mustHoldLease(tx);
       let nonce: bigint | null = null;
       if (wallet.usesNonces) {
-        const taken = await q.takeChainNonce(tx, this.chain, this.options.owner, now);
+        const taken = await q.takeChainNonce(tx, this.chain, this.options.node.id, now);
         if (taken === undefined) return undefined;
         nonce = BigInt(taken);
       }

@@ -16,6 +16,7 @@ import * as chainWatch from './0014_chain_watch.js';
 import * as chainSends from './0015_chain_sends.js';
 import * as consoleCreatedKey from './0016_console_created_key.js';
 import * as apiKeyRoll from './0017_api_key_roll.js';
+import * as nodes from './0018_nodes.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -36,6 +37,7 @@ const migrations: Record<string, Migration> = {
   '0015_chain_sends': chainSends,
   '0016_console_created_key': consoleCreatedKey,
   '0017_api_key_roll': apiKeyRoll,
+  '0018_nodes': nodes,
 };
 
 export const migrationProvider: MigrationProvider = {
