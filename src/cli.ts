@@ -98,7 +98,8 @@ async function runWorker(config: Config): Promise<void> {
  * 503, workers claim nothing), lets what is in flight finish, releases this node's leases and marks
  * it gone. If that has not finished when the last second of the grace begins (a rail or a merchant
  * that does not answer), `abandon` releases the leases still held, so other nodes take that work up
- * at once (what this node was doing records nothing), and the process exits with 1.
+ * at once (what this node was doing records nothing), and the process exits (with 1 only if even
+ * that failed: then its leases are freed when another node finds it dead).
  */
 function closeOnSignal(
   logger: ReturnType<typeof createLogger>,
@@ -119,7 +120,7 @@ function closeOnSignal(
       );
       const exit = setTimeout(() => process.exit(1), graceMs - abandonAt);
       stop.abandon().then(
-        () => process.exit(1),
+        () => process.exit(0),
         (error: unknown) => {
           logger.error({ err: error }, 'releasing the leases failed; they are freed when this node is found dead');
           clearTimeout(exit);
