@@ -67,7 +67,8 @@ describe(`nodes that die, stop or stall (${databaseLabel})`, () => {
 
   /** A node's environment: Daraja behind the fake, default leases, answers from Daraja awaited 30 s. */
   const nodeEnv = async (extra: Record<string, string> = {}) => {
-    const { RAIL_LEASE_MS: _default, ...shared } = rig.env;
+    const shared: Record<string, string> = { ...rig.env };
+    delete shared.RAIL_LEASE_MS;
     return {
       ...shared,
       ...darajaGatewayEnv(daraja, await freePort()),
