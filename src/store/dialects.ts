@@ -36,6 +36,9 @@ class CashgateSqliteDialect extends SqliteDialect {
 
 const SQLITE_FILE_NAME = 'cashgate.sqlite';
 
+/** PostgreSQL ends a session's transaction that stays idle this long (see `postgresDialect`). */
+const IDLE_IN_TRANSACTION_MS = 30_000;
+
 /** How many distinct statements a connection keeps prepared (the queries of the whole service fit). */
 const PREPARED_STATEMENTS = 1_000;
 
@@ -101,7 +104,16 @@ export function postgresDialect(
 ): { dialect: Dialect; pool: pg.Pool } {
   const types = new pg.TypeOverrides();
   types.setTypeParser(INT8_OID, parseInt8);
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: maxConnections, types });
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: maxConnections,
+    types,
+    // A unit of work never waits on anything but the database, so a transaction idle this long
+    // belongs to a node that froze or lost its network: the server ends it and lets go of its row
+    // locks instead of keeping them until the connection is found dead (TCP keepalive: hours).
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+    keepAlive: true,
+  });
   pool.on('error', onIdleError);
   return { dialect: new PostgresDialect({ pool }), pool };
 }
