@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, TEST_DATABASE_URL } from '../test/support/database.js';
-import { darajaGatewayEnv, freePort, startFakeDaraja, type FakeDaraja } from '../test/support/fake-daraja.js';
+import { darajaNodeEnv, startFakeDaraja, type FakeDaraja } from '../test/support/fake-daraja.js';
 import { processMerchant } from '../test/support/crash-rig.js';
 import { ADMIN_TOKEN, signedCall } from '../test/support/gateway.js';
 import { startServerProcess, type ServerProcess } from '../test/support/process.js';
@@ -33,16 +33,8 @@ type Credentials = { accessKey: string; secretKey: string };
 /** The payee (PartyB) of a B2C request's body as the fake recorded it. */
 const payeeOf = (body: unknown) => String((body as { PartyB?: unknown }).PartyB);
 
-async function nodeEnv(daraja: FakeDaraja, shared: Record<string, string>): Promise<Record<string, string>> {
-  return {
-    ...shared,
-    ...darajaGatewayEnv(daraja, await freePort()),
-    DARAJA_TIMEOUT_MS: '30000',
-    DARAJA_RESULT_TIMEOUT_MS: '60000',
-    CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
-    LOG_LEVEL: 'info',
-  };
-}
+const nodeEnv = (daraja: FakeDaraja, shared: Record<string, string>) =>
+  darajaNodeEnv(daraja, shared, { LOG_LEVEL: 'info' });
 
 /** Commits ORDERS payouts on `node`; with `hold`, Daraja holds the token answer so none reaches it. Answers the payees. */
 async function commitPayouts(

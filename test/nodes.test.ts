@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { processMerchant, startCrashRig, type CrashRig } from './support/crash-rig.js';
 import { databaseLabel, TEST_DATABASE_URL } from './support/database.js';
-import { darajaGatewayEnv, freePort, startFakeDaraja, type FakeDaraja } from './support/fake-daraja.js';
+import { darajaNodeEnv, startFakeDaraja, type FakeDaraja } from './support/fake-daraja.js';
 import { ADMIN_TOKEN, signedCall } from './support/gateway.js';
 import { adminCall, runCli, startServerProcess, type ServerProcess } from './support/process.js';
 import { sleep, startReceiver, until, type CallbackReceiver } from './support/receiver.js';
@@ -65,18 +65,29 @@ describe(`nodes that die, stop or stall (${databaseLabel})`, () => {
     await rig.close();
   });
 
-  /** A node's environment: Daraja behind the fake, default leases, answers from Daraja awaited 30 s. */
-  const nodeEnv = async (extra: Record<string, string> = {}) => {
+  /** A node's environment: Daraja behind the fake, default leases (RAIL_LEASE_MS is not set). */
+  const nodeEnv = (extra: Record<string, string> = {}) => {
     const shared: Record<string, string> = { ...rig.env };
     delete shared.RAIL_LEASE_MS;
-    return {
-      ...shared,
-      ...darajaGatewayEnv(daraja, await freePort()),
-      DARAJA_TIMEOUT_MS: '30000',
-      DARAJA_RESULT_TIMEOUT_MS: '60000',
-      CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
-      ...extra,
-    };
+    return darajaNodeEnv(daraja, shared, extra);
+  };
+
+  /** A merchant made through `node`, with a float for its payouts. */
+  const merchantOn = (node: ServerProcess) =>
+    processMerchant(node, { callbackUrl: `${receiver.url}/cb`, currency: 'KES', amount: '100000' });
+
+  /**
+   * Two nodes on the database: `other`, through which the merchant is made, and `held`, which
+   * commits the payouts whose hand-overs it then holds (as `heldView` is seen by `other`).
+   */
+  const twoNodes = async (heldExtra: Record<string, string> = {}) => {
+    const other = await rig.start(await nodeEnv());
+    const held = await rig.start(await nodeEnv(heldExtra));
+    const { credentials } = await merchantOn(other);
+    const payees = await commitHeldPayouts(held, credentials);
+    const heldView = (await nodesSeenBy(other)).find((n) => n.pid === held.child.pid);
+    assert.ok(heldView !== undefined);
+    return { other, held, payees, heldView };
   };
 
   /**
@@ -141,11 +152,7 @@ describe(`nodes that die, stop or stall (${databaseLabel})`, () => {
   it('a node killed and started again hands over every order its predecessor committed, without waiting for the lease', async () => {
     const env = await nodeEnv();
     const first = await rig.start(env);
-    const { credentials } = await processMerchant(first, {
-      callbackUrl: `${receiver.url}/cb`,
-      currency: 'KES',
-      amount: '100000',
-    });
+    const { credentials } = await merchantOn(first);
     const payees = await commitHeldPayouts(first, credentials);
     const firstId = (await nodesSeenBy(first)).find((n) => n.pid === first.child.pid)?.id;
     await rig.crash(first);
@@ -181,11 +188,7 @@ describe(`nodes that die, stop or stall (${databaseLabel})`, () => {
   it('a node stopped with SIGTERM while its hand-overs wait releases them within SHUTDOWN_GRACE_MS, and the next node takes them at once', async () => {
     const env = await nodeEnv({ SHUTDOWN_GRACE_MS: '3000' });
     const first = await rig.start(env);
-    const { credentials } = await processMerchant(first, {
-      callbackUrl: `${receiver.url}/cb`,
-      currency: 'KES',
-      amount: '100000',
-    });
+    const { credentials } = await merchantOn(first);
     const payees = await commitHeldPayouts(first, credentials);
     const firstId = (await nodesSeenBy(first)).find((n) => n.pid === first.child.pid)?.id;
     const code = await first.stop();
@@ -206,22 +209,13 @@ describe(`nodes that die, stop or stall (${databaseLabel})`, () => {
     'two nodes, one killed: the survivor finds it dead and takes up its hand-overs',
     { skip: TEST_DATABASE_URL === undefined && NEEDS_POSTGRES },
     async () => {
-      const survivor = await rig.start(await nodeEnv());
-      const doomed = await rig.start(await nodeEnv());
-      const { credentials } = await processMerchant(survivor, {
-        callbackUrl: `${receiver.url}/cb`,
-        currency: 'KES',
-        amount: '100000',
-      });
-      const payees = await commitHeldPayouts(doomed, credentials);
-      const doomedId = (await nodesSeenBy(survivor)).find((n) => n.pid === doomed.child.pid)?.id;
-      assert.ok(doomedId !== undefined);
+      const { other: survivor, held: doomed, payees, heldView } = await twoNodes();
       const killedAt = Date.now();
       await rig.crash(doomed);
       await waitForPayouts(payees, 40_000);
       process.stdout.write(`# the survivor took up ${ORDERS} hand-overs ${Date.now() - killedAt} ms after the kill\n`);
       assert.ok((await freedDead(survivor)) >= ORDERS);
-      const seen = (await nodesSeenBy(survivor)).find((n) => n.id === doomedId);
+      const seen = (await nodesSeenBy(survivor)).find((n) => n.id === heldView.id);
       assert.equal(seen?.state, 'dead');
     },
   );
@@ -230,18 +224,10 @@ describe(`nodes that die, stop or stall (${databaseLabel})`, () => {
     'a node paused for 8 s keeps its leases, and nothing is done twice',
     { skip: TEST_DATABASE_URL === undefined && NEEDS_POSTGRES },
     async () => {
-      const other = await rig.start(await nodeEnv());
       // Its hand-overs wait for Daraja's token, which comes 30 s after it was asked for: after the
       // pause and the checks that follow it; then they go on from where they were.
-      const paused = await rig.start(await nodeEnv({ DARAJA_TIMEOUT_MS: '45000' }));
-      const { credentials } = await processMerchant(other, {
-        callbackUrl: `${receiver.url}/cb`,
-        currency: 'KES',
-        amount: '100000',
-      });
-      const payees = await commitHeldPayouts(paused, credentials);
-      const before = (await nodesSeenBy(other)).find((n) => n.pid === paused.child.pid);
-      assert.equal(before?.leases.rail_hand_over, ORDERS);
+      const { other, held: paused, payees, heldView: before } = await twoNodes({ DARAJA_TIMEOUT_MS: '45000' });
+      assert.equal(before.leases.rail_hand_over, ORDERS);
       // Paused right after a heartbeat: 8 s of silence, under the 10 s dead limit.
       await until(async () => {
         const now = (await nodesSeenBy(other)).find((n) => n.id === before.id);
@@ -267,16 +253,9 @@ describe(`nodes that die, stop or stall (${databaseLabel})`, () => {
     'a node paused past the dead limit loses its leases, and records nothing with them when it wakes',
     { skip: TEST_DATABASE_URL === undefined && NEEDS_POSTGRES },
     async () => {
-      const other = await rig.start(await nodeEnv());
-      const paused = await rig.start(await nodeEnv());
-      const { credentials } = await processMerchant(other, {
-        callbackUrl: `${receiver.url}/cb`,
-        currency: 'KES',
-        amount: '100000',
-      });
       // Daraja answers the paused node's token request only after it was declared dead.
-      const payees = await commitHeldPayouts(paused, credentials);
-      const pausedId = (await nodesSeenBy(other)).find((n) => n.pid === paused.child.pid)?.id;
+      const { other, held: paused, payees, heldView } = await twoNodes();
+      const pausedId = heldView.id;
       paused.child.kill('SIGSTOP');
       await waitForPayouts(payees, 40_000);
       assert.ok((await freedDead(other)) >= ORDERS, 'freed as a dead node’s');

@@ -1107,3 +1107,22 @@ export function darajaGatewayEnv(daraja: Pick<FakeDaraja, 'url'>, port: number):
     DARAJA_CERTIFICATE: DARAJA_TEST.certificatePath,
   };
 }
+
+/**
+ * A gateway process's environment for Daraja behind `daraja` on a free port, with the default leases,
+ * Daraja's answers awaited 30 s and results 60 s (crash and recovery tests and benches).
+ */
+export async function darajaNodeEnv(
+  daraja: Pick<FakeDaraja, 'url'>,
+  shared: Record<string, string>,
+  extra: Record<string, string> = {},
+): Promise<Record<string, string>> {
+  return {
+    ...shared,
+    ...darajaGatewayEnv(daraja, await freePort()),
+    DARAJA_TIMEOUT_MS: '30000',
+    DARAJA_RESULT_TIMEOUT_MS: '60000',
+    CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
+    ...extra,
+  };
+}
