@@ -60,7 +60,7 @@ export interface Config {
   databasePoolSize: number;
   /** Run the background workers (callback dispatcher, nonce pruner) in the server process. */
   workers: boolean;
-  /** Sandbox controls (admin events, cashier buttons): on while every rail is a simulator. */
+  /** Sandbox controls (admin events, cashier buttons): on by default, since every rail is a simulator until its connector is configured. */
   sandbox: boolean;
   /** The operator's Pix receiving account, as static BR Codes and dynamic charges name it. */
   pix: { key: string; merchantName: string; merchantCity: string; jwsPrivateKeyPem: string | undefined };

@@ -1,5 +1,7 @@
 import { newId } from '../store/ids.js';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ServerResponse, type IncomingMessage } from 'node:http';
+import { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { compressed } from './compression.js';
 import Fastify, {
   LogController,
@@ -120,6 +122,50 @@ function problemOfClientError(code: string | undefined): RequestProblem {
   }
 }
 
+/** The longest request line read back from a request Node's parser refused (its default header limit). */
+const REQUEST_LINE_MAX_BYTES = 16 * 1024;
+
+/**
+ * The request target of the request line that starts what Node's parser had read when it refused
+ * the request (the clientError's rawPacket), if that line is whole and readable: a method token, a
+ * target of visible ASCII, an HTTP version. Undefined for anything else (a TLS handshake, a control
+ * character in the target, a line cut short, a later packet of a request split in several).
+ */
+function requestTargetOf(rawPacket: unknown): string | undefined {
+  if (!Buffer.isBuffer(rawPacket)) return undefined;
+  const end = rawPacket.subarray(0, REQUEST_LINE_MAX_BYTES).indexOf(0x0a);
+  if (end === -1) return undefined;
+  const line = rawPacket.subarray(0, end + 1).toString('latin1');
+  return /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ ([\x21-\x7e]+) HTTP\/\d\.\d\r?\n$/.exec(line)?.[1];
+}
+
+/**
+ * Node hands a CONNECT request to the server's `connect` event, not to the application, and closes
+ * the connection unanswered when nothing listens. It is routed like a method no route serves (its
+ * path's not-found answer), on a connection closed after the answer: no tunnel is ever opened, and
+ * whatever the client sends after the request is read and discarded.
+ */
+function answerConnect(app: FastifyInstance): void {
+  app.server.on('connect', (request: IncomingMessage, socket: Duplex) => {
+    // Node took its own listeners off the socket before handing it over: a reset must not crash.
+    socket.on('error', () => socket.destroy());
+    if (!(socket instanceof Socket)) {
+      socket.destroy();
+      return;
+    }
+    socket.resume();
+    const response = new ServerResponse(request);
+    response.shouldKeepAlive = false;
+    response.assignSocket(socket);
+    response.once('finish', () => {
+      response.detachSocket(socket);
+      socket.end();
+      setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    });
+    app.routing(request, response);
+  });
+}
+
 /** A client that stopped sending its body, or whose body broke off: its doing, not the server's. */
 function isClientAbort(error: FastifyError): boolean {
   return error.code === 'ECONNRESET' || error.code === 'ERR_STREAM_PREMATURE_CLOSE' || error.message === 'aborted';
@@ -193,6 +239,7 @@ export function createWorkerHttpServer(logger: Logger, metrics?: Registry): Fast
   const base: FastifyBaseLogger = logger;
   const app = Fastify({ loggerInstance: base, logController: new LogController({ disableRequestLogging: true }) });
   if (metrics !== undefined) countRequests(app, metrics);
+  answerConnect(app);
   return app;
 }
 
@@ -209,6 +256,11 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     // //admin/v1/… is still an admin path to whoever typed it, though no route serves it.
     const path = (url.split('?')[0] ?? '/').replace(/\/{2,}/g, '/');
     return options.scopes.find((candidate) => candidate.matches(path));
+  };
+  /** The body (JSON text, HTTP 400) refusing a request on `url` outside Fastify, in the path's format. */
+  const refusalBody = (url: string | undefined, error: ApiError, language: Language) => {
+    const refusal = url === undefined ? undefined : scopeOf(url)?.refusal;
+    return refusal === undefined ? JSON.stringify(failureEnvelope(error, language).body) : refusal(error);
   };
   const envelopeContext = (request: FastifyRequest) => ({
     language: languageFromAcceptLanguage(request.headers['accept-language']),
@@ -239,12 +291,15 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
       refuse(request, reply, new ApiError({ kind: 'malformed_request', problem }));
     },
     // What Node's parser cannot read never becomes a request: it is answered on the connection, in
-    // the envelope (the path is not known), and logged below error level: the client caused it.
+    // the format of the path its request line names when that line is readable (else the
+    // envelope), and logged below error level: the client caused it.
     clientErrorHandler: (error, socket) => {
       if (error.code === 'ECONNRESET' || socket.destroyed) return;
       const problem = problemOfClientError(error.code);
       logger.info({ code: error.code, problem }, 'unreadable request refused');
-      const body = JSON.stringify(failureEnvelope(new ApiError({ kind: 'malformed_request', problem }), 'en').body);
+      // Node's rawPacket is the Buffer it was parsing (Fastify's typings describe it otherwise).
+      const target = requestTargetOf(error.rawPacket);
+      const body = refusalBody(target, new ApiError({ kind: 'malformed_request', problem }), 'en');
       if (socket.writable) {
         socket.end(
           `HTTP/1.1 400 Bad Request\r\nContent-Type: ${JSON_UTF8}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
@@ -297,9 +352,8 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
   // Expect: anything but 100-continue is refused in the path's format (Node would answer a bare 417).
   app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
     const error = new ApiError({ kind: 'malformed_request', problem: 'expectation' });
-    const refusal = scopeOf(request.url ?? '/')?.refusal;
     const language = languageFromAcceptLanguage(request.headers['accept-language']);
-    const body = refusal === undefined ? JSON.stringify(failureEnvelope(error, language).body) : refusal(error);
+    const body = refusalBody(request.url ?? '/', error, language);
     response.writeHead(400, {
       'content-type': JSON_UTF8,
       'content-length': Buffer.byteLength(body),
@@ -307,6 +361,7 @@ export function createHttpServer(options: HttpServerOptions): FastifyInstance {
     });
     response.end(body);
   });
+  answerConnect(app);
   countRequests(app, options.metrics);
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
