@@ -165,7 +165,6 @@ describe(`creates across a crash (${databaseLabel})`, () => {
       CASHGATE_ADMIN_TOKEN: ADMIN_TOKEN,
       KEY_ACTIVATION_DELAY_MS: '0',
       RATE_LIMIT_PER_KEY_PER_MINUTE: '1000000',
-      RAIL_LEASE_MS: '1000',
       RAIL_POLL_INTERVAL_MS: '100',
       LOG_LEVEL: 'info',
       ...(database !== undefined && { DATABASE_URL: database.url }),

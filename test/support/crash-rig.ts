@@ -7,8 +7,9 @@ import { adminCall, startServerProcess, type ServerProcess } from './process.js'
 
 /**
  * What a test that kills server processes needs: a data directory (and, on a PostgreSQL run, a
- * database) that outlives each process, a short rail lease so a successor takes over the dead
- * node's hand-overs quickly, and every process it started killed when the test ends.
+ * database) that outlives each process, and every process it started killed when the test ends.
+ * Leases keep their defaults (RAIL_LEASE_MS 60 s): a successor takes over a dead node's work
+ * because the node is found dead (or, on SQLite, started again), as an operator's would.
  */
 export interface CrashRig {
   /** The environment every process of the test shares (add the rail's own). */
@@ -34,7 +35,6 @@ export async function startCrashRig(label: string): Promise<CrashRig> {
       CASHGATE_DATA_DIR: dataDir,
       CASHGATE_ADMIN_TOKEN: ADMIN_TOKEN,
       KEY_ACTIVATION_DELAY_MS: '0',
-      RAIL_LEASE_MS: '1000',
       LOG_LEVEL: 'info',
       ...(database !== undefined && { DATABASE_URL: database.url }),
     },
