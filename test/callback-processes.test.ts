@@ -13,7 +13,11 @@ const TWO_NODES =
   TEST_DATABASE_URL === undefined &&
   'needs PostgreSQL: on SQLite one data directory is one node (set TEST_DATABASE_URL)';
 
-/** Callbacks across real processes: crashes (SIGKILL) and several workers on one database. */
+/**
+ * Callbacks across real processes: crashes (SIGKILL) and several workers on one database. The
+ * delivery lease keeps its default (CALLBACK_TIMEOUT_MS plus a margin): a restarted node takes up a
+ * delivery cut by a crash because its predecessor is found dead (on SQLite, at start).
+ */
 describe(`callbacks across processes (${databaseLabel})`, () => {
   let env: Record<string, string>;
   let dataDir: string;
@@ -55,7 +59,6 @@ describe(`callbacks across processes (${databaseLabel})`, () => {
       KEY_ACTIVATION_DELAY_MS: '0',
       CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
       CALLBACK_POLL_INTERVAL_MS: '100',
-      CALLBACK_TIMEOUT_MS: '1500',
       LOG_LEVEL: 'info',
       ...(database !== undefined && { DATABASE_URL: database.url }),
     };
@@ -109,6 +112,9 @@ describe(`callbacks across processes (${databaseLabel})`, () => {
 
     const restarted = await start();
     const got = await receiver.waitFor(2, 20_000);
+    // Taken up because the dead node's lease was freed, not because it ran out.
+    const metrics = await (await fetch(new URL('/metrics', restarted.url))).text();
+    assert.match(metrics, /^cashgate_leases_freed_total\{kind="callback_delivery",reason="dead"\} 1$/m);
     assert.equal(got[1]?.headers.notify_id, sent.body.notifyId, 'the same event, delivered again');
     assert.equal(got[1]?.body, got[0]?.body);
     const h = await eventually(async () => {

@@ -11,12 +11,12 @@ import { adminCall, runCli, startServerProcess, type ServerProcess } from './sup
 
 const CREATES = 50;
 
-/** Deposit addresses handed out by two gateway processes on one database at once. */
-// Two nodes at once: on SQLite one data directory is one node, so PostgreSQL only.
+/** Two nodes at once: on SQLite one data directory is one node, so PostgreSQL only. */
 const TWO_NODES =
   TEST_DATABASE_URL === undefined &&
   'needs PostgreSQL: on SQLite one data directory is one node (set TEST_DATABASE_URL)';
 
+/** Deposit addresses handed out by two gateway processes on one database at once. */
 describe(`exchange deposit addresses across processes (${databaseLabel})`, { skip: TWO_NODES }, () => {
   let env: Record<string, string>;
   let dataDir: string;
