@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { formatOf, OPERATOR_COMMANDS, show, type Options } from './cli/commands.js';
 import { failureOf, printJson, UsageError } from './cli/output.js';
 import { loadConfig, type Config } from './config.js';
-import { openServices, startBackgroundWork, startGateway } from './gateway.js';
+import { openServices, startGateway, startNode } from './gateway.js';
 import { buildWorkerApp } from './server.js';
 import { createLogger } from './logger.js';
 import { loadMasterKey } from './store/secret-box.js';
@@ -78,15 +78,17 @@ async function runWorker(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
   const dirLock = lockSqliteDataDir(config);
   const services = await openServices(config, logger);
-  await services.nodes.start({ role: 'worker', soleNode: dirLock !== undefined });
-  const workers = startBackgroundWork(services, config, logger);
-  services.nodes.onFreed(() => workers.wake());
+  const workers = await startNode(services, config, logger, {
+    role: 'worker',
+    soleNode: dirLock !== undefined,
+    workers: true,
+  });
   const app = await buildWorkerApp({ ...services, logger });
   const url = await app.listen({ host: config.host, port: config.port });
   logger.info({ url, database: services.store.dialect, node: services.nodes.id }, 'Cashgate worker is running');
   closeOnSignal(logger, config.nodes.shutdownGraceMs, {
     close: async () => {
-      await Promise.all([app.close(), workers.stop()]);
+      await Promise.all([app.close(), workers?.stop()]);
       await services.close();
     },
     abandon: () => services.nodes.stop(),

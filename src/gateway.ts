@@ -39,7 +39,7 @@ import { pixReconcileWorker } from './workers/pix-reconcile.js';
 import { railHandOverWorker } from './workers/rail-hand-over.js';
 import { settlementWorker } from './workers/settlement.js';
 import { startWorkers } from './workers/worker.js';
-import { NodeIdentity, NodeLiveness } from './nodes/liveness.js';
+import { NodeIdentity, NodeLiveness, type NodeStart } from './nodes/liveness.js';
 import { SERVICE_VERSION } from './version.js';
 
 export interface Gateway {
@@ -345,6 +345,23 @@ export function startBackgroundWork(
   };
 }
 
+/**
+ * Joins this process to the nodes on the database (its heartbeat; a dead predecessor's leases freed)
+ * and, with `workers`, starts its background work, woken whenever leases are freed.
+ */
+export async function startNode(
+  services: Services,
+  config: Pick<Config, 'railPollIntervalMs'>,
+  logger: Logger,
+  how: NodeStart & { workers: boolean },
+): Promise<ReturnType<typeof startBackgroundWork> | undefined> {
+  await services.nodes.start(how);
+  if (!how.workers) return undefined;
+  const workers = startBackgroundWork(services, config, logger);
+  services.nodes.onFreed(() => workers.wake());
+  return workers;
+}
+
 /** Starts the whole gateway: storage, HTTP server and (unless turned off) in-process workers. */
 export async function startGateway(config: Config, logger: Logger, options: GatewayOptions = {}): Promise<Gateway> {
   const clock = options.clock ?? systemClock;
@@ -365,9 +382,11 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
   let workers: ReturnType<typeof startBackgroundWork> | undefined;
   let url: string;
   try {
-    await services.nodes.start({ role: 'serve', soleNode: options.soleNode ?? false });
-    workers = (options.workers ?? config.workers) ? startBackgroundWork(services, config, logger) : undefined;
-    services.nodes.onFreed(() => workers?.wake());
+    workers = await startNode(services, config, logger, {
+      role: 'serve',
+      soleNode: options.soleNode ?? false,
+      workers: options.workers ?? config.workers,
+    });
     url = await app.listen({ host: config.host, port: config.port });
   } catch (error) {
     await workers?.stop();

@@ -132,18 +132,25 @@ describe(`nodes that die, stop or stall (${databaseLabel})`, () => {
     { skip: TEST_DATABASE_URL !== undefined && 'a SQLite rule' },
     async () => {
       await rig.start(await nodeEnv());
-      const second = await startServerProcess(await nodeEnv()).then(
-        (server) => {
-          void server.kill();
-          return undefined;
-        },
-        (error: unknown) => String(error),
-      );
-      assert.ok(second !== undefined, 'the second node did not start');
-      assert.match(second, /"code":"data_dir_in_use"/);
-      assert.match(second, /is in use by another Cashgate node \(pid \d+ on .+\): on SQLite one data directory serves/);
-      const worker = await startServerProcess(await nodeEnv(), 'worker').catch((error: unknown) => String(error));
-      assert.equal(typeof worker, 'string', 'a worker is a node too: refused');
+      /** What a second process on the directory printed when it was refused (undefined if it started). */
+      const refusal = async (command: 'serve' | 'worker') =>
+        startServerProcess(await nodeEnv(), command).then(
+          async (server) => {
+            await server.kill();
+            return undefined;
+          },
+          (error: unknown) => String(error),
+        );
+      for (const command of ['serve', 'worker'] as const) {
+        const refused = await refusal(command);
+        assert.ok(refused !== undefined, `a second ${command} process did not start`);
+        assert.match(refused, /"code":"data_dir_in_use"/, command);
+        assert.match(
+          refused,
+          /is in use by another Cashgate node \(pid \d+ on .+\): on SQLite one data directory serves/,
+          command,
+        );
+      }
       const listed = await runCli(['merchant', 'list'], await nodeEnv());
       assert.equal(listed.code, 0, listed.stderr);
     },

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { registerAdminRoute } from '../admin/admin-route.js';
 import type { RouteCatalog } from '../http/route-catalog.js';
 import type { Clock } from '../clock.js';
+import type { Store } from '../store/store.js';
 import type { NodeLiveness } from './liveness.js';
 import * as q from './queries.js';
 
@@ -32,7 +33,7 @@ export const NodeView = Type.Object({
 export function registerNodeAdminRoutes(
   scope: FastifyInstance,
   catalog: RouteCatalog,
-  deps: { nodes: NodeLiveness; store: { read: Parameters<typeof q.listNodes>[0] }; clock: Clock },
+  deps: { nodes: NodeLiveness; store: Pick<Store, 'read'>; clock: Clock },
 ): void {
   registerAdminRoute(scope, catalog, {
     method: 'GET',

@@ -111,8 +111,10 @@ export class NodeLiveness {
     const { store, clock, logger } = this.deps;
     this.#role = how.role;
     this.#started = clock.now();
-    await store.transact((tx) => q.insertNode(tx, this.#row(this.#started)));
-    await store.transact((tx) => q.pruneNodes(tx, this.#started - ENDED_KEPT_MS));
+    await store.transact(async (tx) => {
+      await q.insertNode(tx, this.#row(this.#started));
+      await q.pruneNodes(tx, this.#started - ENDED_KEPT_MS);
+    });
     // On a database only this process can use, every other node marked alive died with its process.
     if (how.soleNode) await this.#reap(null);
     else await this.#reap(this.#started - this.options.deadAfterMs);
@@ -138,7 +140,7 @@ export class NodeLiveness {
   #schedule(): void {
     if (this.#stopped) return;
     this.#timer = setTimeout(() => {
-      this.#tick = this.beat()
+      this.#tick = this.#beat()
         .catch((error: unknown) => this.deps.logger.error({ err: error, node: this.id }, 'node heartbeat failed'))
         .finally(() => this.#schedule());
     }, this.options.heartbeatMs);
@@ -149,7 +151,7 @@ export class NodeLiveness {
    * One heartbeat: writes this node's, rejoins under a new id if it was declared dead meanwhile,
    * then declares dead (and frees the leases of) the nodes whose heartbeat stopped.
    */
-  async beat(): Promise<void> {
+  async #beat(): Promise<void> {
     const { store, clock, logger, identity } = this.deps;
     const now = clock.now();
     if (!(await store.transact((tx) => q.beat(tx, this.id, now)))) {
@@ -174,7 +176,7 @@ export class NodeLiveness {
   async #reap(cutoff: number | null): Promise<void> {
     const { store, clock, logger } = this.deps;
     // A look on the read side first: a healthy cluster's heartbeat writes nothing more.
-    if (cutoff !== null && (await q.silentNodes(store.read, cutoff, this.id)).length === 0) return;
+    if (cutoff !== null && !(await q.anySilentNode(store.read, cutoff, this.id))) return;
     const now = clock.now();
     const { dead, freed } = await store.transact(async (tx) => {
       const dead = await q.declareDead(tx, cutoff, this.id, now);
@@ -189,10 +191,8 @@ export class NodeLiveness {
   async #sweep(): Promise<void> {
     const { store, clock } = this.deps;
     const now = clock.now();
-    const owners = new Set<string>();
-    for (const kind of this.#kinds) for (const owner of (await kind.held(store.read, now)).keys()) owners.add(owner);
-    owners.delete(this.id);
-    const ended = await q.endedNodes(store.read, [...owners]);
+    const owners = [...(await this.held()).keys()].filter((owner) => owner !== this.id);
+    const ended = await q.endedNodes(store.read, owners);
     if (ended.length === 0) return;
     const freed = await store.transact((tx) => this.#free(tx, ended, now, 'dead'));
     if (freed > 0) {

@@ -22,16 +22,17 @@ export async function beat(db: Db, id: string, at: number): Promise<boolean> {
   return result.numUpdatedRows > 0n;
 }
 
-/** Alive nodes other than `except` whose heartbeat is older than `cutoff` (a look before any write). */
-export async function silentNodes(db: ReadDb, cutoff: number, except: string): Promise<string[]> {
-  const rows = await db
+/** Whether an alive node other than `except` has a heartbeat older than `cutoff` (a look before any write). */
+export async function anySilentNode(db: ReadDb, cutoff: number, except: string): Promise<boolean> {
+  const row = await db
     .selectFrom('nodes')
     .select('id')
     .where('state', '=', 'alive')
     .where('heartbeat_at', '<', cutoff)
     .where('id', '<>', except)
-    .execute();
-  return rows.map((r) => r.id);
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /**
