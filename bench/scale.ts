@@ -407,7 +407,7 @@ async function setUp(env: Record<string, string>): Promise<Setup> {
     const callbackUrl = callbackUrlOf(0);
     await admin(base, 'PUT', `/admin/v1/merchants/${merchantId}/callback`, { url: callbackUrl });
     for (const [channel, fee] of Object.entries(FEES)) {
-      await admin(base, 'PUT', `/admin/v1/merchants/${merchantId}/fees/${channel}`, fee);
+      await admin(base, 'PUT', `/admin/v1/merchants/${merchantId}/fees/${channel}`, { reason: 'bench fee', ...fee });
     }
     for (const [currency, amount] of [
       ['BRL', '1000000'],

@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { formatOf, OPERATOR_COMMANDS, show, type Options } from './cli/commands.js';
+import { userInfo } from 'node:os';
+import { AuditScope } from './access/audit-log.js';
+import { CLI_COMMAND_ACCESS, type AuditAction } from './access/permissions.js';
+import { formatOf, OPERATOR_COMMANDS, show, type OperatorCommand, type Options } from './cli/commands.js';
+import { OPERATOR_ACCOUNT_COMMANDS } from './cli/operator-commands.js';
+import type { Services } from './services.js';
 import { failureOf, printJson, UsageError } from './cli/output.js';
 import { loadConfig, type Config } from './config.js';
 import { openServices, startGateway, startNode } from './gateway.js';
@@ -29,7 +34,7 @@ Usage: cashgate <command> [options]      (from a checkout: npm run -s cashgate -
   key list --merchant ID                 a key waiting for its activeAt is "pending"
   key edit --merchant ID --key AK… [--permissions p1,p2] [--ip-whitelist a,b/cidr] [--debug|--no-debug] [--label TEXT]
   key disable|enable|delete --merchant ID --key AK…
-  fee set --merchant ID --channel CHANNEL --percent-bps N [--fixed AMOUNT] [--minimum AMOUNT]
+  fee set --merchant ID --channel CHANNEL --percent-bps N [--fixed AMOUNT] [--minimum AMOUNT] --reason TEXT
   fee list --merchant ID
   rate set --currency BRL|MXN --token USDT --buy PRICE --sell PRICE [--spread-bps N]
   rate list
@@ -39,8 +44,19 @@ Usage: cashgate <command> [options]      (from a checkout: npm run -s cashgate -
   user delete --merchant ID --user ID
   audit                                  check the ledger's invariants; exit 1 on any breach
 
+  operator create --email E --role viewer|support|finance|admin|auditor [--name N] [--password P]
+  operator list
+  operator role --email E --role ROLE
+  operator disable|enable --email E
+  operator token create --email E [--name N] [--expires-days D]   the token is shown this once
+  operator token revoke --token-id ID
+  audit-log verify                       check the audit log's hash chain; exit 1 naming the first bad record
+  audit-log export [--from ISO] [--to ISO]   the audit log as JSON lines, oldest first
+
   --format text                          a table for people (lists) or the audit's lines; JSON is the default
-  A console user's password comes from --password or, kept out of the process list, CASHGATE_USER_PASSWORD.
+  A console user's password comes from --password or, kept out of the process list, CASHGATE_USER_PASSWORD;
+  an operator's from --password or CASHGATE_OPERATOR_PASSWORD. Every command that changes something is
+  recorded in the audit log as actor cli with the OS user who ran it.
 
 Results are one JSON document on standard output; errors are {"error":{"code","message"}} on standard
 error, with exit code 64 for bad use or input, 78 for bad configuration and 1 otherwise.
@@ -188,6 +204,41 @@ async function printDemo(
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
+/** Every operator command, by its words. */
+const COMMANDS: Record<string, OperatorCommand> = { ...OPERATOR_COMMANDS, ...OPERATOR_ACCOUNT_COMMANDS };
+
+/** The OS user running the CLI: the `cli` actor of the audit log. */
+function osUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env.USER ?? `uid:${process.getuid?.() ?? '?'}`;
+  }
+}
+
+/** The option that names what a command acts on, in the order they are looked for. */
+const TARGET_OPTIONS = [
+  ['key', 'apikey'],
+  ['user', 'console_user'],
+  ['token-id', 'operator_token'],
+  ['merchant', 'merchant'],
+  ['email', 'operator'],
+] as const;
+
+/** Runs a command that changes something as an audited action of the `cli` actor. */
+function audited<T>(services: Services, action: AuditAction, values: Options, work: () => Promise<T>): Promise<T> {
+  const target = TARGET_OPTIONS.find(([name]) => typeof values[name] === 'string');
+  const reason = values.reason;
+  const request = Object.fromEntries(Object.entries(values).filter(([name]) => name !== 'format' && name !== 'help'));
+  return new AuditScope(services.store, services.clock, {
+    actor: { type: 'cli', osUser: osUser() },
+    action,
+    ...(target !== undefined && { targetType: target[1], targetId: String(values[target[0]]) }),
+    ...(typeof reason === 'string' && { reason }),
+    changes: { request },
+  }).run(work);
+}
+
 /** Opens the services (applying pending migrations), runs the work and closes them again. */
 async function withServices<T>(
   config: Config,
@@ -237,6 +288,12 @@ const OPTIONS = {
   email: { type: 'string' },
   password: { type: 'string' },
   user: { type: 'string' },
+  role: { type: 'string' },
+  'token-id': { type: 'string' },
+  'expires-days': { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  reason: { type: 'string' },
   format: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -258,7 +315,7 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 async function run(command: string, values: Options): Promise<number> {
-  const operator = Object.hasOwn(OPERATOR_COMMANDS, command) ? OPERATOR_COMMANDS[command] : undefined;
+  const operator = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
   if (operator === undefined && !['serve', 'worker', 'migrate'].includes(command)) {
     throw new UsageError(`unknown command "${command}": cashgate --help lists the commands`);
   }
@@ -278,7 +335,10 @@ async function run(command: string, values: Options): Promise<number> {
       return 0;
   }
   if (work === undefined) throw new UsageError(`unknown command "${command}"`);
-  const outcome = await withServices(config, work);
+  const access = CLI_COMMAND_ACCESS[command];
+  const outcome = await withServices(config, (services) =>
+    access?.action === undefined ? work(services) : audited(services, access.action, values, () => work(services)),
+  );
   show(outcome, format);
   return outcome.exitCode ?? 0;
 }

@@ -8,6 +8,7 @@ import { PIX_KEY_TYPES, pixKeyProblem } from './brazil/pix-keys.js';
 import { isTronAddress } from './rails/chain/addresses.js';
 import { CONFIRMATIONS } from './rails/chain/rail.js';
 import { ACCOUNT_PATHS, parseAccountXpub, SANDBOX_XPUBS, type AddressFamily } from './rails/chain/derivation.js';
+import { CURRENCIES, CURRENCY_CODES, isCurrency, parseDecimal } from './money.js';
 
 /** The Pix key the sandbox shows in its BR Codes until the operator sets PIX_KEY (a random key that belongs to no one). */
 export const SANDBOX_PIX_KEY = '5f8e3a1c-7b2d-4e6f-9a0b-1c2d3e4f5a6b';
@@ -23,8 +24,12 @@ export interface Config {
   dataDir: string;
   /** postgres://… selects PostgreSQL; undefined means the embedded SQLite file in dataDir. */
   databaseUrl: string | undefined;
-  /** Bearer token of the admin API; undefined disables it. */
+  /** The break-glass root token of the admin API (every permission, every use audited); undefined: none. */
   adminToken: string | undefined;
+  /** ADMIN_ROOT_TOKEN_DISABLED: the root token is refused even when set. */
+  adminRootTokenDisabled: boolean;
+  /** APPROVAL_THRESHOLD: per currency, the minor amount at or above which a balance adjustment needs a second operator. */
+  approvalThreshold: Readonly<Record<string, bigint>>;
   /** 32-byte key that encrypts API secrets at rest; undefined means the generated file in dataDir. */
   masterKey: Buffer | undefined;
   keyActivationDelayMs: number;
@@ -220,6 +225,26 @@ class EnvReader {
       return fallback;
     }
     return Number(value);
+  }
+
+  /** `BRL:10000,KES:500000`: a currency (or USDT) and an amount in major units, per entry. */
+  approvalThreshold(name: string): Record<string, bigint> {
+    const value = this.raw(name);
+    const thresholds: Record<string, bigint> = {};
+    if (value === undefined) return thresholds;
+    for (const entry of value.split(',')) {
+      const [code = '', amount = ''] = entry.trim().split(':');
+      const decimals = code === 'USDT' ? 6 : isCurrency(code) ? CURRENCIES[code] : undefined;
+      const minor = decimals === undefined ? undefined : parseDecimal(amount.trim(), decimals);
+      if (decimals === undefined || minor === undefined || minor <= 0n || code in thresholds) {
+        this.problems.push(
+          `${name}=${JSON.stringify(value)}: must be CURRENCY:AMOUNT entries separated by commas, each currency once (${[...CURRENCY_CODES, 'USDT'].join(', ')}), each amount a positive number in major units`,
+        );
+        return {};
+      }
+      thresholds[code] = minor;
+    }
+    return thresholds;
   }
 
   boolean(name: string, fallback: boolean): boolean {
@@ -612,6 +637,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     dataDir: isAbsolute(dataDirRaw) ? dataDirRaw : resolve(cwd, dataDirRaw),
     databaseUrl: read.url('DATABASE_URL', undefined, ['postgres:', 'postgresql:']),
     adminToken: read.optionalString('CASHGATE_ADMIN_TOKEN'),
+    adminRootTokenDisabled: read.boolean('ADMIN_ROOT_TOKEN_DISABLED', false),
+    approvalThreshold: read.approvalThreshold('APPROVAL_THRESHOLD'),
     masterKey: read.masterKey('CASHGATE_MASTER_KEY'),
     keyActivationDelayMs: read.integer('KEY_ACTIVATION_DELAY_MS', 90_000, 0),
     signatureWindowMs: read.integer('SIGNATURE_WINDOW_MS', 300_000, 1_000),

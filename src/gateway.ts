@@ -41,6 +41,9 @@ import { settlementWorker } from './workers/settlement.js';
 import { startWorkers } from './workers/worker.js';
 import { NodeIdentity, NodeLiveness, type NodeStart } from './nodes/liveness.js';
 import { SERVICE_VERSION } from './version.js';
+import { OperatorService } from './operators/service.js';
+import { OperatorSignIn } from './operators/signin.js';
+import { AdjustmentApprovals } from './ledger/approvals.js';
 
 export interface Gateway {
   app: FastifyInstance;
@@ -58,6 +61,9 @@ export interface Gateway {
   metrics: Registry;
   /** This process as a node: its heartbeat, and the leases it frees and releases. */
   nodes: NodeLiveness;
+  /** The people who operate Cashgate, and their sign-in. */
+  operators: OperatorService;
+  operatorSignIn: OperatorSignIn;
   close(): Promise<void>;
 }
 
@@ -259,6 +265,7 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
     { store, clock, logger: logger.child({ component: 'nodes' }), identity: node, registry: metrics },
     { heartbeatMs: config.nodes.heartbeatMs, deadAfterMs: config.nodes.deadAfterMs, version: SERVICE_VERSION },
   );
+  const operators = new OperatorService(store, clock);
   nodes.register(orders.handOver.leases, callbacks.dispatcher.leases, daraja?.leases, ...(chains?.leases ?? []));
   return {
     store,
@@ -294,6 +301,9 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
     metrics,
     consoleAccounts: new ConsoleAccounts(store, secrets, clock),
     requestLog: new RequestLog(store, clock, config.publicBaseUrl),
+    operators,
+    operatorSignIn: new OperatorSignIn(store, secrets, clock),
+    approvals: new AdjustmentApprovals(store, clock, ledger, config.approvalThreshold),
     clock,
     async close() {
       await orders.drain();
@@ -430,6 +440,8 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
     url,
     metrics: services.metrics,
     nodes: services.nodes,
+    operators: services.operators,
+    operatorSignIn: services.operatorSignIn,
     async close() {
       // New work stops at once: requests get 503, workers and the dispatcher claim nothing more.
       await Promise.all([app.close(), workers?.stop()]);

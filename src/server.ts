@@ -27,6 +27,7 @@ import { registerLedgerAdminRoutes } from './ledger/admin-routes.js';
 import { balanceRoutes } from './ledger/balance-routes.js';
 import { registerMerchantAdminRoutes } from './merchants/admin-routes.js';
 import { registerOrderAdminRoutes } from './orders/admin-routes.js';
+import { registerOperatorAdminRoutes } from './operators/admin-routes.js';
 import { registerNodeAdminRoutes } from './nodes/admin-routes.js';
 import { registerDarajaCallbacks } from './kenya/daraja-routes.js';
 import { registerPixAdminRoutes } from './brazil/pix-admin-routes.js';
@@ -189,7 +190,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   await app.register(async (admin) => {
-    registerAdminAuth(admin, config.adminToken);
+    registerAdminAuth(admin, {
+      rootToken: config.adminToken,
+      rootTokenDisabled: config.adminRootTokenDisabled,
+      authenticate: (token) => deps.operators.authenticate(token),
+      store: deps.store,
+      clock: deps.clock,
+    });
     registerMerchantAdminRoutes(admin, catalog, deps.merchants);
     registerConsoleAdminRoutes(admin, catalog, deps.consoleAccounts);
     registerCallbackAdminRoutes(admin, catalog, {
@@ -198,8 +205,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       tests: deps.callbacks.tests,
       merchants: deps.merchants,
     });
-    registerLedgerAdminRoutes(admin, catalog, { ledger: deps.ledger, merchants: deps.merchants });
-    registerOrderAdminRoutes(admin, catalog, deps.sandbox);
+    registerLedgerAdminRoutes(admin, catalog, {
+      ledger: deps.ledger,
+      merchants: deps.merchants,
+      approvals: deps.approvals,
+    });
+    registerOrderAdminRoutes(admin, catalog, { sandbox: deps.sandbox, store: deps.store });
+    registerOperatorAdminRoutes(admin, catalog, { store: deps.store, operators: deps.operators });
     registerRailMessageAdminRoutes(admin, catalog, { store: deps.store });
     if (deps.apiPix !== undefined) registerPixAdminRoutes(admin, catalog, { pix: deps.apiPix.connector });
     registerExchangeAdminRoutes(admin, catalog, { rates: deps.rates, orders: deps.orders, store: deps.store });

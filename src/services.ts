@@ -18,6 +18,9 @@ import type { OrderSandbox } from './orders/sandbox.js';
 import type { OrderService } from './orders/service.js';
 import type { Rails } from './rails/rails.js';
 import type { NodeLiveness } from './nodes/liveness.js';
+import type { OperatorService } from './operators/service.js';
+import type { OperatorSignIn } from './operators/signin.js';
+import type { AdjustmentApprovals } from './ledger/approvals.js';
 import type { Store } from './store/store.js';
 
 /** The order kinds of each area, built with their rails and registered with the order service. */
@@ -54,6 +57,12 @@ export interface Services {
   consoleAccounts: ConsoleAccounts;
   /** Requests made with debug-mode keys. */
   requestLog: RequestLog;
+  /** The people who operate Cashgate: accounts, roles, personal tokens. */
+  operators: OperatorService;
+  /** Operators' sign-in: password, second factor, recovery codes, lock-out. */
+  operatorSignIn: OperatorSignIn;
+  /** Balance adjustments waiting for a second operator (APPROVAL_THRESHOLD). */
+  approvals: AdjustmentApprovals;
   clock: Clock;
   close(): Promise<void>;
 }

@@ -244,9 +244,13 @@ describe(`admin API without a token (${databaseLabel})`, () => {
   });
   after(() => gw.close());
 
-  it('is disabled', async () => {
+  it('takes no root token: a request without a token is told how to authenticate, a stranger token is refused', async () => {
+    const bare = await fetch(new URL('/admin/v1/merchants', gw.url));
+    assert.equal(bare.status, 403);
+    assert.equal(((await bare.json()) as any).error.code, 'admin_api_disabled');
+    // Personal tokens still work without a root token: an unknown one is simply not a token.
     const res = await gw.admin('GET', '/admin/v1/merchants');
-    assert.equal(res.status, 403);
-    assert.equal(res.body.error.code, 'admin_api_disabled');
+    assert.equal(res.status, 401);
+    assert.equal(res.body.error.code, 'unauthorized');
   });
 });

@@ -360,8 +360,8 @@ describe(`Brazil on API Pix (${databaseLabel})`, () => {
     // The operator has it returned; the payer's institution does not take it back.
     psp.scriptRefund(pix.endToEndId, { status: 'NAO_REALIZADO', motivo: 'Conta do pagador encerrada' });
     const [asked, twin] = await Promise.all([
-      gw.admin('POST', `/admin/v1/pix/received/${pix.endToEndId}/return`),
-      gw.admin('POST', `/admin/v1/pix/received/${pix.endToEndId}/return`),
+      gw.admin('POST', `/admin/v1/pix/received/${pix.endToEndId}/return`, { reason: 'returned to the payer' }),
+      gw.admin('POST', `/admin/v1/pix/received/${pix.endToEndId}/return`, { reason: 'returned to the payer' }),
     ]).then((both) => both.sort((a, b) => a.status - b.status));
     assert.equal(twin.status, 409, 'two requests at once return it once');
     assert.equal(asked.status, 200, JSON.stringify(asked.body));
@@ -379,7 +379,7 @@ describe(`Brazil on API Pix (${databaseLabel})`, () => {
     await until(async () => assert.equal((await state()).disposition, 'return_failed'));
     assert.equal((await state()).reason, 'Conta do pagador encerrada');
     psp.scriptRefund(pix.endToEndId, { status: 'DEVOLVIDO' });
-    const again = await gw.admin('POST', `/admin/v1/pix/received/${pix.endToEndId}/return`);
+    const again = await gw.admin('POST', `/admin/v1/pix/received/${pix.endToEndId}/return`, { reason: 'returned to the payer' });
     assert.equal(again.status, 200, JSON.stringify(again.body));
     assert.notEqual(again.body.refundId, firstRefund, 'a new refund id: the failed one is spent at the PSP');
     await until(async () => assert.equal((await state()).disposition, 'returned'));
@@ -393,10 +393,10 @@ describe(`Brazil on API Pix (${databaseLabel})`, () => {
       kinds.map((j) => j.kind),
       ['pix.unmatched.received', 'pix.unmatched.returning', 'pix.return.sent'],
     );
-    const done = await gw.admin('POST', `/admin/v1/pix/received/${pix.endToEndId}/return`);
+    const done = await gw.admin('POST', `/admin/v1/pix/received/${pix.endToEndId}/return`, { reason: 'returned to the payer' });
     assert.equal(done.status, 409);
     assert.match(done.body.error.message, /cannot be returned: it is returned/);
-    const unknown = await gw.admin('POST', '/admin/v1/pix/received/E00000000202611241200zzzzzzzzzzz/return');
+    const unknown = await gw.admin('POST', '/admin/v1/pix/received/E00000000202611241200zzzzzzzzzzz/return', { reason: 'returned to the payer' });
     assert.equal(unknown.status, 404);
     const badFilter = await gw.admin('GET', '/admin/v1/pix/received?disposition=credited');
     assert.equal(badFilter.status, 400);

@@ -284,24 +284,24 @@ describe(`the cashgate command (${databaseLabel})`, () => {
         /^bra\.collection\.PIX\s+BRL\s+150\s+0\.10\s+0\.00$/m,
       );
       const noChannel = cliError(
-        await runCli(['fee', 'set', ...m, '--channel', 'bra.card', '--percent-bps', '1'], env),
+        await runCli(['fee', 'set', ...m, '--channel', 'bra.card', '--percent-bps', '1', '--reason', 'test'], env),
         1,
       );
       assert.deepEqual(
         noChannel,
-        (await admin('PUT', `/admin/v1/merchants/${merchantId}/fees/bra.card`, { percentBps: 1 })).body.error,
+        (await admin('PUT', `/admin/v1/merchants/${merchantId}/fees/bra.card`, { reason: 'test fee',  percentBps: 1 })).body.error,
       );
       const fraction = cliError(
-        await runCli(['fee', 'set', ...m, '--channel', 'bra.collection.PIX', '--percent-bps', '1.5'], env),
+        await runCli(['fee', 'set', ...m, '--channel', 'bra.collection.PIX', '--percent-bps', '1.5', '--reason', 'test'], env),
         64,
       );
       assert.deepEqual(
         fraction,
-        (await admin('PUT', `/admin/v1/merchants/${merchantId}/fees/bra.collection.PIX`, { percentBps: 1.5 })).body
+        (await admin('PUT', `/admin/v1/merchants/${merchantId}/fees/bra.collection.PIX`, { reason: 'test fee',  percentBps: 1.5 })).body
           .error,
       );
       const tooMuch = cliError(
-        await runCli(['fee', 'set', ...m, '--channel', 'bra.collection.PIX', '--percent-bps', '10001'], env),
+        await runCli(['fee', 'set', ...m, '--channel', 'bra.collection.PIX', '--percent-bps', '10001', '--reason', 'test'], env),
         64,
       );
       assert.match(tooMuch.message, /^percentBps /);

@@ -21,7 +21,18 @@ export type OperatorFailure =
   | { kind: 'console_user_not_found'; userId: string }
   | { kind: 'pix_not_found'; e2eid: string }
   /** The received Pix is not unmatched and its return has not failed: `detail` says what it is. */
-  | { kind: 'pix_not_returnable'; e2eid: string; detail: string };
+  | { kind: 'pix_not_returnable'; e2eid: string; detail: string }
+  | { kind: 'invalid_operator'; field: string; detail: string }
+  /** A query parameter of an admin read that breaks its rule. */
+  | { kind: 'invalid_parameter'; field: string; detail: string }
+  | { kind: 'operator_exists'; email: string }
+  | { kind: 'operator_not_found'; email: string }
+  | { kind: 'operator_token_not_found'; tokenId: string }
+  | { kind: 'approval_not_found'; approvalId: string }
+  /** The approval was already approved or rejected. */
+  | { kind: 'approval_decided'; approvalId: string; state: string }
+  /** The operator who asked for a money action cannot approve (or reject) it. */
+  | { kind: 'approval_own'; approvalId: string };
 
 type FailureOf<K extends OperatorFailure['kind']> = Extract<OperatorFailure, { kind: K }>;
 
@@ -64,6 +75,21 @@ const DESCRIPTIONS: {
   console_user_not_found: { status: 404, message: (f) => `console user ${f.userId} does not exist for this merchant` },
   pix_not_found: { status: 404, message: (f) => `no Pix with end-to-end id ${f.e2eid} was received` },
   pix_not_returnable: { status: 409, message: (f) => `Pix ${f.e2eid} cannot be returned: ${f.detail}` },
+  invalid_operator: { status: 400, message: (f) => `${f.field}: ${f.detail}` },
+  invalid_parameter: { status: 400, message: (f) => `${f.field}: ${f.detail}` },
+  operator_exists: { status: 409, message: (f) => `an operator with e-mail ${f.email} already exists` },
+  operator_not_found: { status: 404, message: (f) => `no operator has e-mail ${f.email}` },
+  operator_token_not_found: { status: 404, message: (f) => `operator token ${f.tokenId} does not exist` },
+  approval_not_found: { status: 404, message: (f) => `approval ${f.approvalId} does not exist` },
+  approval_decided: {
+    status: 409,
+    message: (f) => `approval ${f.approvalId} is already ${f.state}: nothing was changed`,
+  },
+  approval_own: {
+    status: 403,
+    message: (f) =>
+      `approval ${f.approvalId} was requested by you: another operator with finance or admin must decide it`,
+  },
   fee_channel_not_found: {
     status: 404,
     message: (f) => `there is no fee channel ${f.channel}: use one of ${f.channels.join(', ')}`,

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { registerAdminRoute } from '../admin/admin-route.js';
+import { Reason, registerAdminRoute } from '../admin/admin-route.js';
 import { OperatorError } from '../admin/failures.js';
 import type { RouteCatalog } from '../http/route-catalog.js';
 import { formatMoney } from '../money.js';
@@ -81,6 +81,7 @@ export function registerPixAdminRoutes(
     summary: 'Return a Pix to its payer: one that no charge asked for, or one whose return failed',
     description:
       'The return (PUT /pix/{e2eid}/devolucao/{id}) is asked for at once and followed by reconciliation. An unmatched Pix’s money moves from system/BRL/pix_unmatched to system/BRL/pix_returns; a failed return is asked for again under a new id. 409 for a Pix credited to an order, returned, or being returned.',
+    body: Type.Object({ reason: Reason }, { additionalProperties: false }),
     response: ReceivedPix,
     handle: async ({ params }) => {
       const e2eid = params.e2eid ?? '';

@@ -27,6 +27,8 @@ export interface Outcome {
   /** The text form; commands without one refuse `--format text`. */
   text?: () => void;
   exitCode?: number;
+  /** The command wrote its own output as it went (e.g. JSON lines); `json` is not printed. */
+  printed?: boolean;
 }
 
 export interface OperatorCommand {
@@ -210,6 +212,7 @@ export const OPERATOR_COMMANDS: Record<string, OperatorCommand> = {
         percentBps: integerOption(required(values, 'percent-bps', 'fee set')),
         ...(option(values, 'fixed') !== undefined && { fixed: option(values, 'fixed') }),
         ...(option(values, 'minimum') !== undefined && { minimum: option(values, 'minimum') }),
+        reason: required(values, 'reason', 'fee set'),
       };
       assertValid(SetFeeBody, input);
       return async ({ merchants, ledger }) => ({
@@ -361,6 +364,7 @@ export const TEXT_COMMANDS: ReadonlySet<string> = new Set([
   'rate list',
   'user list',
   'audit',
+  'operator list',
 ]);
 
 /** Reads --format: json (the default) or, for the commands that have one, text. */
@@ -375,6 +379,7 @@ export function formatOf(command: string, values: Options): Format {
 
 /** Prints an outcome in the format asked for (checked by formatOf before the command ran). */
 export function show(outcome: Outcome, format: Format): void {
+  if (outcome.printed === true) return;
   if (format === 'text' && outcome.text !== undefined) outcome.text();
   else printJson(outcome.json);
 }

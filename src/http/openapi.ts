@@ -1,3 +1,4 @@
+import { roleCan, ROLES, type Permission } from '../access/permissions.js';
 import type { TSchema } from '@sinclair/typebox';
 import { SERVICE_VERSION } from '../version.js';
 import { BrazilTransferCallback, KenyaTransferCallback, PaymentCallback, TestCallback } from './callback-schemas.js';
@@ -102,6 +103,12 @@ export const OPERATIONS: Readonly<Record<string, { id: string; body?: string; da
   'POST /admin/v1/pix/received/:e2eid/return': { id: 'adminReturnReceivedPix' },
   // Admin API: nodes
   'GET /admin/v1/nodes': { id: 'adminListNodes' },
+  'GET /admin/v1/operators': { id: 'adminListOperators' },
+  'GET /admin/v1/audit-log': { id: 'adminListAuditLog' },
+  'GET /admin/v1/approvals': { id: 'adminListApprovals' },
+  'POST /admin/v1/approvals/:approvalId/approve': { id: 'adminApproveAdjustment' },
+  'POST /admin/v1/approvals/:approvalId/reject': { id: 'adminRejectAdjustment' },
+  'GET /admin/v1/orders/:orderId/personal-data': { id: 'adminRevealOrderPersonalData' },
 };
 
 const TAG_DESCRIPTIONS: Readonly<Record<string, string>> = {
@@ -224,7 +231,7 @@ const ADMIN_FAILURES: Readonly<Record<string, { name: string; description: strin
   '403': {
     name: 'AdminForbidden',
     description:
-      'admin_api_disabled (CASHGATE_ADMIN_TOKEN unset), or a refused sandbox action (sandbox_disabled, sandbox_live_rail)',
+      'forbidden (the role lacks the route’s permission: role and permission named), approval_own, admin_api_disabled (no token sent and no root token), or a refused sandbox action (sandbox_disabled, sandbox_live_rail)',
   },
   '404': {
     name: 'AdminNotFound',
@@ -295,6 +302,12 @@ function operation(route: RouteDoc, registry: SchemaRegistry): Record<string, un
     schema: registry.ref(names?.data ?? `${pascal(id)}Response`, route.response, `${pascal(id)}Response`),
   };
   op.security = route.security === 'admin' ? [{ adminToken: [] }] : [];
+  if (route.security === 'admin') {
+    op['x-permission'] = route.permission;
+    op['x-roles'] = ROLES.filter(
+      (role) => route.permission !== undefined && roleCan(role, route.permission as Permission),
+    );
+  }
   op.responses = {
     '200': { description: 'success', headers: REQUEST_ID, content: { [mediaType]: success } },
     ...(route.path === '/readyz' && {
@@ -491,7 +504,8 @@ export function buildOpenApiDocument(catalog: RouteCatalog, serverUrl: string): 
         adminToken: {
           type: 'http',
           scheme: 'bearer',
-          description: 'Authorization: Bearer <CASHGATE_ADMIN_TOKEN> (the admin API answers 403 while it is unset)',
+          description:
+            'Authorization: Bearer <personal token> (cashgate operator token create), acting with its operator’s role; or the break-glass root CASHGATE_ADMIN_TOKEN (every permission, every use audited; refused with ADMIN_ROOT_TOKEN_DISABLED=true). Each operation’s x-permission names the permission it needs and x-roles the roles that hold it.',
         },
       },
     },

@@ -1,17 +1,33 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { registerAdminRoute } from '../admin/admin-route.js';
+import { Reason, registerAdminRoute } from '../admin/admin-route.js';
 import type { RouteCatalog } from '../http/route-catalog.js';
 import { StringEnum } from '../http/validation.js';
 import type { MerchantService } from '../merchants/service.js';
 import { FEE_CHANNELS } from './fees.js';
 import { CURRENCY_CODES, formatMoney } from '../money.js';
+import type { AdjustmentApprovals } from './approvals.js';
 import type { Balance, LedgerService } from './service.js';
 
 const TAG = 'Admin: balances and fees';
 const CurrencyCode = StringEnum(CURRENCY_CODES);
 const Amount = Type.Union([Type.String(), Type.Number()], {
   description: 'decimal, as a string (preferred) or a number',
+});
+
+const ApprovalView = Type.Object({
+  approvalId: Type.String(),
+  merchantId: Type.String(),
+  currency: Type.String(),
+  amount: Type.String({ description: 'signed decimal: negative for a debit' }),
+  reason: Type.String(),
+  state: Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('rejected')]),
+  requestedBy: Type.String({ description: 'the e-mail of the operator who asked (root-token, cli:<user>)' }),
+  decidedBy: Type.Union([Type.String(), Type.Null()]),
+  decisionReason: Type.Union([Type.String(), Type.Null()]),
+  journalId: Type.Union([Type.String(), Type.Null()], { description: 'the ledger journal once approved' }),
+  createdAt: Type.String(),
+  decidedAt: Type.Union([Type.String(), Type.Null()]),
 });
 
 export const BalanceView = Type.Object({
@@ -34,6 +50,7 @@ export const SetFeeBody = Type.Object({
   percentBps: Type.Integer({ minimum: 0, maximum: 10_000 }),
   fixed: Type.Optional(Amount),
   minimum: Type.Optional(Amount),
+  reason: Reason,
 });
 
 function balanceView(b: Balance) {
@@ -49,9 +66,9 @@ function balanceView(b: Balance) {
 export function registerLedgerAdminRoutes(
   scope: FastifyInstance,
   catalog: RouteCatalog,
-  deps: { ledger: LedgerService; merchants: MerchantService },
+  deps: { ledger: LedgerService; merchants: MerchantService; approvals: AdjustmentApprovals },
 ): void {
-  const { ledger, merchants } = deps;
+  const { ledger, merchants, approvals } = deps;
 
   registerAdminRoute(scope, catalog, {
     method: 'GET',
@@ -71,19 +88,69 @@ export function registerLedgerAdminRoutes(
     path: '/admin/v1/merchants/:merchantId/balance-adjustments',
     tag: TAG,
     summary: 'Credit (or debit, with a negative amount) the available balance, as a ledger entry',
-    description: 'A debit that would take the available balance below zero is refused with 409 insufficient_balance.',
+    description:
+      'A debit that would take the available balance below zero is refused with 409 insufficient_balance. At or above APPROVAL_THRESHOLD for its currency (either sign), the adjustment is created pending (state "pending", with its approval) and moves money only when another operator with finance or admin approves it.',
     body: Type.Object({
       currency: CurrencyCode,
       amount: Amount,
-      reason: Type.String({ minLength: 1, maxLength: 500 }),
+      reason: Reason,
     }),
-    response: Type.Object({ journalId: Type.String(), balance: BalanceView }),
-    handle: async ({ params, body }) => {
+    response: Type.Object({
+      state: Type.Union([Type.Literal('applied'), Type.Literal('pending')]),
+      journalId: Type.Optional(Type.String()),
+      balance: Type.Optional(BalanceView),
+      approval: Type.Optional(ApprovalView),
+    }),
+    handle: async ({ params, body, actor }) => {
       const merchantId = (await merchants.getMerchant(params.merchantId ?? '')).merchantId;
-      const { journalId, balance } = await ledger.adjust(merchantId, body);
-      return { journalId, balance: balanceView(balance) };
+      const outcome = await approvals.adjust(actor, merchantId, body);
+      return outcome.state === 'applied'
+        ? { state: outcome.state, journalId: outcome.journalId, balance: balanceView(outcome.balance) }
+        : outcome;
     },
   });
+
+  registerAdminRoute(scope, catalog, {
+    method: 'GET',
+    path: '/admin/v1/approvals',
+    tag: TAG,
+    summary: 'Balance adjustments waiting for a second operator (and those decided), newest first, the latest 100',
+    query: Type.Object(
+      {
+        state: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('rejected')])),
+      },
+      { additionalProperties: false },
+    ),
+    response: Type.Object({ approvals: Type.Array(ApprovalView) }),
+    handle: async ({ query }) => ({
+      approvals: await approvals.list(query.state as 'pending' | 'approved' | 'rejected' | undefined),
+    }),
+  });
+
+  for (const decision of ['approve', 'reject'] as const) {
+    registerAdminRoute(scope, catalog, {
+      method: 'POST',
+      path: `/admin/v1/approvals/:approvalId/${decision}`,
+      tag: TAG,
+      summary:
+        decision === 'approve'
+          ? 'Approve a pending balance adjustment: the money moves now, in the same unit of work'
+          : 'Reject a pending balance adjustment: no money moves',
+      description:
+        'Only an operator other than the one who asked, with finance or admin (403 approval_own otherwise). 409 approval_decided when it was decided already; an approved debit that would now overdraw is refused with 409 insufficient_balance and stays pending.',
+      body: Type.Object(decision === 'approve' ? { reason: Type.Optional(Reason) } : { reason: Reason }, {
+        additionalProperties: false,
+      }),
+      response: Type.Object({ approval: ApprovalView, balance: Type.Optional(BalanceView) }),
+      handle: async ({ params, body, actor }) => {
+        const decided = await approvals.decide(actor, params.approvalId ?? '', decision, body.reason);
+        return {
+          approval: decided.approval,
+          ...(decided.balance !== undefined && { balance: balanceView(decided.balance) }),
+        };
+      },
+    });
+  }
 
   registerAdminRoute(scope, catalog, {
     method: 'GET',

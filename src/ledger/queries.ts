@@ -1,7 +1,8 @@
 import { prepared } from '../store/prepared.js';
-import type { ReadDb } from '../store/store.js';
+import type { ReadDb, Tx } from '../store/store.js';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type {
+  BalanceAdjustmentRequestTable,
   Database,
   FeeScheduleTable,
   LedgerAccountTable,
@@ -209,4 +210,47 @@ export async function oldestDueSettlement(db: ReadDb, now: number): Promise<numb
     .where('due_at', '<=', now)
     .executeTakeFirst();
   return row?.oldest === null || row?.oldest === undefined ? null : Number(row.oldest);
+}
+
+export type AdjustmentRequestRow = Selectable<BalanceAdjustmentRequestTable>;
+
+export async function insertAdjustmentRequest(tx: Tx, row: AdjustmentRequestRow): Promise<void> {
+  await tx.insertInto('balance_adjustment_requests').values(row).execute();
+}
+
+/** The request, locked for the rest of the unit of work (PostgreSQL; SQLite has one writer). */
+export function lockAdjustmentRequest(tx: Tx, id: string): Promise<AdjustmentRequestRow | undefined> {
+  // A no-op update takes the row lock on PostgreSQL (SQLite has one writer): two deciders run one after the other.
+  return tx
+    .updateTable('balance_adjustment_requests')
+    .set((eb) => ({ state: eb.ref('state') }))
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function decideAdjustmentRequest(
+  tx: Tx,
+  id: string,
+  decision: Pick<
+    AdjustmentRequestRow,
+    'state' | 'decided_by' | 'decided_by_email' | 'decision_reason' | 'journal_id' | 'decided_at'
+  >,
+): Promise<void> {
+  await tx
+    .updateTable('balance_adjustment_requests')
+    .set(decision)
+    .where('id', '=', id)
+    .where('state', '=', 'pending')
+    .execute();
+}
+
+export function listAdjustmentRequests(
+  db: ReadDb,
+  state: AdjustmentRequestRow['state'] | undefined,
+  limit: number,
+): Promise<AdjustmentRequestRow[]> {
+  let query = db.selectFrom('balance_adjustment_requests').selectAll();
+  if (state !== undefined) query = query.where('state', '=', state);
+  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
 }

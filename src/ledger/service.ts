@@ -1,7 +1,8 @@
+import { noteAudit } from '../access/audit-log.js';
 import { OperatorError } from '../admin/failures.js';
 import type { Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
-import type { Store, ReadDb } from '../store/store.js';
+import type { Store, ReadDb, Tx } from '../store/store.js';
 import { FEE_CHANNELS, feeFor, isFeeChannel, NO_FEE, type FeeChannel, type FeeRule } from './fees.js';
 import { accountCode, InsufficientBalanceError, Ledger } from './ledger.js';
 import { amountField } from './amount-field.js';
@@ -68,19 +69,26 @@ export class LedgerService {
     merchantId: string,
     input: { currency: Currency; amount: unknown; reason: string },
   ): Promise<{ journalId: string; balance: Balance }> {
-    const amount = amountField('amount', input.amount, input.currency, { signed: true });
+    const amount = this.adjustmentAmount(input.currency, input.amount);
+    return this.store.transact((tx) => this.adjustIn(tx, merchantId, { ...input, amount }));
+  }
+
+  /** The amount of an adjustment, checked (a field error names `amount` and its rule). */
+  adjustmentAmount(currency: Currency, amount: unknown): Minor {
+    return amountField('amount', amount, currency, { signed: true });
+  }
+
+  /** An adjustment inside the caller's unit of work; 409 insufficient_balance for a debit that would overdraw. */
+  async adjustIn(
+    tx: Tx,
+    merchantId: string,
+    input: { currency: Currency; amount: Minor; reason: string },
+  ): Promise<{ journalId: string; balance: Balance }> {
     try {
-      return await this.store.transact(async (tx) => {
-        const journalId = await this.ledger.adjust(tx, {
-          merchantId,
-          currency: input.currency,
-          amount,
-          reason: input.reason,
-        });
-        const [balance] = await this.balances(tx, merchantId, [input.currency]);
-        if (balance === undefined) throw new Error('balance vanished');
-        return { journalId, balance };
-      });
+      const journalId = await this.ledger.adjust(tx, { merchantId, ...input });
+      const [balance] = await this.balances(tx, merchantId, [input.currency]);
+      if (balance === undefined) throw new Error('balance vanished');
+      return { journalId, balance };
     } catch (error) {
       if (error instanceof InsufficientBalanceError) {
         throw new OperatorError({ kind: 'insufficient_balance', merchantId, currency: input.currency });
@@ -111,17 +119,34 @@ export class LedgerService {
     const currency = FEE_CHANNELS[channel];
     const fixed = input.fixed === undefined ? 0n : amountField('fixed', input.fixed, currency, { minimum: 0n });
     const minimum = input.minimum === undefined ? 0n : amountField('minimum', input.minimum, currency, { minimum: 0n });
-    await this.store.transact((tx) =>
-      q.upsertFeeSchedule(tx, {
+    const after = toFeeView(channel, { percentBps: input.percentBps, fixed, minimum });
+    await this.store.transact(async (tx) => {
+      const before = await q.feeSchedule(tx, merchantId, channel);
+      await q.upsertFeeSchedule(tx, {
         merchant_id: merchantId,
         channel,
         percent_bps: input.percentBps,
         fixed_minor: toDbMinor(fixed),
         minimum_minor: toDbMinor(minimum),
         updated_at: this.clock.now(),
-      }),
-    );
-    return toFeeView(channel, { percentBps: input.percentBps, fixed, minimum });
+      });
+      noteAudit({
+        targetType: 'fee',
+        targetId: `${merchantId}/${channel}`,
+        before:
+          before === undefined
+            ? null
+            : {
+                ...toFeeView(channel, {
+                  percentBps: before.percent_bps,
+                  fixed: fromDb(before.fixed_minor),
+                  minimum: fromDb(before.minimum_minor),
+                }),
+              },
+        after: { ...after },
+      });
+    });
+    return after;
   }
 
   async fees(merchantId: string): Promise<FeeScheduleView[]> {

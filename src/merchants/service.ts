@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js';
 import { IpWhitelist, whitelistEntryProblem } from '../auth/ip-whitelist.js';
 import type { AuthKey, AuthKeys } from '../auth/keys.js';
 import { isPermissionGrant, PERMISSION_GRANTS, type PermissionGrant } from '../auth/permissions.js';
+import { noteAudit } from '../access/audit-log.js';
 import { OperatorError } from '../admin/failures.js';
 import { ApiError } from '../http/failures.js';
 import { isLanguage, type Language } from '../http/language.js';
@@ -228,7 +229,15 @@ export class MerchantService implements AuthKeys {
       created_at: now,
       updated_at: now,
     };
-    await this.store.transact((tx) => q.insertMerchant(tx, row));
+    await this.store.transact(async (tx) => {
+      await q.insertMerchant(tx, row);
+      noteAudit({
+        targetType: 'merchant',
+        targetId: row.id,
+        before: null,
+        after: { name: row.name, language: row.language },
+      });
+    });
     return toMerchant(row);
   }
 
@@ -273,6 +282,11 @@ export class MerchantService implements AuthKeys {
       if (row === undefined) throw new OperatorError({ kind: 'merchant_not_found', merchantId });
       const update = { ...changes, updated_at: this.clock.now() };
       await q.updateMerchant(tx, merchantId, update);
+      const fields = Object.keys(changes) as (keyof typeof changes)[];
+      noteAudit({
+        before: Object.fromEntries(fields.map((f) => [f, row[f]])),
+        after: Object.fromEntries(fields.map((f) => [f, update[f]])),
+      });
       return toMerchant({ ...row, ...update });
     });
   }
@@ -326,6 +340,11 @@ export class MerchantService implements AuthKeys {
       last_used_at: null,
       disable_at: null,
       replaced_by: null,
+    });
+    noteAudit({
+      targetType: 'apikey',
+      targetId: accessKey,
+      after: { merchantId, permissions: key.permissions, ipWhitelist: key.ip_whitelist, activeAt: key.active_at },
     });
     return { accessKey, secretKey, activeAt: key.active_at };
   }
@@ -464,6 +483,11 @@ export class MerchantService implements AuthKeys {
         updated_at: now,
       };
       await q.updateApiKey(tx, accessKey, changes);
+      const fields = (Object.keys(changes) as (keyof typeof changes)[]).filter((f) => f !== 'updated_at');
+      noteAudit({
+        before: Object.fromEntries(fields.map((f) => [f, found[f]])),
+        after: Object.fromEntries(fields.map((f) => [f, changes[f]])),
+      });
       return toKeyView({ ...row, ...changes }, now, this.#pendingUses.get(accessKey));
     });
   }

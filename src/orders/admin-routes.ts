@@ -2,11 +2,49 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { registerAdminRoute } from '../admin/admin-route.js';
 import type { RouteCatalog } from '../http/route-catalog.js';
+import { OperatorError } from '../admin/failures.js';
+import type { Store } from '../store/store.js';
+import { findOrder } from './queries.js';
 import type { OrderSandbox } from './sandbox.js';
 import { statusText } from './state-machine.js';
 
-/** Operator routes for orders: the sandbox's one-step driver. */
-export function registerOrderAdminRoutes(scope: FastifyInstance, catalog: RouteCatalog, sandbox: OrderSandbox): void {
+/** Operator routes for orders: the sandbox's one-step driver, and one order's personal data revealed. */
+export function registerOrderAdminRoutes(
+  scope: FastifyInstance,
+  catalog: RouteCatalog,
+  deps: { sandbox: OrderSandbox; store: Store },
+): void {
+  const { sandbox } = deps;
+  registerAdminRoute(scope, catalog, {
+    method: 'GET',
+    path: '/admin/v1/orders/:orderId/personal-data',
+    tag: 'Admin: orders',
+    summary: "Reveal one order's personal data unmasked (every call is an audited pii.reveal)",
+    description:
+      'Everywhere else, a role without personal_data.read sees phones, documents, account numbers and payer names masked. This route shows one order’s as the merchant sent them, and records who looked.',
+    response: Type.Object({
+      orderId: Type.String(),
+      merchantId: Type.String(),
+      externalOrderId: Type.String(),
+      area: Type.String(),
+      kind: Type.String(),
+      details: Type.Unknown({ description: 'the order’s payer or payee fields, unmasked' }),
+    }),
+    handle: async ({ params }) => {
+      const orderId = params.orderId ?? '';
+      const order = await findOrder(deps.store.read, orderId);
+      if (order === undefined) throw new OperatorError({ kind: 'order_not_found', orderId });
+      return {
+        orderId: order.id,
+        merchantId: order.merchant_id,
+        externalOrderId: order.external_order_id,
+        area: order.area,
+        kind: order.kind,
+        details: JSON.parse(order.details) as unknown,
+      };
+    },
+  });
+
   registerAdminRoute(scope, catalog, {
     method: 'POST',
     path: '/admin/v1/sandbox/orders/:orderId/events',

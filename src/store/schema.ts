@@ -567,6 +567,111 @@ export interface NodeTable {
   ended_at: number | null;
 }
 
+export type OperatorRole = 'viewer' | 'support' | 'finance' | 'admin' | 'auditor';
+export type OperatorState = 'active' | 'disabled';
+
+/** A person who operates Cashgate (not a merchant's console user). */
+export interface OperatorTable {
+  id: string;
+  /** Lower-cased. */
+  email: string;
+  name: string;
+  role: OperatorRole;
+  /** scrypt$N$r$p$salt$hash. */
+  password_hash: string;
+  totp_secret_sealed: string | null;
+  /** A secret offered at enrolment, not yet confirmed by a code. */
+  totp_pending_sealed: string | null;
+  totp_last_step: number | null;
+  state: OperatorState;
+  failed_sign_ins: number;
+  locked_until: number | null;
+  last_sign_in_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A personal admin token: `token_hash` is the SHA-256 (hex) of the token. */
+export interface OperatorTokenTable {
+  id: string;
+  operator_id: string;
+  name: string;
+  token_hash: string;
+  created_at: number;
+  expires_at: number;
+  revoked_at: number | null;
+  last_used_at: number | null;
+}
+
+export interface OperatorRecoveryCodeTable {
+  id: string;
+  operator_id: string;
+  code_hash: string;
+  used_at: number | null;
+  created_at: number;
+}
+
+/** `password`: the second factor is still to come; `enrol`: one is to be set up first. */
+export type OperatorSessionStage = 'password' | 'enrol' | 'full';
+
+export interface OperatorSessionTable {
+  id: string;
+  operator_id: string;
+  stage: OperatorSessionStage;
+  created_at: number;
+  expires_at: number;
+}
+
+export type AuditActorType = 'operator' | 'root-token' | 'cli';
+
+/** One staff action; `hash` chains it to the record before (`prev_hash`). */
+export interface AuditLogTable {
+  seq: number;
+  id: string;
+  at: number;
+  actor_type: AuditActorType;
+  actor_id: string | null;
+  actor_email: string | null;
+  action: string;
+  target_type: string | null;
+  target_id: string | null;
+  reason: string | null;
+  /** JSON: { before, after } of the fields that changed, secrets and personal data redacted. */
+  changes: string | null;
+  request_id: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  prev_hash: string;
+  hash: string;
+}
+
+export interface AuditHeadTable {
+  id: number;
+  seq: number;
+  hash: string;
+}
+
+export type AdjustmentRequestState = 'pending' | 'approved' | 'rejected';
+
+/** A balance adjustment waiting for (or decided by) a second operator. */
+export interface BalanceAdjustmentRequestTable {
+  id: string;
+  merchant_id: string;
+  currency: Currency;
+  /** Signed minor units. */
+  amount: number;
+  reason: string;
+  state: AdjustmentRequestState;
+  requested_by: string;
+  requested_by_email: string | null;
+  decided_by: string | null;
+  decided_by_email: string | null;
+  decision_reason: string | null;
+  journal_id: string | null;
+  created_at: number;
+  decided_at: number | null;
+}
+
 export interface Database {
   nodes: NodeTable;
   daraja_requests: DarajaRequestTable;
@@ -604,4 +709,11 @@ export interface Database {
   console_sessions: ConsoleSessionTable;
   console_sign_in_failures: ConsoleSignInFailureTable;
   request_log: RequestLogTable;
+  operators: OperatorTable;
+  operator_tokens: OperatorTokenTable;
+  operator_recovery_codes: OperatorRecoveryCodeTable;
+  operator_sessions: OperatorSessionTable;
+  audit_log: AuditLogTable;
+  audit_head: AuditHeadTable;
+  balance_adjustment_requests: BalanceAdjustmentRequestTable;
 }

@@ -2,6 +2,7 @@ import { Kysely, Migrator, sql, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
 import { migrationProvider } from './migrations/index.js';
 import { postgresDialect, sqliteDialects, type DialectName } from './dialects.js';
+import { currentUnitScope, outsideUnitScope, runInUnitScope } from './unit-scope.js';
 
 export type Tx = Transaction<Database>;
 
@@ -93,16 +94,29 @@ export class Store {
   }
 
   /**
-   * Runs `work` as one unit of work: all of it commits, or none of it does, and the promise settles
-   * only once that is durable. `work` must not call `transact` or `read` itself: it has `tx`.
+   * Runs `unitWork` as one unit of work: all of it commits, or none of it does, and the promise
+   * settles only once that is durable. `unitWork` must not call `transact` or `read` itself: it has
+   * `tx`. Inside a unit scope (unit-scope.ts), the scope's work joins the unit before it commits.
    */
-  async transact<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+  async transact<T>(unitWork: (tx: Tx) => Promise<T>): Promise<T> {
+    const scope = currentUnitScope();
+    const work =
+      scope === undefined
+        ? unitWork
+        : async (tx: Tx): Promise<T> => {
+            // The unit's work runs in its caller's scope, even from the commit loop (which has none).
+            const result = await runInUnitScope(scope, () => unitWork(tx));
+            await scope.beforeCommit(tx);
+            this.afterCommit(tx, () => scope.committed());
+            return result;
+          };
     if (this.dialect === 'postgres') return this.#transactAlone(work);
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({ work, resolve, reject, hooks: [] });
       if (!this.#committing) {
         this.#committing = true;
-        setImmediate(() => void this.#commitQueued());
+        // The commit loop and the hooks it runs belong to no caller's scope.
+        outsideUnitScope(() => setImmediate(() => void this.#commitQueued()));
       }
     });
   }
@@ -128,7 +142,9 @@ export class Store {
     this.commitStats.commits += 1;
     this.commitStats.units += 1;
     const hooks = unit === undefined ? undefined : this.#afterCommit.get(unit);
-    for (const hook of hooks ?? []) hook();
+    outsideUnitScope(() => {
+      for (const hook of hooks ?? []) hook();
+    });
     return result;
   }
 

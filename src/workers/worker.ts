@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { counterOn } from '../metrics/metrics.js';
+import { outsideUnitScope } from '../store/unit-scope.js';
 
 /** A periodic background job. Each run must be safe while other nodes run the same job. */
 export interface Worker {
@@ -53,11 +54,14 @@ export function startWorkers(
   for (const worker of workers) schedule(worker, 0);
   return {
     wake() {
-      for (const [timer, worker] of [...timers]) {
-        clearTimeout(timer);
-        timers.delete(timer);
-        schedule(worker, 0);
-      }
+      // A wake from a request must not carry the request's unit scope (its audit record) into the runs.
+      outsideUnitScope(() => {
+        for (const [timer, worker] of [...timers]) {
+          clearTimeout(timer);
+          timers.delete(timer);
+          schedule(worker, 0);
+        }
+      });
     },
     async stop() {
       stopped = true;

@@ -99,7 +99,29 @@ export interface SetFeeRequest {
   percentBps: number;
   fixed?: Amount;
   minimum?: Amount;
+  /** Why: kept in the audit log. */
+  reason: string;
 }
+
+/** A balance adjustment waiting for (or decided by) a second operator. */
+export interface Approval {
+  approvalId: string;
+  merchantId: string;
+  currency: string;
+  amount: string;
+  reason: string;
+  state: 'pending' | 'approved' | 'rejected';
+  requestedBy: string;
+  decidedBy: string | null;
+  decisionReason: string | null;
+  journalId: string | null;
+  createdAt: string;
+  decidedAt: string | null;
+}
+
+/** Applied at once, or (at or above APPROVAL_THRESHOLD) pending another operator's approval. */
+export type BalanceAdjustmentResult =
+  { state: 'applied'; journalId: string; balance: Balance } | { state: 'pending'; approval: Approval };
 
 export interface Rate {
   currency: string;
@@ -225,11 +247,29 @@ export class CashgateAdmin {
         )
       ).balances,
     adjust: (merchantId: string, body: BalanceAdjustment) =>
-      this.#send<{ journalId: string; balance: Balance }>(
+      this.#send<BalanceAdjustmentResult>(
         'POST',
         `/admin/v1/merchants/${segment(merchantId)}/balance-adjustments`,
         body,
       ),
+  };
+
+  readonly approvals = {
+    list: async (state?: Approval['state']) =>
+      (
+        await this.#send<{ approvals: Approval[] }>(
+          'GET',
+          `/admin/v1/approvals${state === undefined ? '' : `?state=${state}`}`,
+        )
+      ).approvals,
+    approve: (approvalId: string, reason?: string) =>
+      this.#send<{ approval: Approval; balance?: Balance }>(
+        'POST',
+        `/admin/v1/approvals/${segment(approvalId)}/approve`,
+        reason === undefined ? {} : { reason },
+      ),
+    reject: (approvalId: string, reason: string) =>
+      this.#send<{ approval: Approval }>('POST', `/admin/v1/approvals/${segment(approvalId)}/reject`, { reason }),
   };
 
   readonly fees = {

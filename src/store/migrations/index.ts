@@ -17,6 +17,7 @@ import * as chainSends from './0015_chain_sends.js';
 import * as consoleCreatedKey from './0016_console_created_key.js';
 import * as apiKeyRoll from './0017_api_key_roll.js';
 import * as nodes from './0018_nodes.js';
+import * as operators from './0019_operators.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   '0016_console_created_key': consoleCreatedKey,
   '0017_api_key_roll': apiKeyRoll,
   '0018_nodes': nodes,
+  '0019_operators': operators,
 };
 
 export const migrationProvider: MigrationProvider = {

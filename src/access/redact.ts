@@ -1,0 +1,48 @@
+/**
+ * What the audit log and a masked reader never see: secrets are replaced, personal data is masked
+ * as the merchant console masks it (the end of a phone or account number, the start and end of a
+ * document), by the field names that carry them in Cashgate's data.
+ */
+
+const SECRET = /secret|password|passkey|privatekey|private_key|credential|^totp|sealed|hash$|^bearer/i;
+const PHONE = /phone|msisdn|mobile/i;
+const DOCUMENT = /document|cpf|cnpj|taxid|tax_id|rfc|curp/i;
+const ACCOUNT = /^(account|accountNo|accountNumber|account_number|bankAccount|clabe|iban|payeeAccount|payerAccount)$/i;
+const NAME =
+  /^(payerName|payeeName|personName|userInfoName|accountName|holderName|customerName|payer_name|payee_name)$/i;
+
+export const REDACTED = '[redacted]';
+
+function keepEnds(value: string, head: number, tail: number): string {
+  const chars = Array.from(value);
+  if (chars.length <= head + tail) return '•'.repeat(chars.length);
+  return `${chars.slice(0, head).join('')}${'•'.repeat(chars.length - head - tail)}${chars.slice(chars.length - tail).join('')}`;
+}
+
+/** A personal value masked by the kind its field name says, or undefined when the field is not personal. */
+function maskField(key: string, value: string): string | undefined {
+  if (PHONE.test(key)) return keepEnds(value, 0, 3);
+  if (DOCUMENT.test(key)) return keepEnds(value, 3, 2);
+  if (ACCOUNT.test(key)) return keepEnds(value, 0, 4);
+  if (NAME.test(key)) return keepEnds(value, 1, 0);
+  return undefined;
+}
+
+function walk(value: unknown, onString: (key: string, value: string) => string | undefined, key = ''): unknown {
+  if (Array.isArray(value)) return value.map((item) => walk(item, onString, key));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, onString, k)]));
+  }
+  if (typeof value === 'string' || typeof value === 'number') return onString(key, String(value)) ?? value;
+  return value;
+}
+
+/** Personal data masked, for a reader without `personal_data.read`. */
+export function maskPersonalData(value: unknown): unknown {
+  return walk(value, (key, text) => maskField(key, text));
+}
+
+/** Secrets replaced and personal data masked: what an audit record may keep of a change. */
+export function redactForAudit(value: unknown): unknown {
+  return walk(value, (key, text) => (SECRET.test(key) ? REDACTED : maskField(key, text)));
+}

@@ -1,0 +1,146 @@
+import { auditView, verifyAuditLog } from '../access/audit-log.js';
+import { findAuditRows } from '../access/queries.js';
+import type { Services } from '../services.js';
+import { printTable, UsageError } from './output.js';
+import type { OperatorCommand, Options } from './commands.js';
+
+const EXPORT_BATCH = 1_000;
+
+function option(values: Options, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+function required(values: Options, name: string, command: string): string {
+  const value = option(values, name);
+  if (value === undefined) throw new UsageError(`${command} needs --${name}`);
+  return value;
+}
+
+/** An ISO 8601 time option as Unix milliseconds. */
+function timeOption(values: Options, name: string): number | undefined {
+  const value = option(values, name);
+  if (value === undefined) return undefined;
+  const ms = Date.parse(value);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(ms)) {
+    throw new UsageError(
+      `--${name} must be an ISO 8601 date or date-time, e.g. 2026-11-01T00:00:00Z`,
+      'invalid_request',
+    );
+  }
+  return ms;
+}
+
+/** The password of `operator create`: --password, or CASHGATE_OPERATOR_PASSWORD (kept out of `ps`). */
+function operatorPassword(values: Options): string {
+  const value = option(values, 'password') ?? process.env.CASHGATE_OPERATOR_PASSWORD;
+  if (value === undefined) throw new UsageError('operator create needs --password (or CASHGATE_OPERATOR_PASSWORD)');
+  return value;
+}
+
+function operatorChange(
+  command: string,
+  change: (services: Services, email: string) => ReturnType<Services['operators']['setEnabled']>,
+): OperatorCommand {
+  return {
+    prepare(values) {
+      const email = required(values, 'email', command);
+      return async (services) => ({ json: await change(services, email) });
+    },
+  };
+}
+
+/** Operator accounts, their tokens, and the audit log. */
+export const OPERATOR_ACCOUNT_COMMANDS: Record<string, OperatorCommand> = {
+  'operator create': {
+    prepare(values) {
+      const input = {
+        email: required(values, 'email', 'operator create'),
+        role: required(values, 'role', 'operator create'),
+        name: option(values, 'name'),
+        password: operatorPassword(values),
+      };
+      return async ({ operators }) => ({ json: await operators.create(input) });
+    },
+  },
+  'operator list': {
+    prepare: () => async (services) => {
+      const list = await services.operators.list();
+      return {
+        json: list,
+        text: () =>
+          printTable(
+            ['OPERATOR', 'E-MAIL', 'NAME', 'ROLE', 'STATE', '2FA', 'LAST SIGN-IN'],
+            list.map((o) => [
+              o.operatorId,
+              o.email,
+              o.name,
+              o.role,
+              o.lockedUntil === null ? o.state : `${o.state} (locked)`,
+              o.twoFactor ? 'on' : 'off',
+              o.lastSignInAt ?? '-',
+            ]),
+          ),
+      };
+    },
+  },
+  'operator role': {
+    prepare(values) {
+      const email = required(values, 'email', 'operator role');
+      const role = required(values, 'role', 'operator role');
+      return async ({ operators }) => ({ json: await operators.setRole(email, role) });
+    },
+  },
+  'operator disable': operatorChange('operator disable', ({ operators }, email) => operators.setEnabled(email, false)),
+  'operator enable': operatorChange('operator enable', ({ operators }, email) => operators.setEnabled(email, true)),
+  'operator token create': {
+    prepare(values) {
+      const email = required(values, 'email', 'operator token create');
+      const days = option(values, 'expires-days');
+      if (days !== undefined && !/^\d{1,4}$/.test(days)) {
+        throw new UsageError('--expires-days must be a whole number of days', 'invalid_request');
+      }
+      return async ({ operators }) => ({
+        json: await operators.createToken({
+          email,
+          name: option(values, 'name'),
+          expiresDays: days === undefined ? undefined : Number(days),
+        }),
+      });
+    },
+  },
+  'operator token revoke': {
+    prepare(values) {
+      const tokenId = required(values, 'token-id', 'operator token revoke');
+      return async ({ operators }) => ({ json: await operators.revokeToken(tokenId) });
+    },
+  },
+  'audit-log verify': {
+    prepare: () => async (services) => {
+      const result = await verifyAuditLog(services.store.read);
+      return result.ok
+        ? { json: { ok: true, entries: result.entries } }
+        : { json: { ok: false, firstBadEntry: result.firstBadEntry, reason: result.reason }, exitCode: 1 };
+    },
+  },
+  'audit-log export': {
+    prepare(values) {
+      const from = timeOption(values, 'from');
+      const to = timeOption(values, 'to');
+      return async ({ store }) => {
+        // One JSON object per line, oldest first, read a batch at a time (never the whole log in memory).
+        let afterSeq = 0;
+        let exported = 0;
+        for (;;) {
+          const rows = await findAuditRows(store.read, { from, to, afterSeq }, EXPORT_BATCH, 'oldest');
+          if (rows.length > 0) process.stdout.write(`${rows.map((r) => JSON.stringify(auditView(r))).join('\n')}\n`);
+          exported += rows.length;
+          const last = rows.at(-1);
+          if (last === undefined || rows.length < EXPORT_BATCH) break;
+          afterSeq = last.seq;
+        }
+        return { json: { exported }, printed: true };
+      };
+    },
+  },
+};

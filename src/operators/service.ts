@@ -1,0 +1,256 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Actor } from '../access/actor.js';
+import { noteAudit } from '../access/audit-log.js';
+import { isRole, ROLES, type Role } from '../access/permissions.js';
+import { OperatorError } from '../admin/failures.js';
+import type { Clock } from '../clock.js';
+import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, passwordProblem } from '../console/passwords.js';
+import { newId } from '../store/ids.js';
+import type { Store } from '../store/store.js';
+import { outsideUnitScope } from '../store/unit-scope.js';
+import * as q from './queries.js';
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+export const TOKEN_PREFIX = 'cgo_';
+export const TOKEN_DEFAULT_DAYS = 90;
+export const TOKEN_MAX_DAYS = 365;
+const DAY_MS = 86_400_000;
+/** A token's last use is written at most this often (one write per token per period, never per request). */
+const LAST_USED_PRECISION_MS = 5 * 60_000;
+
+export interface OperatorView {
+  operatorId: string;
+  email: string;
+  name: string;
+  role: Role;
+  state: 'active' | 'disabled';
+  twoFactor: boolean;
+  lockedUntil: string | null;
+  lastSignInAt: string | null;
+  createdAt: string;
+}
+
+export interface TokenView {
+  tokenId: string;
+  name: string;
+  createdAt: string;
+  expiresAt: string;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+export function operatorView(row: q.OperatorRow): OperatorView {
+  return {
+    operatorId: row.id,
+    email: row.email,
+    name: row.name,
+    role: row.role,
+    state: row.state,
+    twoFactor: row.totp_secret_sealed !== null,
+    lockedUntil: row.locked_until !== null && row.locked_until > Date.now() ? iso(row.locked_until) : null,
+    lastSignInAt: iso(row.last_sign_in_at),
+    createdAt: iso(row.created_at) ?? '',
+  };
+}
+
+export function tokenView(row: q.OperatorTokenRow): TokenView {
+  return {
+    tokenId: row.id,
+    name: row.name,
+    createdAt: iso(row.created_at) ?? '',
+    expiresAt: iso(row.expires_at) ?? '',
+    revokedAt: iso(row.revoked_at),
+    lastUsedAt: iso(row.last_used_at),
+  };
+}
+
+export function sha256Hex(value: string): string {
+  return createHash('sha256').update(value, 'utf8').digest('hex');
+}
+
+function invalid(field: string, detail: string): OperatorError {
+  return new OperatorError({ kind: 'invalid_operator', field, detail });
+}
+
+function checkRole(role: string): Role {
+  if (!isRole(role)) throw invalid('role', `must be one of ${ROLES.join(', ')}`);
+  return role;
+}
+
+function checkPassword(password: string): void {
+  const problem = passwordProblem(password);
+  if (problem === 'tooShort') throw invalid('password', `at least ${PASSWORD_MIN_LENGTH} characters`);
+  if (problem === 'tooLong') throw invalid('password', `at most ${PASSWORD_MAX_LENGTH} characters`);
+}
+
+/** The people who operate Cashgate: their accounts and personal admin tokens. */
+export class OperatorService {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {}
+
+  async create(input: { email: string; role: string; name?: string | undefined; password: string }): Promise<{
+    operatorId: string;
+    email: string;
+    role: Role;
+  }> {
+    const email = input.email.trim().toLowerCase();
+    if (!EMAIL.test(email) || email.length > 254) throw invalid('email', 'not an e-mail address');
+    const role = checkRole(input.role);
+    checkPassword(input.password);
+    const name = (input.name ?? '').trim().slice(0, 200) || email;
+    const passwordHash = await hashPassword(input.password);
+    const now = this.clock.now();
+    const row: q.OperatorRow = {
+      id: newId('opr'),
+      email,
+      name,
+      role,
+      password_hash: passwordHash,
+      totp_secret_sealed: null,
+      totp_pending_sealed: null,
+      totp_last_step: null,
+      state: 'active',
+      failed_sign_ins: 0,
+      locked_until: null,
+      last_sign_in_at: null,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.store.transact(async (tx) => {
+      if ((await q.findOperatorByEmail(tx, email)) !== undefined)
+        throw new OperatorError({ kind: 'operator_exists', email });
+      await q.insertOperator(tx, row);
+      noteAudit({
+        targetType: 'operator',
+        targetId: row.id,
+        before: null,
+        after: { email, name, role, state: 'active' },
+      });
+    });
+    return { operatorId: row.id, email, role };
+  }
+
+  async list(): Promise<OperatorView[]> {
+    return (await q.listOperators(this.store.read)).map(operatorView);
+  }
+
+  async get(operatorId: string): Promise<q.OperatorRow | undefined> {
+    return q.findOperator(this.store.read, operatorId);
+  }
+
+  /** Changes one operator found by e-mail, noting the fields before and after for the audit log. */
+  async #change(
+    emailInput: string,
+    change: (row: q.OperatorRow) => Partial<Pick<q.OperatorRow, 'role' | 'state'>>,
+  ): Promise<OperatorView> {
+    const email = emailInput.trim().toLowerCase();
+    return this.store.transact(async (tx) => {
+      const row = await q.findOperatorByEmail(tx, email);
+      if (row === undefined) throw new OperatorError({ kind: 'operator_not_found', email });
+      const changes = change(row);
+      const updated = { ...row, ...changes, updated_at: this.clock.now() };
+      await q.updateOperator(tx, row.id, { ...changes, updated_at: updated.updated_at });
+      // A disabled operator is signed out everywhere; their tokens are refused while they are disabled.
+      if (changes.state === 'disabled') await q.deleteSessionsOf(tx, row.id);
+      noteAudit({
+        targetType: 'operator',
+        targetId: row.id,
+        before: { role: row.role, state: row.state },
+        after: { role: updated.role, state: updated.state },
+      });
+      return operatorView(updated);
+    });
+  }
+
+  setRole(email: string, role: string): Promise<OperatorView> {
+    const checked = checkRole(role);
+    return this.#change(email, () => ({ role: checked }));
+  }
+
+  setEnabled(email: string, enabled: boolean): Promise<OperatorView> {
+    return this.#change(email, () => ({ state: enabled ? 'active' : 'disabled' }));
+  }
+
+  /** A new personal token (shown this once; only its hash is kept). */
+  async createToken(input: { email: string; name?: string | undefined; expiresDays?: number | undefined }): Promise<{
+    tokenId: string;
+    token: string;
+    role: Role;
+    expiresAt: string;
+  }> {
+    const email = input.email.trim().toLowerCase();
+    const days = input.expiresDays ?? TOKEN_DEFAULT_DAYS;
+    if (!Number.isInteger(days) || days < 1 || days > TOKEN_MAX_DAYS) {
+      throw invalid('expires-days', `a whole number of days from 1 to ${TOKEN_MAX_DAYS}`);
+    }
+    const name = (input.name ?? '').trim().slice(0, 100) || 'personal token';
+    const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
+    const now = this.clock.now();
+    return this.store.transact(async (tx) => {
+      const operator = await q.findOperatorByEmail(tx, email);
+      if (operator === undefined) throw new OperatorError({ kind: 'operator_not_found', email });
+      const row: q.OperatorTokenRow = {
+        id: newId('otk'),
+        operator_id: operator.id,
+        name,
+        token_hash: sha256Hex(token),
+        created_at: now,
+        expires_at: now + days * DAY_MS,
+        revoked_at: null,
+        last_used_at: null,
+      };
+      await q.insertToken(tx, row);
+      noteAudit({
+        targetType: 'operator_token',
+        targetId: row.id,
+        before: null,
+        after: { operator: operator.email, name, expiresAt: iso(row.expires_at) },
+      });
+      return { tokenId: row.id, token, role: operator.role, expiresAt: iso(row.expires_at) ?? '' };
+    });
+  }
+
+  /** Revokes a token: the next request that shows it is refused, on every node (nothing is cached). */
+  async revokeToken(tokenId: string): Promise<TokenView> {
+    return this.store.transact(async (tx) => {
+      const row = await q.findToken(tx, tokenId);
+      if (row === undefined) throw new OperatorError({ kind: 'operator_token_not_found', tokenId });
+      const now = this.clock.now();
+      await q.revokeToken(tx, tokenId, now);
+      const revoked = { ...row, revoked_at: row.revoked_at ?? now };
+      noteAudit({
+        targetType: 'operator_token',
+        targetId: tokenId,
+        before: { revokedAt: iso(row.revoked_at) },
+        after: { revokedAt: iso(revoked.revoked_at) },
+      });
+      return tokenView(revoked);
+    });
+  }
+
+  async tokens(operatorId: string): Promise<TokenView[]> {
+    return (await q.listTokens(this.store.read, operatorId)).map(tokenView);
+  }
+
+  /**
+   * The operator a personal token stands for, or undefined (unknown, revoked, expired, or its operator
+   * disabled). Read from the database on every request, so a revocation holds at once everywhere.
+   */
+  async authenticate(token: string): Promise<Actor | undefined> {
+    if (!token.startsWith(TOKEN_PREFIX)) return undefined;
+    const now = this.clock.now();
+    const row = await q.findLiveToken(this.store.read, sha256Hex(token), now);
+    if (row === undefined) return undefined;
+    if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_PRECISION_MS) {
+      // Not part of the request's work (nor of its audit record): a failure here is only a stale time.
+      outsideUnitScope(() => {
+        this.store.transact((tx) => q.touchToken(tx, row.id, now)).catch(() => undefined);
+      });
+    }
+    return { type: 'operator', operatorId: row.operator_id, email: row.email, role: row.role, tokenId: row.id };
+  }
+}
