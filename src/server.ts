@@ -28,11 +28,12 @@ import { balanceRoutes } from './ledger/balance-routes.js';
 import { registerMerchantAdminRoutes } from './merchants/admin-routes.js';
 import { registerOrderAdminRoutes } from './orders/admin-routes.js';
 import { registerOperatorAdminRoutes } from './operators/admin-routes.js';
+import { registerOperatorSignInRoutes } from './operators/signin-routes.js';
 import { registerNodeAdminRoutes } from './nodes/admin-routes.js';
 import { registerDarajaCallbacks } from './kenya/daraja-routes.js';
 import { registerPixAdminRoutes } from './brazil/pix-admin-routes.js';
 import { registerRailCallbacks } from './rails/callback-routes.js';
-import { registerRailMessageAdminRoutes } from './rails/message-routes.js';
+import { registerRailMessageAdminRoutes, type RailAsker } from './rails/message-routes.js';
 
 /** The services the server routes to (those the gateway opens), and what the server alone needs. */
 export interface AppDeps extends Omit<Services, 'close'> {
@@ -164,6 +165,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       handlers: { pix: (body) => pix.webhook(body) },
     });
   }
+  registerOperatorSignInRoutes(app, { signIn: deps.operatorSignIn, publicBaseUrl: config.publicBaseUrl });
   registerVoucherRoutes(app, {
     store: deps.store,
     orders: deps.orders,
@@ -212,7 +214,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     });
     registerOrderAdminRoutes(admin, catalog, { sandbox: deps.sandbox, store: deps.store });
     registerOperatorAdminRoutes(admin, catalog, { store: deps.store, operators: deps.operators });
-    registerRailMessageAdminRoutes(admin, catalog, { store: deps.store });
+    const askers: RailAsker[] = [];
+    const daraja = deps.daraja?.connector;
+    if (daraja !== undefined) askers.push({ rail: 'daraja', askAgain: (id) => daraja.askAgain(id) });
+    const apiPix = deps.apiPix?.connector;
+    if (apiPix !== undefined) askers.push({ rail: 'apipix', askAgain: (id) => apiPix.askAgain(id) });
+    registerRailMessageAdminRoutes(admin, catalog, { store: deps.store, askers });
     if (deps.apiPix !== undefined) registerPixAdminRoutes(admin, catalog, { pix: deps.apiPix.connector });
     registerExchangeAdminRoutes(admin, catalog, { rates: deps.rates, orders: deps.orders, store: deps.store });
     registerNodeAdminRoutes(admin, catalog, { nodes: deps.nodes, store: deps.store, clock: deps.clock });

@@ -267,6 +267,8 @@ describe(`the cashgate command (${databaseLabel})`, () => {
         '150',
         '--fixed',
         '0.10',
+        '--reason',
+        'contract 2026-11',
       ]);
       assert.deepEqual(fee, {
         channel: 'bra.collection.PIX',

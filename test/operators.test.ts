@@ -4,6 +4,7 @@
  * audit log (written with its change or not at all; a hash chain that finds edits, deletions and swaps).
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
@@ -124,6 +125,21 @@ describe(`operators: every role against every admin route (${databaseLabel})`, (
     // The Pix routes exist only with BRAZIL_RAIL=apipix (test/brazil-apipix.test.ts serves them).
     const unserved = Object.keys(ADMIN_ROUTE_ACCESS).filter((k) => !served.has(k) && !k.includes('/pix/'));
     assert.deepEqual(unserved, [], 'routes declared but not served');
+  });
+
+  it('documents the same roles, permissions and routes as the table in src/access/permissions.ts', () => {
+    const doc = readFileSync(new URL('../docs/operations.md', import.meta.url), 'utf8');
+    for (const [permission, what] of Object.entries(PERMISSIONS)) {
+      const marks = ROLES.map((r) => ((ROLE_PERMISSIONS[r] as readonly string[]).includes(permission) ? '✓' : '')).join(
+        ' | ',
+      );
+      assert.ok(doc.includes(`| \`${permission}\` | ${what} | ${marks} |`), `docs: the row of ${permission}`);
+    }
+    for (const [route, access] of Object.entries(ADMIN_ROUTE_ACCESS)) {
+      const path = route.replace(/:([A-Za-z]+)/g, '{$1}');
+      const action = access.action === undefined ? '' : `\`${access.action}\``;
+      assert.ok(doc.includes(`| \`${path}\` | \`${access.permission}\` | ${action} |`), `docs: the row of ${route}`);
+    }
   });
 
   it('declares a permission for every operator command', () => {

@@ -17,6 +17,7 @@ export const PERMISSIONS = {
   'personal_data.read': 'see personal data unmasked wherever it is shown',
   'personal_data.reveal': "reveal one order's personal data unmasked (audited)",
   'callbacks.send': 're-trigger an order’s callback, send a test callback',
+  'orders.requery': "ask an order's live rail again now",
   'console_users.password': "reset a merchant console user's password",
   'console_users.write': 'create and delete merchant console users',
   'balances.adjust': 'adjust a balance (at or above APPROVAL_THRESHOLD, as a request)',
@@ -38,7 +39,7 @@ const VIEWER: readonly Permission[] = ['read'];
 /** The roles (fixed names) and what each may do. */
 export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[]>> = {
   viewer: VIEWER,
-  support: [...VIEWER, 'callbacks.send', 'console_users.password', 'personal_data.reveal'],
+  support: [...VIEWER, 'callbacks.send', 'orders.requery', 'console_users.password', 'personal_data.reveal'],
   finance: [
     ...VIEWER,
     'balances.adjust',
@@ -85,6 +86,7 @@ export const AUDIT_ACTIONS = [
   'payment.return',
   'callback.retrigger',
   'callback.test',
+  'order.rail.query',
   'sandbox.event',
   'operator.create',
   'operator.role.change',
@@ -228,6 +230,11 @@ export const ADMIN_ROUTE_ACCESS: Readonly<Record<string, Access>> = {
     permission: 'callbacks.send',
     action: 'callback.test',
     target: MERCHANT,
+  },
+  'POST /admin/v1/orders/:orderId/rail-query': {
+    permission: 'orders.requery',
+    action: 'order.rail.query',
+    target: ORDER,
   },
   'POST /admin/v1/sandbox/orders/:orderId/events': {
     permission: 'sandbox.drive',

@@ -23,6 +23,8 @@ export type OperatorFailure =
   /** The received Pix is not unmatched and its return has not failed: `detail` says what it is. */
   | { kind: 'pix_not_returnable'; e2eid: string; detail: string }
   | { kind: 'invalid_operator'; field: string; detail: string }
+  /** No live rail is waiting on the order: nothing to ask again. */
+  | { kind: 'nothing_to_ask'; orderId: string }
   /** A query parameter of an admin read that breaks its rule. */
   | { kind: 'invalid_parameter'; field: string; detail: string }
   | { kind: 'operator_exists'; email: string }
@@ -76,6 +78,11 @@ const DESCRIPTIONS: {
   pix_not_found: { status: 404, message: (f) => `no Pix with end-to-end id ${f.e2eid} was received` },
   pix_not_returnable: { status: 409, message: (f) => `Pix ${f.e2eid} cannot be returned: ${f.detail}` },
   invalid_operator: { status: 400, message: (f) => `${f.field}: ${f.detail}` },
+  nothing_to_ask: {
+    status: 409,
+    message: (f) =>
+      `no live rail is waiting on order ${f.orderId} (a sandbox order, or one whose rail already answered): nothing to ask`,
+  },
   invalid_parameter: { status: 400, message: (f) => `${f.field}: ${f.detail}` },
   operator_exists: { status: 409, message: (f) => `an operator with e-mail ${f.email} already exists` },
   operator_not_found: { status: 404, message: (f) => `no operator has e-mail ${f.email}` },

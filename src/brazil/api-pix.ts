@@ -839,6 +839,18 @@ export class ApiPixBrazil {
   // ---- reconciliation ------------------------------------------------------------------------------
 
   /**
+   * An operator asks the PSP again about one order now: a payout awaiting its result is made due,
+   * then one reconciliation runs (which also lists the Pix received for active charges). How many
+   * of the order's things were at the PSP.
+   */
+  async askAgain(orderId: string): Promise<number> {
+    const now = this.deps.clock.now();
+    const waiting = await this.deps.store.transact((tx) => q.pixOrderDueNow(tx, orderId, now));
+    if (waiting > 0) await this.reconcile();
+    return waiting;
+  }
+
+  /**
    * One reconciliation run: lists the Pix received since the last run (the window overlaps the
    * previous one) and handles every one not yet handled; removes at the PSP the charges of orders
    * that ended unpaid; asks about refunds under way and about payouts whose result is late.

@@ -219,3 +219,23 @@ export function pixPayoutsDue(db: ReadDb, now: number, limit: number): Promise<P
     .limit(limit)
     .execute();
 }
+
+/**
+ * Makes the order's business at the PSP due now (an operator asks again): a payout whose result is
+ * awaited, and says whether a charge of it is active (the next reconciliation lists what it received).
+ */
+export async function pixOrderDueNow(db: Db, orderId: string, now: number): Promise<number> {
+  const payouts = await db
+    .updateTable('pix_payouts')
+    .set({ next_check_at: now })
+    .where('order_id', '=', orderId)
+    .where('next_check_at', 'is not', null)
+    .executeTakeFirst();
+  const charges = await db
+    .selectFrom('pix_charges')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('order_id', '=', orderId)
+    .where('state', '=', 'active')
+    .executeTakeFirstOrThrow();
+  return Number(payouts.numUpdatedRows) + charges.n;
+}

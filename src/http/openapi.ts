@@ -109,6 +109,7 @@ export const OPERATIONS: Readonly<Record<string, { id: string; body?: string; da
   'POST /admin/v1/approvals/:approvalId/approve': { id: 'adminApproveAdjustment' },
   'POST /admin/v1/approvals/:approvalId/reject': { id: 'adminRejectAdjustment' },
   'GET /admin/v1/orders/:orderId/personal-data': { id: 'adminRevealOrderPersonalData' },
+  'POST /admin/v1/orders/:orderId/rail-query': { id: 'adminAskRailAgain' },
 };
 
 const TAG_DESCRIPTIONS: Readonly<Record<string, string>> = {

@@ -786,6 +786,17 @@ export class DarajaKenya {
   // ---- reconciliation ---------------------------------------------------------------------------
 
   /**
+   * An operator asks Daraja again about one order now: its requests still waiting for an answer are
+   * made due and reconciled at once (the status query, never the request again). How many waited.
+   */
+  async askAgain(orderId: string): Promise<number> {
+    const now = this.deps.clock.now();
+    const waiting = await this.deps.store.transact((tx) => q.darajaRequestsDueNow(tx, orderId, now));
+    if (waiting > 0) await this.reconcile();
+    return waiting;
+  }
+
+  /**
    * Asks Daraja about every request whose answer is late: STK prompts with no (confirmed) callback,
    * payouts with no result. Each request is taken by one node (its next look moved forward first).
    */

@@ -159,3 +159,21 @@ export async function refuseContradictedCallbacks(db: Db, ref: string, endpoint:
     .where('code', '<>', code)
     .execute();
 }
+
+/** Makes the order's requests still waiting for Daraja's answer due now (an operator asks again); how many. */
+export async function darajaRequestsDueNow(db: Db, orderId: string, now: number): Promise<number> {
+  const result = await db
+    .updateTable('daraja_requests')
+    .set({ deadline_at: now })
+    .where('order_id', '=', orderId)
+    .where('deadline_at', 'is not', null)
+    .where('deadline_at', '>', now)
+    .executeTakeFirst();
+  const waiting = await db
+    .selectFrom('daraja_requests')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('order_id', '=', orderId)
+    .where('deadline_at', 'is not', null)
+    .executeTakeFirstOrThrow();
+  return Math.max(Number(result.numUpdatedRows), waiting.n);
+}

@@ -42,12 +42,43 @@ export function railMessageView(row: q.RailMessageRow) {
   };
 }
 
-/** Operator routes: an order's rail traffic, and callbacks that named nothing Cashgate knows. */
+/** A live rail that can be asked again about one order (Daraja, API Pix). */
+export interface RailAsker {
+  rail: string;
+  /** Makes the order's waiting business at the rail due and asks now; how many things were waiting. */
+  askAgain(orderId: string): Promise<number>;
+}
+
+/** Operator routes: an order's rail traffic, asking its rail again, and callbacks that named nothing Cashgate knows. */
 export function registerRailMessageAdminRoutes(
   scope: FastifyInstance,
   catalog: RouteCatalog,
-  deps: { store: Store },
+  deps: { store: Store; askers: readonly RailAsker[] },
 ): void {
+  registerAdminRoute(scope, catalog, {
+    method: 'POST',
+    path: '/admin/v1/orders/:orderId/rail-query',
+    tag: 'Admin: rails',
+    summary: 'Ask the order’s live rail again now, as its reconciliation would (never a second request)',
+    description:
+      'For an order whose answer from Daraja or the PSP is late: its waiting requests are made due and the reconciliation asks at once (Daraja’s status query, the PSP’s payout and received-Pix lists). What comes back moves the order as a callback confirmed by the rail would. 409 nothing_to_ask when no live rail is waiting on the order (a sandbox order, or one that ended).',
+    response: Type.Object({
+      orderId: Type.String(),
+      asked: Type.Array(Type.Object({ rail: Type.String(), waiting: Type.Integer() })),
+    }),
+    handle: async ({ params }) => {
+      const orderId = params.orderId ?? '';
+      if (!(await q.orderExists(deps.store.read, orderId)))
+        throw new OperatorError({ kind: 'order_not_found', orderId });
+      const asked: { rail: string; waiting: number }[] = [];
+      for (const asker of deps.askers) {
+        const waiting = await asker.askAgain(orderId);
+        if (waiting > 0) asked.push({ rail: asker.rail, waiting });
+      }
+      if (asked.length === 0) throw new OperatorError({ kind: 'nothing_to_ask', orderId });
+      return { orderId, asked };
+    },
+  });
   registerAdminRoute(scope, catalog, {
     method: 'GET',
     path: '/admin/v1/orders/:orderId/rail-messages',
