@@ -13,6 +13,7 @@ import { verifyAuditLog } from '../src/access/audit-log.js';
 import {
   ADMIN_ROUTE_ACCESS,
   CLI_COMMAND_ACCESS,
+  PERMISSIONS,
   ROLE_PERMISSIONS,
   ROLES,
   type Role,
