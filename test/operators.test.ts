@@ -23,7 +23,7 @@ import { OPERATOR_COMMANDS } from '../src/cli/commands.js';
 import { OPERATOR_ACCOUNT_COMMANDS } from '../src/cli/operator-commands.js';
 import { databaseLabel, TEST_DATABASE_URL } from './support/database.js';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from './support/gateway.js';
-import { runCli } from './support/process.js';
+import { adminCall, runCli } from './support/process.js';
 
 const PASSWORD = 'a long operator password';
 
@@ -31,25 +31,6 @@ const PASSWORD = 'a long operator password';
 function must<T>(value: T | undefined | null, what: string): T {
   assert.ok(value !== undefined && value !== null, `${what} is missing`);
   return value;
-}
-
-async function call(
-  gw: TestGateway,
-  token: string,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; body: any }> {
-  const response = await fetch(new URL(path, gw.url), {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body !== undefined && { 'content-type': 'application/json' }),
-    },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
 }
 
 /** An operator of `role` and a personal token of theirs. */
@@ -156,7 +137,7 @@ describe(`operators: every role against every admin route (${databaseLabel})`, (
       for (const [method, op] of Object.entries<any>(methods)) {
         const permission = op['x-permission'] as string;
         for (const role of ROLES) {
-          const res = await call(
+          const res = await adminCall(
             gw,
             must(tokens[role], role),
             method.toUpperCase(),
@@ -184,24 +165,24 @@ describe(`operators: every role against every admin route (${databaseLabel})`, (
     }
     assert.ok(checked.length >= ROLES.length * 35, `only ${checked.length} checks`);
     // Nothing changed: every write was refused or failed its checks.
-    const merchants = await call(gw, ADMIN_TOKEN, 'GET', '/admin/v1/merchants');
+    const merchants = await adminCall(gw, ADMIN_TOKEN, 'GET', '/admin/v1/merchants');
     assert.deepEqual(merchants.body.merchants, []);
   });
 
   it('refuses unknown, revoked and expired tokens and tokens of a disabled operator', async () => {
     const support = await operatorWithToken(gw, 'support');
-    assert.equal((await call(gw, support.token, 'GET', '/admin/v1/nodes')).status, 200);
-    assert.equal((await call(gw, `${support.token}x`, 'GET', '/admin/v1/nodes')).status, 401);
+    assert.equal((await adminCall(gw, support.token, 'GET', '/admin/v1/nodes')).status, 200);
+    assert.equal((await adminCall(gw, `${support.token}x`, 'GET', '/admin/v1/nodes')).status, 401);
 
     await gw.gateway.operators.setEnabled(support.email, false);
-    assert.equal((await call(gw, support.token, 'GET', '/admin/v1/nodes')).status, 401);
+    assert.equal((await adminCall(gw, support.token, 'GET', '/admin/v1/nodes')).status, 401);
     await gw.gateway.operators.setEnabled(support.email, true);
-    assert.equal((await call(gw, support.token, 'GET', '/admin/v1/nodes')).status, 200);
+    assert.equal((await adminCall(gw, support.token, 'GET', '/admin/v1/nodes')).status, 200);
 
     const shortLived = await gw.gateway.operators.createToken({ email: support.email, expiresDays: 1 });
-    assert.equal((await call(gw, shortLived.token, 'GET', '/admin/v1/nodes')).status, 200);
+    assert.equal((await adminCall(gw, shortLived.token, 'GET', '/admin/v1/nodes')).status, 200);
     gw.clock.advance(86_400_000 + 1);
-    const expired = await call(gw, shortLived.token, 'GET', '/admin/v1/nodes');
+    const expired = await adminCall(gw, shortLived.token, 'GET', '/admin/v1/nodes');
     assert.equal(expired.status, 401);
     assert.equal(expired.body.error.code, 'unauthorized');
   });
@@ -224,13 +205,14 @@ describe(`operators: personal tokens revoked, root token audited and disabled ($
   it('refuses a token revoked by another process on every node at once', async () => {
     const admin = await operatorWithToken(gw, 'admin', 'ada@ops.example');
     const nodes = [gw, ...(second === undefined ? [] : [second])];
-    for (const node of nodes) assert.equal((await call(node, admin.token, 'GET', '/admin/v1/merchants')).status, 200);
+    for (const node of nodes)
+      assert.equal((await adminCall(node, admin.token, 'GET', '/admin/v1/merchants')).status, 200);
     const revoked = await runCli(['operator', 'token', 'revoke', '--token-id', admin.tokenId], cliEnv(gw));
     assert.equal(revoked.code, 0, revoked.stderr);
     assert.equal(JSON.parse(revoked.stdout).tokenId, admin.tokenId);
     assert.notEqual(JSON.parse(revoked.stdout).revokedAt, null);
     for (const node of nodes) {
-      const res = await call(node, admin.token, 'GET', '/admin/v1/merchants');
+      const res = await adminCall(node, admin.token, 'GET', '/admin/v1/merchants');
       assert.equal(res.status, 401, `${node.url} still takes the revoked token`);
     }
     const record = must(
@@ -243,9 +225,9 @@ describe(`operators: personal tokens revoked, root token audited and disabled ($
 
   it('records every use of the root token as actor root-token, reads included', async () => {
     const before = (await auditRows(gw)).length;
-    const list = await call(gw, ADMIN_TOKEN, 'GET', '/admin/v1/merchants');
+    const list = await adminCall(gw, ADMIN_TOKEN, 'GET', '/admin/v1/merchants');
     assert.equal(list.status, 200);
-    const created = await call(gw, ADMIN_TOKEN, 'POST', '/admin/v1/merchants', { name: 'Root Shop' });
+    const created = await adminCall(gw, ADMIN_TOKEN, 'POST', '/admin/v1/merchants', { name: 'Root Shop' });
     assert.equal(created.status, 200);
     const rows = (await auditRows(gw)).slice(before);
     assert.deepEqual(
@@ -267,14 +249,14 @@ describe(`operators: personal tokens revoked, root token audited and disabled ($
   it('refuses the root token when ADMIN_ROOT_TOKEN_DISABLED=true, while personal tokens work', async () => {
     const locked = await startTestGateway({ env: { ADMIN_ROOT_TOKEN_DISABLED: 'true' }, workers: false });
     try {
-      const root = await call(locked, ADMIN_TOKEN, 'GET', '/admin/v1/merchants');
+      const root = await adminCall(locked, ADMIN_TOKEN, 'GET', '/admin/v1/merchants');
       assert.equal(root.status, 401);
       assert.equal(root.body.error.code, 'unauthorized');
       const none = await fetch(new URL('/admin/v1/merchants', locked.url));
       assert.equal(none.status, 403);
       assert.match(((await none.json()) as any).error.message, /ADMIN_ROOT_TOKEN_DISABLED/);
       const viewer = await operatorWithToken(locked, 'viewer');
-      assert.equal((await call(locked, viewer.token, 'GET', '/admin/v1/merchants')).status, 200);
+      assert.equal((await adminCall(locked, viewer.token, 'GET', '/admin/v1/merchants')).status, 200);
       assert.equal((await auditRows(locked)).filter((r) => r.actor_type === 'root-token').length, 0);
     } finally {
       await locked.close();
@@ -290,7 +272,8 @@ describe(`operators: balance adjustments above APPROVAL_THRESHOLD need a second 
   let viewer: Awaited<ReturnType<typeof operatorWithToken>>;
   before(async () => {
     gw = await startTestGateway({ env: { APPROVAL_THRESHOLD: 'BRL:100,KES:5000' }, workers: false });
-    merchantId = (await call(gw, ADMIN_TOKEN, 'POST', '/admin/v1/merchants', { name: 'Four Eyes' })).body.merchantId;
+    merchantId = (await adminCall(gw, ADMIN_TOKEN, 'POST', '/admin/v1/merchants', { name: 'Four Eyes' })).body
+      .merchantId;
     alice = await operatorWithToken(gw, 'finance', 'alice@ops.example');
     bob = await operatorWithToken(gw, 'finance', 'bob@ops.example');
     viewer = await operatorWithToken(gw, 'viewer', 'vera@ops.example');
@@ -298,11 +281,11 @@ describe(`operators: balance adjustments above APPROVAL_THRESHOLD need a second 
   after(() => gw.close());
 
   const available = async () =>
-    (await call(gw, ADMIN_TOKEN, 'GET', `/admin/v1/merchants/${merchantId}/balances`)).body.balances.find(
+    (await adminCall(gw, ADMIN_TOKEN, 'GET', `/admin/v1/merchants/${merchantId}/balances`)).body.balances.find(
       (b: any) => b.currency === 'BRL',
     )?.available ?? '0.00';
   const adjust = (token: string, amount: string, reason?: string) =>
-    call(gw, token, 'POST', `/admin/v1/merchants/${merchantId}/balance-adjustments`, {
+    adminCall(gw, token, 'POST', `/admin/v1/merchants/${merchantId}/balance-adjustments`, {
       currency: 'BRL',
       amount,
       ...(reason !== undefined && { reason }),
@@ -330,21 +313,21 @@ describe(`operators: balance adjustments above APPROVAL_THRESHOLD need a second 
     assert.equal(res.body.approval.requestedBy, 'alice@ops.example');
     assert.equal(await available(), '99.99');
 
-    const own = await call(gw, alice.token, 'POST', `/admin/v1/approvals/${approvalId}/approve`, {});
+    const own = await adminCall(gw, alice.token, 'POST', `/admin/v1/approvals/${approvalId}/approve`, {});
     assert.equal(own.status, 403);
     assert.equal(own.body.error.code, 'approval_own');
-    const byViewer = await call(gw, viewer.token, 'POST', `/admin/v1/approvals/${approvalId}/approve`, {});
+    const byViewer = await adminCall(gw, viewer.token, 'POST', `/admin/v1/approvals/${approvalId}/approve`, {});
     assert.equal(byViewer.status, 403);
     assert.equal(byViewer.body.error.code, 'forbidden');
     assert.equal(await available(), '99.99');
 
-    const pending = await call(gw, viewer.token, 'GET', '/admin/v1/approvals?state=pending');
+    const pending = await adminCall(gw, viewer.token, 'GET', '/admin/v1/approvals?state=pending');
     assert.deepEqual(
       pending.body.approvals.map((a: any) => a.approvalId),
       [approvalId],
     );
 
-    const approved = await call(gw, bob.token, 'POST', `/admin/v1/approvals/${approvalId}/approve`, {
+    const approved = await adminCall(gw, bob.token, 'POST', `/admin/v1/approvals/${approvalId}/approve`, {
       reason: 'checked the dispute file',
     });
     assert.equal(approved.status, 200, JSON.stringify(approved.body));
@@ -353,7 +336,7 @@ describe(`operators: balance adjustments above APPROVAL_THRESHOLD need a second 
     assert.match(approved.body.approval.journalId, /^jnl_/);
     assert.equal(await available(), '199.99');
 
-    const again = await call(gw, bob.token, 'POST', `/admin/v1/approvals/${approvalId}/approve`, {});
+    const again = await adminCall(gw, bob.token, 'POST', `/admin/v1/approvals/${approvalId}/approve`, {});
     assert.equal(again.status, 409);
     assert.equal(again.body.error.code, 'approval_decided');
     assert.equal(await available(), '199.99');
@@ -372,11 +355,11 @@ describe(`operators: balance adjustments above APPROVAL_THRESHOLD need a second 
     const debit = await adjust(ADMIN_TOKEN, '-150', 'duplicate credit');
     assert.equal(debit.body.state, 'pending');
     const approvalId = debit.body.approval.approvalId as string;
-    const own = await call(gw, ADMIN_TOKEN, 'POST', `/admin/v1/approvals/${approvalId}/approve`, {});
+    const own = await adminCall(gw, ADMIN_TOKEN, 'POST', `/admin/v1/approvals/${approvalId}/approve`, {});
     assert.equal(own.body.error.code, 'approval_own');
-    const noReason = await call(gw, alice.token, 'POST', `/admin/v1/approvals/${approvalId}/reject`, {});
+    const noReason = await adminCall(gw, alice.token, 'POST', `/admin/v1/approvals/${approvalId}/reject`, {});
     assert.equal(noReason.status, 400);
-    const rejected = await call(gw, alice.token, 'POST', `/admin/v1/approvals/${approvalId}/reject`, {
+    const rejected = await adminCall(gw, alice.token, 'POST', `/admin/v1/approvals/${approvalId}/reject`, {
       reason: 'the credit was right',
     });
     assert.equal(rejected.body.approval.state, 'rejected');
@@ -386,10 +369,10 @@ describe(`operators: balance adjustments above APPROVAL_THRESHOLD need a second 
   it('refuses to approve a debit that would now overdraw, and leaves it pending', async () => {
     const debit = await adjust(alice.token, '-500', 'clawback');
     const approvalId = debit.body.approval.approvalId as string;
-    const refused = await call(gw, bob.token, 'POST', `/admin/v1/approvals/${approvalId}/approve`, {});
+    const refused = await adminCall(gw, bob.token, 'POST', `/admin/v1/approvals/${approvalId}/approve`, {});
     assert.equal(refused.status, 409);
     assert.equal(refused.body.error.code, 'insufficient_balance');
-    const list = await call(gw, bob.token, 'GET', '/admin/v1/approvals?state=pending');
+    const list = await adminCall(gw, bob.token, 'GET', '/admin/v1/approvals?state=pending');
     assert.ok(list.body.approvals.some((a: any) => a.approvalId === approvalId));
     assert.equal(await available(), '199.99');
     assert.deepEqual(await gw.auditBreaches(), []);
@@ -403,7 +386,7 @@ describe(`operators: the audit log (${databaseLabel})`, () => {
   before(async () => {
     gw = await startTestGateway({ workers: false });
     admin = await operatorWithToken(gw, 'admin', 'root-of-trust@ops.example');
-    merchantId = (await call(gw, admin.token, 'POST', '/admin/v1/merchants', { name: 'Audited' })).body.merchantId;
+    merchantId = (await adminCall(gw, admin.token, 'POST', '/admin/v1/merchants', { name: 'Audited' })).body.merchantId;
   });
   after(() => gw.close());
 
@@ -431,22 +414,28 @@ describe(`operators: the audit log (${databaseLabel})`, () => {
     const url = 'https://shop.example/callbacks';
     await forceAuditFailure('merchant.callback.set');
     try {
-      const res = await call(gw, admin.token, 'PUT', `/admin/v1/merchants/${merchantId}/callback`, { url });
+      const res = await adminCall(gw, admin.token, 'PUT', `/admin/v1/merchants/${merchantId}/callback`, { url });
       assert.equal(res.status, 500);
-      const adjusted = await call(gw, admin.token, 'POST', `/admin/v1/merchants/${merchantId}/balance-adjustments`, {
-        currency: 'KES',
-        amount: '700',
-        reason: 'opening float',
-      });
+      const adjusted = await adminCall(
+        gw,
+        admin.token,
+        'POST',
+        `/admin/v1/merchants/${merchantId}/balance-adjustments`,
+        {
+          currency: 'KES',
+          amount: '700',
+          reason: 'opening float',
+        },
+      );
       assert.equal(adjusted.status, 200, 'another action is not affected');
     } finally {
       await clearAuditFailure();
     }
-    const merchant = await call(gw, admin.token, 'GET', `/admin/v1/merchants/${merchantId}`);
+    const merchant = await adminCall(gw, admin.token, 'GET', `/admin/v1/merchants/${merchantId}`);
     assert.equal(merchant.body.callbackUrl, null, 'the change rolled back with its record');
     assert.equal((await auditRows(gw)).filter((r) => r.action === 'merchant.callback.set').length, 0);
 
-    const res = await call(gw, admin.token, 'PUT', `/admin/v1/merchants/${merchantId}/callback`, { url });
+    const res = await adminCall(gw, admin.token, 'PUT', `/admin/v1/merchants/${merchantId}/callback`, { url });
     assert.equal(res.status, 200);
     const record = must(
       (await auditRows(gw)).find((r) => r.action === 'merchant.callback.set'),
@@ -463,7 +452,7 @@ describe(`operators: the audit log (${databaseLabel})`, () => {
 
   it('writes no record of a change that was refused', async () => {
     const before = (await auditRows(gw)).length;
-    const overdraw = await call(gw, admin.token, 'POST', `/admin/v1/merchants/${merchantId}/balance-adjustments`, {
+    const overdraw = await adminCall(gw, admin.token, 'POST', `/admin/v1/merchants/${merchantId}/balance-adjustments`, {
       currency: 'KES',
       amount: '-100000',
       reason: 'too much',
@@ -482,7 +471,7 @@ describe(`operators: the audit log (${databaseLabel})`, () => {
       password: '[redacted]',
       accountNo: '••••5678',
     });
-    const key = await call(gw, admin.token, 'POST', `/admin/v1/merchants/${merchantId}/api-keys`, {
+    const key = await adminCall(gw, admin.token, 'POST', `/admin/v1/merchants/${merchantId}/api-keys`, {
       permissions: ['all'],
       ipWhitelist: ['0.0.0.0'],
       debug: false,
@@ -492,7 +481,7 @@ describe(`operators: the audit log (${databaseLabel})`, () => {
     assert.ok(!record?.changes?.includes(key.body.secretKey), 'the secret is never in the audit log');
 
     const support = await operatorWithToken(gw, 'support');
-    const missing = await call(gw, support.token, 'GET', '/admin/v1/orders/ord_missing/personal-data');
+    const missing = await adminCall(gw, support.token, 'GET', '/admin/v1/orders/ord_missing/personal-data');
     assert.equal(missing.status, 404);
     assert.equal((await auditRows(gw)).filter((r) => r.action === 'pii.reveal').length, 0);
   });
@@ -501,11 +490,11 @@ describe(`operators: the audit log (${databaseLabel})`, () => {
     const auditor = await operatorWithToken(gw, 'auditor');
     const finance = await operatorWithToken(gw, 'finance');
     for (let n = 0; n < 3; n++) {
-      await call(gw, finance.token, 'PUT', `/admin/v1/merchants/${merchantId}/settlement`, { delayMs: 1000 * n });
+      await adminCall(gw, finance.token, 'PUT', `/admin/v1/merchants/${merchantId}/settlement`, { delayMs: 1000 * n });
     }
-    const refused = await call(gw, finance.token, 'GET', '/admin/v1/audit-log');
+    const refused = await adminCall(gw, finance.token, 'GET', '/admin/v1/audit-log');
     assert.equal(refused.status, 403);
-    const page = await call(gw, auditor.token, 'GET', `/admin/v1/audit-log?actor=${finance.email}`);
+    const page = await adminCall(gw, auditor.token, 'GET', `/admin/v1/audit-log?actor=${finance.email}`);
     assert.equal(page.status, 200);
     assert.deepEqual(
       page.body.entries.map((e: any) => e.action),
@@ -513,7 +502,7 @@ describe(`operators: the audit log (${databaseLabel})`, () => {
     );
     assert.ok(page.body.entries[0].seq > page.body.entries[1].seq);
     assert.equal(page.body.nextCursor, null);
-    const bad = await call(gw, auditor.token, 'GET', '/admin/v1/audit-log?from=yesterday');
+    const bad = await adminCall(gw, auditor.token, 'GET', '/admin/v1/audit-log?from=yesterday');
     assert.equal(bad.status, 400);
     assert.match(bad.body.error.message, /^from: /);
   });
@@ -635,15 +624,15 @@ describe(`operators: the command line (${databaseLabel})`, () => {
     const issued = JSON.parse(token.stdout);
     assert.deepEqual(Object.keys(issued).sort(), ['expiresAt', 'role', 'token', 'tokenId']);
     assert.equal(issued.role, 'finance');
-    assert.equal((await call(gw, issued.token, 'GET', '/admin/v1/merchants')).status, 200);
+    assert.equal((await adminCall(gw, issued.token, 'GET', '/admin/v1/merchants')).status, 200);
 
     assert.equal(
       JSON.parse((await runCli(['operator', 'disable', '--email', 'olga@ops.example'], env)).stdout).state,
       'disabled',
     );
-    assert.equal((await call(gw, issued.token, 'GET', '/admin/v1/merchants')).status, 401);
+    assert.equal((await adminCall(gw, issued.token, 'GET', '/admin/v1/merchants')).status, 401);
     await runCli(['operator', 'enable', '--email', 'olga@ops.example'], env);
-    assert.equal((await call(gw, issued.token, 'GET', '/admin/v1/merchants')).status, 200);
+    assert.equal((await adminCall(gw, issued.token, 'GET', '/admin/v1/merchants')).status, 200);
 
     const list = JSON.parse((await runCli(['operator', 'list'], env)).stdout);
     assert.deepEqual(

@@ -8,16 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import { databaseLabel } from './support/database.js';
 import { darajaGatewayEnv, freePort, startFakeDaraja, type FakeDaraja } from './support/fake-daraja.js';
 import { ADMIN_TOKEN, signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
+import { adminCall } from './support/process.js';
 import { until } from './support/receiver.js';
-
-async function call(gw: TestGateway, token: string, method: string, path: string, body?: unknown) {
-  const response = await fetch(new URL(path, gw.url), {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  return { status: response.status, body: (await response.json()) as any };
-}
 
 async function tokenOf(gw: TestGateway, role: 'support' | 'viewer'): Promise<string> {
   const email = `${role}-${Date.now()}@ops.example`;
@@ -73,9 +65,9 @@ describe(`asking a live rail again (${databaseLabel})`, () => {
     assert.equal(daraja.requests.filter((r) => r.endpoint === 'status').length, 0, 'not asked yet');
 
     const viewer = await tokenOf(gw, 'viewer');
-    assert.equal((await call(gw, viewer, 'POST', `/admin/v1/orders/${orderId}/rail-query`)).status, 403);
+    assert.equal((await adminCall(gw, viewer, 'POST', `/admin/v1/orders/${orderId}/rail-query`)).status, 403);
     const support = await tokenOf(gw, 'support');
-    const asked = await call(gw, support, 'POST', `/admin/v1/orders/${orderId}/rail-query`);
+    const asked = await adminCall(gw, support, 'POST', `/admin/v1/orders/${orderId}/rail-query`);
     assert.equal(asked.status, 200, JSON.stringify(asked.body));
     assert.deepEqual(asked.body, { orderId, asked: [{ rail: 'daraja', waiting: 1 }] });
     assert.equal(daraja.requests.filter((r) => r.endpoint === 'status').length, 1, 'Transaction Status asked');
@@ -89,13 +81,13 @@ describe(`asking a live rail again (${databaseLabel})`, () => {
     assert.equal(record.target_id, orderId);
     assert.equal(record.actor_type, 'operator');
 
-    const again = await call(gw, support, 'POST', `/admin/v1/orders/${orderId}/rail-query`);
+    const again = await adminCall(gw, support, 'POST', `/admin/v1/orders/${orderId}/rail-query`);
     assert.equal(again.status, 409);
     assert.equal(again.body.error.code, 'nothing_to_ask');
   });
 
   it('answers 404 for an unknown order and 409 for an order no live rail waits on', async () => {
-    const unknown = await call(gw, ADMIN_TOKEN, 'POST', '/admin/v1/orders/KT_nope/rail-query');
+    const unknown = await adminCall(gw, ADMIN_TOKEN, 'POST', '/admin/v1/orders/KT_nope/rail-query');
     assert.equal(unknown.status, 404);
     const sandbox = await startTestGateway({ workers: false });
     try {
@@ -111,7 +103,7 @@ describe(`asking a live rail again (${databaseLabel})`, () => {
       );
       assert.equal(created.body.code, '200', created.body.msgEn);
       const orderId = created.body.data.currencyOrderVo.orderId as string;
-      const res = await call(sandbox, ADMIN_TOKEN, 'POST', `/admin/v1/orders/${orderId}/rail-query`);
+      const res = await adminCall(sandbox, ADMIN_TOKEN, 'POST', `/admin/v1/orders/${orderId}/rail-query`);
       assert.equal(res.status, 409);
       assert.match(res.body.error.message, /no live rail is waiting on order/);
     } finally {

@@ -18,6 +18,7 @@ import {
   type BrazilCollectionRequest,
   type BrazilCollectionResult,
   type BrazilPixTransferRequest,
+  type Approval,
   type Balance,
   type CallbackAttempt,
   type CallbackDelivery,
@@ -71,7 +72,7 @@ import type {
 import type { FiatToTokenBody, TokenToFiatBody } from '../src/exchange/routes.js';
 import type { KenyaCollectionResult as KenyaCollectionResultSchema } from '../src/kenya/kinds.js';
 import type { CollectionBody as KenyaCollectionBody, TransferBody as KenyaTransferBody } from '../src/kenya/routes.js';
-import type { BalanceView, FeeView, SetFeeBody } from '../src/ledger/admin-routes.js';
+import type { ApprovalView, BalanceView, FeeView, SetFeeBody } from '../src/ledger/admin-routes.js';
 import type { BalanceRecord as BalanceRecordSchema } from '../src/ledger/balance-routes.js';
 import type { ApiKeyView, MerchantView } from '../src/merchants/admin-routes.js';
 import type { CreateApiKeyBody, CreateMerchantBody, EditApiKeyBody } from '../src/merchants/schemas.js';
@@ -141,6 +142,7 @@ export type SchemaChecks = [
   Check<Same<Fee, S<typeof FeeView>>>,
   Check<Same<Rate, S<typeof RateView>>>,
   Check<Same<SetFeeRequest, S<typeof SetFeeBody>>>,
+  Check<Same<Approval, S<typeof ApprovalView>>>,
   Check<Same<SetRateRequest, S<typeof SetRateBody>>>,
   Check<Same<CallbackAttempt, S<typeof CallbackAttemptSchema>>>,
   Check<Same<Omit<CallbackEvent, 'payload'>, Omit<S<typeof CallbackEventSchema>, 'payload'>>>,

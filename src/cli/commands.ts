@@ -41,7 +41,7 @@ export function option(values: Options, name: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-function required(values: Options, name: string, command: string): string {
+export function required(values: Options, name: string, command: string): string {
   const value = option(values, name);
   if (value === undefined) throw new UsageError(`${command} needs --${name}`);
   return value;

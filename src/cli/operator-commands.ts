@@ -2,20 +2,9 @@ import { auditView, verifyAuditLog } from '../access/audit-log.js';
 import { findAuditRows } from '../access/queries.js';
 import type { Services } from '../services.js';
 import { printTable, UsageError } from './output.js';
-import type { OperatorCommand, Options } from './commands.js';
+import { option, required, type OperatorCommand, type Options } from './commands.js';
 
 const EXPORT_BATCH = 1_000;
-
-function option(values: Options, name: string): string | undefined {
-  const value = values[name];
-  return typeof value === 'string' ? value : undefined;
-}
-
-function required(values: Options, name: string, command: string): string {
-  const value = option(values, name);
-  if (value === undefined) throw new UsageError(`${command} needs --${name}`);
-  return value;
-}
 
 /** An ISO 8601 time option as Unix milliseconds. */
 function timeOption(values: Options, name: string): number | undefined {

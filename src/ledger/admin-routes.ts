@@ -15,7 +15,7 @@ const Amount = Type.Union([Type.String(), Type.Number()], {
   description: 'decimal, as a string (preferred) or a number',
 });
 
-const ApprovalView = Type.Object({
+export const ApprovalView = Type.Object({
   approvalId: Type.String(),
   merchantId: Type.String(),
   currency: Type.String(),
