@@ -132,6 +132,7 @@ describe(`operators: every role against every admin route (${databaseLabel})`, (
   it('lets each role call exactly the routes its permissions allow, and names the role and permission it lacks', async () => {
     const doc = (await (await fetch(new URL('/openapi.json', gw.url))).json()) as any;
     const checked: string[] = [];
+    const denied: string[] = [];
     for (const [path, methods] of Object.entries<Record<string, any>>(doc.paths)) {
       if (!path.startsWith('/admin/')) continue;
       for (const [method, op] of Object.entries<any>(methods)) {
@@ -158,12 +159,19 @@ describe(`operators: every role against every admin route (${databaseLabel})`, (
             assert.equal(res.body.error.role, role);
             assert.equal(res.body.error.permission, permission);
             assert.match(res.body.error.message, new RegExp(`role ${role}.*lacks permission ${permission}`));
+            denied.push(`${role} ${method.toUpperCase()} ${concrete(path)}`);
           }
           checked.push(label);
         }
       }
     }
     assert.ok(checked.length >= ROLES.length * 35, `only ${checked.length} checks`);
+    // Every refusal is in the audit log: who tried which route.
+    const refusals = (await auditRows(gw)).filter((r) => r.action === 'access.denied');
+    assert.deepEqual(
+      refusals.map((r) => `${r.actor_email?.split('-')[0] ?? ''} ${r.target_id ?? ''}`),
+      denied,
+    );
     // Nothing changed: every write was refused or failed its checks.
     const merchants = await adminCall(gw, ADMIN_TOKEN, 'GET', '/admin/v1/merchants');
     assert.deepEqual(merchants.body.merchants, []);
@@ -498,10 +506,35 @@ describe(`operators: the audit log (${databaseLabel})`, () => {
     assert.equal(page.status, 200);
     assert.deepEqual(
       page.body.entries.map((e: any) => e.action),
-      ['merchant.settlement.set', 'merchant.settlement.set', 'merchant.settlement.set'],
+      ['access.denied', 'merchant.settlement.set', 'merchant.settlement.set', 'merchant.settlement.set'],
+      'newest first: the refused read of the audit log, then the three changes',
     );
+    assert.equal(page.body.entries[0].target.id, 'GET /admin/v1/audit-log');
     assert.ok(page.body.entries[0].seq > page.body.entries[1].seq);
     assert.equal(page.body.nextCursor, null);
+    const only = await adminCall(
+      gw,
+      auditor.token,
+      'GET',
+      `/admin/v1/audit-log?actor=${finance.email}&action=merchant.settlement.set`,
+    );
+    assert.equal(only.body.entries.length, 3);
+    // Paged: 105 reads through the root token are 100 on the first page and 5 after its cursor.
+    for (let n = 0; n < 105; n++) await adminCall(gw, ADMIN_TOKEN, 'GET', `/admin/v1/nodes?n=${n}`);
+    const first = await adminCall(gw, auditor.token, 'GET', '/admin/v1/audit-log?actor=root-token&action=admin.read');
+    assert.equal(first.body.entries.length, 100);
+    assert.equal(first.body.entries[0].target.id, 'GET /admin/v1/nodes?n=104');
+    const rest = await adminCall(
+      gw,
+      auditor.token,
+      'GET',
+      `/admin/v1/audit-log?actor=root-token&action=admin.read&cursor=${first.body.nextCursor as string}`,
+    );
+    assert.deepEqual(
+      rest.body.entries.map((e: any) => e.target.id),
+      [4, 3, 2, 1, 0].map((n) => `GET /admin/v1/nodes?n=${n}`),
+    );
+    assert.equal(rest.body.nextCursor, null);
     const bad = await adminCall(gw, auditor.token, 'GET', '/admin/v1/audit-log?from=yesterday');
     assert.equal(bad.status, 400);
     assert.match(bad.body.error.message, /^from: /);

@@ -65,6 +65,7 @@ export function roleCan(role: Role, permission: Permission): boolean {
 /** The fixed names of audited actions. */
 export const AUDIT_ACTIONS = [
   'admin.read',
+  'access.denied',
   'merchant.create',
   'merchant.callback.set',
   'merchant.cashier.set',

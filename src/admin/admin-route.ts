@@ -68,6 +68,15 @@ export function registerAdminRoute<B extends TSchema | undefined, R extends TSch
       const actor = actorOf(request);
       if (!actorCan(actor, access.permission)) {
         const role = actor.type === 'operator' ? actor.role : actor.type;
+        // A refusal is a staff action too: who tried what, for the SIEM.
+        await new AuditScope(store, clock, {
+          actor,
+          action: 'access.denied',
+          targetType: 'route',
+          targetId: `${def.method} ${request.url}`,
+          changes: { request: { permission: access.permission } },
+          origin: requestOrigin(request),
+        }).run(() => Promise.resolve());
         return sendAdminError(
           reply,
           403,
