@@ -62,14 +62,18 @@ async function main(): Promise<void> {
 
     const floor = await timed('floor: the write alone', write);
     const audited = await timed('the write with its audit record', (n) =>
-      new AuditScope(gateway.store, { now: () => Date.now() }, {
-        actor,
-        action: 'merchant.settlement.set',
-        targetType: 'merchant',
-        targetId: merchantId,
-        changes: { request: { delayMs: 1000 + n } },
-        origin: { requestId: `req-${n}`, ip: '127.0.0.1', userAgent: 'bench' },
-      }).run(() => write(n)),
+      new AuditScope(
+        gateway.store,
+        { now: () => Date.now() },
+        {
+          actor,
+          action: 'merchant.settlement.set',
+          targetType: 'merchant',
+          targetId: merchantId,
+          changes: { request: { delayMs: 1000 + n } },
+          origin: { requestId: `req-${n}`, ip: '127.0.0.1', userAgent: 'bench' },
+        },
+      ).run(() => write(n)),
     );
     const auth = await timed('personal token looked up, role checked', async () => {
       const who = await gateway.operators.authenticate(token);

@@ -110,7 +110,8 @@ describe(`balances, adjustments, fees and settlement (${databaseLabel})`, () => 
 
   it('sets and lists fee schedules per channel, and refuses an unknown channel', async () => {
     const { merchantId } = await gw.merchantWithKey();
-    const set = await gw.admin('PUT', `/admin/v1/merchants/${merchantId}/fees/bra.collection.PIX`, { reason: 'test fee', 
+    const set = await gw.admin('PUT', `/admin/v1/merchants/${merchantId}/fees/bra.collection.PIX`, {
+      reason: 'test fee',
       percentBps: 150,
       fixed: '0.30',
       minimum: '1.00',
@@ -123,7 +124,11 @@ describe(`balances, adjustments, fees and settlement (${databaseLabel})`, () => 
       fixed: '0.30',
       minimum: '1.00',
     });
-    await gw.admin('PUT', `/admin/v1/merchants/${merchantId}/fees/ken.transfer.BANK`, { reason: 'test fee',  percentBps: 0, fixed: '15' });
+    await gw.admin('PUT', `/admin/v1/merchants/${merchantId}/fees/ken.transfer.BANK`, {
+      reason: 'test fee',
+      percentBps: 0,
+      fixed: '15',
+    });
     const listed = await gw.admin('GET', `/admin/v1/merchants/${merchantId}/fees`);
     assert.deepEqual(
       listed.body.fees.map((f: any) => [f.channel, f.fixed]),
@@ -132,12 +137,14 @@ describe(`balances, adjustments, fees and settlement (${databaseLabel})`, () => 
         ['ken.transfer.BANK', '15'],
       ],
     );
-    const unknown = await gw.admin('PUT', `/admin/v1/merchants/${merchantId}/fees/bra.collection.CARD`, { reason: 'test fee', 
+    const unknown = await gw.admin('PUT', `/admin/v1/merchants/${merchantId}/fees/bra.collection.CARD`, {
+      reason: 'test fee',
       percentBps: 1,
     });
     assert.equal(unknown.status, 404);
     assert.equal(unknown.body.error.code, 'fee_channel_not_found');
-    const fractional = await gw.admin('PUT', `/admin/v1/merchants/${merchantId}/fees/ken.transfer.BANK`, { reason: 'test fee', 
+    const fractional = await gw.admin('PUT', `/admin/v1/merchants/${merchantId}/fees/ken.transfer.BANK`, {
+      reason: 'test fee',
       percentBps: 0,
       fixed: '1.5',
     });

@@ -379,7 +379,9 @@ describe(`Brazil on API Pix (${databaseLabel})`, () => {
     await until(async () => assert.equal((await state()).disposition, 'return_failed'));
     assert.equal((await state()).reason, 'Conta do pagador encerrada');
     psp.scriptRefund(pix.endToEndId, { status: 'DEVOLVIDO' });
-    const again = await gw.admin('POST', `/admin/v1/pix/received/${pix.endToEndId}/return`, { reason: 'returned to the payer' });
+    const again = await gw.admin('POST', `/admin/v1/pix/received/${pix.endToEndId}/return`, {
+      reason: 'returned to the payer',
+    });
     assert.equal(again.status, 200, JSON.stringify(again.body));
     assert.notEqual(again.body.refundId, firstRefund, 'a new refund id: the failed one is spent at the PSP');
     await until(async () => assert.equal((await state()).disposition, 'returned'));
@@ -393,10 +395,14 @@ describe(`Brazil on API Pix (${databaseLabel})`, () => {
       kinds.map((j) => j.kind),
       ['pix.unmatched.received', 'pix.unmatched.returning', 'pix.return.sent'],
     );
-    const done = await gw.admin('POST', `/admin/v1/pix/received/${pix.endToEndId}/return`, { reason: 'returned to the payer' });
+    const done = await gw.admin('POST', `/admin/v1/pix/received/${pix.endToEndId}/return`, {
+      reason: 'returned to the payer',
+    });
     assert.equal(done.status, 409);
     assert.match(done.body.error.message, /cannot be returned: it is returned/);
-    const unknown = await gw.admin('POST', '/admin/v1/pix/received/E00000000202611241200zzzzzzzzzzz/return', { reason: 'returned to the payer' });
+    const unknown = await gw.admin('POST', '/admin/v1/pix/received/E00000000202611241200zzzzzzzzzzz/return', {
+      reason: 'returned to the payer',
+    });
     assert.equal(unknown.status, 404);
     const badFilter = await gw.admin('GET', '/admin/v1/pix/received?disposition=credited');
     assert.equal(badFilter.status, 400);

@@ -186,7 +186,8 @@ describe(`Brazil collections and transfers (${databaseLabel})`, () => {
   }
 
   it('pays a collection and answers the query with the extra members and desc: null', async () => {
-    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/bra.collection.PIX`, { reason: 'test fee', 
+    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/bra.collection.PIX`, {
+      reason: 'test fee',
       percentBps: 150,
       fixed: '0.10',
     });

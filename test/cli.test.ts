@@ -291,19 +291,30 @@ describe(`the cashgate command (${databaseLabel})`, () => {
       );
       assert.deepEqual(
         noChannel,
-        (await admin('PUT', `/admin/v1/merchants/${merchantId}/fees/bra.card`, { reason: 'test fee',  percentBps: 1 })).body.error,
+        (await admin('PUT', `/admin/v1/merchants/${merchantId}/fees/bra.card`, { reason: 'test fee', percentBps: 1 }))
+          .body.error,
       );
       const fraction = cliError(
-        await runCli(['fee', 'set', ...m, '--channel', 'bra.collection.PIX', '--percent-bps', '1.5', '--reason', 'test'], env),
+        await runCli(
+          ['fee', 'set', ...m, '--channel', 'bra.collection.PIX', '--percent-bps', '1.5', '--reason', 'test'],
+          env,
+        ),
         64,
       );
       assert.deepEqual(
         fraction,
-        (await admin('PUT', `/admin/v1/merchants/${merchantId}/fees/bra.collection.PIX`, { reason: 'test fee',  percentBps: 1.5 })).body
-          .error,
+        (
+          await admin('PUT', `/admin/v1/merchants/${merchantId}/fees/bra.collection.PIX`, {
+            reason: 'test fee',
+            percentBps: 1.5,
+          })
+        ).body.error,
       );
       const tooMuch = cliError(
-        await runCli(['fee', 'set', ...m, '--channel', 'bra.collection.PIX', '--percent-bps', '10001', '--reason', 'test'], env),
+        await runCli(
+          ['fee', 'set', ...m, '--channel', 'bra.collection.PIX', '--percent-bps', '10001', '--reason', 'test'],
+          env,
+        ),
         64,
       );
       assert.match(tooMuch.message, /^percentBps /);

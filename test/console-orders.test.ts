@@ -76,7 +76,10 @@ describe(`console orders and balances (${databaseLabel})`, () => {
     gw = await startTestGateway({ workers: false, env: { PUBLIC_BASE_URL: 'https://pay.example.com' } });
     merchant = await gw.merchantWithKey();
     other = await gw.merchantWithKey();
-    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/ken.collection.CHARGE`, { reason: 'test fee',  percentBps: 200 });
+    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/ken.collection.CHARGE`, {
+      reason: 'test fee',
+      percentBps: 200,
+    });
     firstDay = day(gw.clock.now());
 
     ids.braExt = `bra-${Date.now()}`;

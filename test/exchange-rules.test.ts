@@ -232,7 +232,8 @@ describe(`Exchange rules (${databaseLabel})`, () => {
     assert.equal((await gw.admin('PUT', '/admin/v1/rates/BRL/USDT', { buy: '5.40', sell: '5.4321' })).status, 200);
     const setFee = async (merchantId: string, channel: string, fee: Body) =>
       assert.equal(
-        (await gw.admin('PUT', `/admin/v1/merchants/${merchantId}/fees/${channel}`, { reason: 'test fee', ...fee })).status,
+        (await gw.admin('PUT', `/admin/v1/merchants/${merchantId}/fees/${channel}`, { reason: 'test fee', ...fee }))
+          .status,
         200,
         `fee ${channel}`,
       );

@@ -58,10 +58,12 @@ describe(`Exchange: fiat ↔ USDT (${databaseLabel})`, () => {
       (await gw.admin('PUT', '/admin/v1/rates/MXN/USDT', { buy: '18', sell: '18.20', spreadBps: 100 })).status,
       200,
     );
-    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/exchange.fiat_to_token.BRL`, { reason: 'test fee', 
+    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/exchange.fiat_to_token.BRL`, {
+      reason: 'test fee',
       percentBps: 100,
     });
-    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/exchange.token_to_fiat.BRL`, { reason: 'test fee', 
+    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/exchange.token_to_fiat.BRL`, {
+      reason: 'test fee',
       percentBps: 50,
     });
     await gw.admin('POST', `/admin/v1/merchants/${merchant.merchantId}/balance-adjustments`, {

@@ -102,8 +102,12 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
     receiver = await startReceiver();
     merchant = await gw.merchantWithKey();
     await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/callback`, { url: `${receiver.url}/cb` });
-    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/ken.collection.CHARGE`, { reason: 'test fee',  percentBps: 200 });
-    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/ken.transfer.BANK`, { reason: 'test fee', 
+    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/ken.collection.CHARGE`, {
+      reason: 'test fee',
+      percentBps: 200,
+    });
+    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/ken.transfer.BANK`, {
+      reason: 'test fee',
       percentBps: 0,
       fixed: '30',
     });
@@ -383,7 +387,10 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
   it('charges a collection the fee in force when it was created', async () => {
     const body = collection({ amount: '1000' });
     const orderId = (await call(COLLECT, body)).body.data.currencyOrderVo.orderId as string;
-    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/ken.collection.CHARGE`, { reason: 'test fee',  percentBps: 900 });
+    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/ken.collection.CHARGE`, {
+      reason: 'test fee',
+      percentBps: 900,
+    });
     try {
       await sandbox(orderId, 'paid');
       const [record] = (
@@ -391,7 +398,8 @@ describe(`Kenya collections and transfers (${databaseLabel})`, () => {
       ).body.data;
       assert.equal(record.orderFee, '20', '2 % (the schedule at creation), not 9 %');
     } finally {
-      await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/ken.collection.CHARGE`, { reason: 'test fee', 
+      await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/ken.collection.CHARGE`, {
+        reason: 'test fee',
         percentBps: 200,
       });
     }

@@ -72,7 +72,8 @@ describe(`operator metrics at /metrics (${databaseLabel})`, () => {
     // No background workers: the test runs expiry, settlement and pruning itself, and counts them exactly.
     gw = await startTestGateway({ workers: false, env: { RATE_LIMIT_PER_KEY_PER_MINUTE: '5' } });
     merchant = await gw.merchantWithKey();
-    const fee = await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/bra.collection.PIX`, { reason: 'test fee', 
+    const fee = await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/fees/bra.collection.PIX`, {
+      reason: 'test fee',
       percentBps: 0,
       fixed: '0.00',
     });
