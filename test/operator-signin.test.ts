@@ -3,9 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import { base32nopad } from '@scure/base';
 import { verifyAuditLog } from '../src/access/audit-log.js';
 import { hotp, totpStep } from '../src/console/totp.js';
-import { OperatorService } from '../src/operators/service.js';
-import { LOCK_MS, OperatorSignIn, SECOND_FACTOR_WINDOW_MS, SignInError } from '../src/operators/signin.js';
-import { loadMasterKey, SecretBox } from '../src/store/secret-box.js';
+import type { OperatorService } from '../src/operators/service.js';
+import { LOCK_MS, SECOND_FACTOR_WINDOW_MS, SignInError, type OperatorSignIn } from '../src/operators/signin.js';
 import { databaseLabel } from './support/database.js';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
 
@@ -112,8 +111,9 @@ describe(`operator sign-in (${databaseLabel})`, () => {
 
   before(async () => {
     gw = await startTestGateway({ workers: false });
-    operators = new OperatorService(gw.gateway.store, gw.clock);
-    service = new OperatorSignIn(gw.gateway.store, new SecretBox(loadMasterKey(undefined, gw.dataDir)), gw.clock);
+    // The gateway's own services: what the routes under test use.
+    operators = gw.gateway.operators;
+    service = gw.gateway.operatorSignIn;
   });
 
   after(async () => {

@@ -118,10 +118,15 @@ function changedFields(
   };
 }
 
+/** Writes one record in a unit of work of its own: an action that changed nothing (a refusal, a reveal, a read). */
+export function recordAuditAlone(store: Store, clock: Clock, entry: AuditEntry): Promise<string> {
+  return store.transact((tx) => appendAudit(tx, entry, clock.now()));
+}
+
 /**
  * One staff action in progress: joined to the units of work it begins, it writes its record in the
- * first of them, just before that unit commits. If none commits with it (an action that wrote nothing,
- * or whose first unit rolled back and was retried), `finish` writes it alone.
+ * first of them, just before that unit commits. If none committed with it (an action that wrote
+ * nothing, or whose first unit rolled back and was retried), `run` writes it alone at the end.
  */
 export class AuditScope implements UnitScope {
   #written = false;
@@ -166,7 +171,7 @@ export class AuditScope implements UnitScope {
     const result = await runInUnitScope(this, work);
     if (!this.#written) {
       // Outside the scope: this unit is the record's own.
-      await this.store.transact((tx) => appendAudit(tx, this.#entry(), this.clock.now()));
+      await recordAuditAlone(this.store, this.clock, this.#entry());
       this.#written = true;
     }
     return result;
@@ -230,6 +235,12 @@ export async function verifyAuditLog(db: ReadDb, batch = 1000): Promise<VerifyRe
     };
   }
   return { ok: true, entries };
+}
+
+/** An ISO 8601 date or date-time (the audit log's `from` and `to`) as Unix milliseconds; undefined when it is none. */
+export function parseIsoTime(value: string): number | undefined {
+  const ms = Date.parse(value);
+  return /^\d{4}-\d{2}-\d{2}/.test(value) && !Number.isNaN(ms) ? ms : undefined;
 }
 
 /** A record as the API and the export show it. */

@@ -1,7 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { actorCan, actorName, type Actor } from '../access/actor.js';
-import { AuditScope, type RequestOrigin } from '../access/audit-log.js';
+import { AuditScope, recordAuditAlone, type RequestOrigin } from '../access/audit-log.js';
 import { ADMIN_ROUTE_ACCESS, type Access } from '../access/permissions.js';
 import { maskPersonalData } from '../access/redact.js';
 import type { RouteCatalog } from '../http/route-catalog.js';
@@ -69,14 +69,14 @@ export function registerAdminRoute<B extends TSchema | undefined, R extends TSch
       if (!actorCan(actor, access.permission)) {
         const role = actor.type === 'operator' ? actor.role : actor.type;
         // A refusal is a staff action too: who tried what, for the SIEM.
-        await new AuditScope(store, clock, {
+        await recordAuditAlone(store, clock, {
           actor,
           action: 'access.denied',
           targetType: 'route',
           targetId: `${def.method} ${request.url}`,
           changes: { request: { permission: access.permission } },
           origin: requestOrigin(request),
-        }).run(() => Promise.resolve());
+        });
         return sendAdminError(
           reply,
           403,

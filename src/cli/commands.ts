@@ -92,10 +92,13 @@ function keyChange(
   };
 }
 
-/** The password of `user create` and `user password`: --password, or CASHGATE_USER_PASSWORD (kept out of `ps`). */
-function password(values: Options, command: string): string {
-  const value = option(values, 'password') ?? process.env.CASHGATE_USER_PASSWORD;
-  if (value === undefined) throw new UsageError(`${command} needs --password (or CASHGATE_USER_PASSWORD)`);
+/**
+ * A password option: --password, or the environment variable `fallback` (kept out of `ps`):
+ * CASHGATE_USER_PASSWORD for console users, CASHGATE_OPERATOR_PASSWORD for operators.
+ */
+export function password(values: Options, command: string, fallback = 'CASHGATE_USER_PASSWORD'): string {
+  const value = option(values, 'password') ?? process.env[fallback];
+  if (value === undefined) throw new UsageError(`${command} needs --password (or ${fallback})`);
   return value;
 }
 

@@ -1,8 +1,8 @@
-import { auditView, verifyAuditLog } from '../access/audit-log.js';
+import { auditView, parseIsoTime, verifyAuditLog } from '../access/audit-log.js';
 import { findAuditRows } from '../access/queries.js';
 import type { Services } from '../services.js';
 import { printTable, UsageError } from './output.js';
-import { option, required, type OperatorCommand, type Options } from './commands.js';
+import { option, password, required, type OperatorCommand, type Options } from './commands.js';
 
 const EXPORT_BATCH = 1_000;
 
@@ -10,21 +10,14 @@ const EXPORT_BATCH = 1_000;
 function timeOption(values: Options, name: string): number | undefined {
   const value = option(values, name);
   if (value === undefined) return undefined;
-  const ms = Date.parse(value);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(ms)) {
+  const ms = parseIsoTime(value);
+  if (ms === undefined) {
     throw new UsageError(
       `--${name} must be an ISO 8601 date or date-time, e.g. 2026-11-01T00:00:00Z`,
       'invalid_request',
     );
   }
   return ms;
-}
-
-/** The password of `operator create`: --password, or CASHGATE_OPERATOR_PASSWORD (kept out of `ps`). */
-function operatorPassword(values: Options): string {
-  const value = option(values, 'password') ?? process.env.CASHGATE_OPERATOR_PASSWORD;
-  if (value === undefined) throw new UsageError('operator create needs --password (or CASHGATE_OPERATOR_PASSWORD)');
-  return value;
 }
 
 function operatorChange(
@@ -47,7 +40,7 @@ export const OPERATOR_ACCOUNT_COMMANDS: Record<string, OperatorCommand> = {
         email: required(values, 'email', 'operator create'),
         role: required(values, 'role', 'operator create'),
         name: option(values, 'name'),
-        password: operatorPassword(values),
+        password: password(values, 'operator create', 'CASHGATE_OPERATOR_PASSWORD'),
       };
       return async ({ operators }) => ({ json: await operators.create(input) });
     },

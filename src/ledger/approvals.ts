@@ -35,7 +35,7 @@ function view(row: q.AdjustmentRequestRow): AdjustmentRequestView {
     approvalId: row.id,
     merchantId: row.merchant_id,
     currency: row.currency,
-    amount: formatMoney(fromDb(row.amount), row.currency).replace(/,/g, ''),
+    amount: formatMoney(fromDb(row.amount), row.currency),
     reason: row.reason,
     state: row.state,
     requestedBy: row.requested_by_email ?? row.requested_by,
@@ -73,7 +73,7 @@ export class AdjustmentApprovals {
   ): Promise<AdjustmentOutcome> {
     const amount = this.ledger.adjustmentAmount(input.currency, input.amount);
     const threshold = this.threshold(input.currency);
-    const change = { currency: input.currency, amount: formatMoney(amount, input.currency).replace(/,/g, '') };
+    const change = { currency: input.currency, amount: formatMoney(amount, input.currency) };
     if (threshold === undefined || abs(amount) < threshold) {
       return this.store.transact(async (tx) => {
         const applied = await this.ledger.adjustIn(tx, merchantId, { ...input, amount });

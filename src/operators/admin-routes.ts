@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { auditView } from '../access/audit-log.js';
+import { auditView, parseIsoTime } from '../access/audit-log.js';
 import { findAuditRows } from '../access/queries.js';
 import { registerAdminRoute } from '../admin/admin-route.js';
 import { OperatorError } from '../admin/failures.js';
@@ -46,8 +46,8 @@ const OperatorViewSchema = Type.Object({
 /** An ISO 8601 time as Unix milliseconds; a field error naming the parameter otherwise. */
 function timeParam(field: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  const ms = Date.parse(value);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(ms)) {
+  const ms = parseIsoTime(value);
+  if (ms === undefined) {
     throw new OperatorError({ kind: 'invalid_parameter', field, detail: 'must be an ISO 8601 date or date-time' });
   }
   return ms;

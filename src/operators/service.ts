@@ -41,7 +41,13 @@ export interface TokenView {
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
-export function operatorView(row: q.OperatorRow): OperatorView {
+/** An e-mail address as operators are stored and found by it: trimmed and lower-cased. */
+export function normalizeEmail(input: string): string {
+  return input.trim().toLowerCase();
+}
+
+/** An operator as listed; `now` tells a lock still running from one that ran out. */
+export function operatorView(row: q.OperatorRow, now: number): OperatorView {
   return {
     operatorId: row.id,
     email: row.email,
@@ -49,7 +55,7 @@ export function operatorView(row: q.OperatorRow): OperatorView {
     role: row.role,
     state: row.state,
     twoFactor: row.totp_secret_sealed !== null,
-    lockedUntil: row.locked_until !== null && row.locked_until > Date.now() ? iso(row.locked_until) : null,
+    lockedUntil: row.locked_until !== null && row.locked_until > now ? iso(row.locked_until) : null,
     lastSignInAt: iso(row.last_sign_in_at),
     createdAt: iso(row.created_at) ?? '',
   };
@@ -97,7 +103,7 @@ export class OperatorService {
     email: string;
     role: Role;
   }> {
-    const email = input.email.trim().toLowerCase();
+    const email = normalizeEmail(input.email);
     if (!EMAIL.test(email) || email.length > 254) throw invalid('email', 'not an e-mail address');
     const role = checkRole(input.role);
     checkPassword(input.password);
@@ -135,7 +141,8 @@ export class OperatorService {
   }
 
   async list(): Promise<OperatorView[]> {
-    return (await q.listOperators(this.store.read)).map(operatorView);
+    const now = this.clock.now();
+    return (await q.listOperators(this.store.read)).map((row) => operatorView(row, now));
   }
 
   async get(operatorId: string): Promise<q.OperatorRow | undefined> {
@@ -147,7 +154,7 @@ export class OperatorService {
     emailInput: string,
     change: (row: q.OperatorRow) => Partial<Pick<q.OperatorRow, 'role' | 'state'>>,
   ): Promise<OperatorView> {
-    const email = emailInput.trim().toLowerCase();
+    const email = normalizeEmail(emailInput);
     return this.store.transact(async (tx) => {
       const row = await q.findOperatorByEmail(tx, email);
       if (row === undefined) throw new OperatorError({ kind: 'operator_not_found', email });
@@ -162,7 +169,7 @@ export class OperatorService {
         before: { role: row.role, state: row.state },
         after: { role: updated.role, state: updated.state },
       });
-      return operatorView(updated);
+      return operatorView(updated, updated.updated_at);
     });
   }
 
@@ -182,7 +189,7 @@ export class OperatorService {
     role: Role;
     expiresAt: string;
   }> {
-    const email = input.email.trim().toLowerCase();
+    const email = normalizeEmail(input.email);
     const days = input.expiresDays ?? TOKEN_DEFAULT_DAYS;
     if (!Number.isInteger(days) || days < 1 || days > TOKEN_MAX_DAYS) {
       throw invalid('expires-days', `a whole number of days from 1 to ${TOKEN_MAX_DAYS}`);

@@ -17,7 +17,7 @@ import type { OperatorSessionStage } from '../store/schema.js';
 import type { SecretBox } from '../store/secret-box.js';
 import type { Store, Tx } from '../store/store.js';
 import * as q from './queries.js';
-import { sha256Hex } from './service.js';
+import { normalizeEmail, sha256Hex } from './service.js';
 import {
   countFailedSignIn,
   deleteEndedSessionsOf,
@@ -42,7 +42,6 @@ const RECOVERY_GROUP_LENGTH = 4;
 const RECOVERY_CODE = new RegExp(`^[${RECOVERY_ALPHABET}]{${RECOVERY_GROUPS * RECOVERY_GROUP_LENGTH}}$`);
 /** The issuer an authenticator app shows next to the operator's e-mail address. */
 const TOTP_ISSUER = 'Cashgate back office';
-const EMAIL_MAX_LENGTH = 254;
 
 export type SignInStage = OperatorSessionStage;
 
@@ -184,10 +183,6 @@ function newRecoveryCode(): string {
 function canonicalRecoveryCode(input: string): string | undefined {
   const code = input.toLowerCase().replace(/[\s-]/g, '');
   return RECOVERY_CODE.test(code) ? code : undefined;
-}
-
-function normalizeEmail(input: string): string {
-  return input.trim().toLowerCase().slice(0, EMAIL_MAX_LENGTH);
 }
 
 /** What a method found of the session token it was given. */
