@@ -238,7 +238,8 @@ class EnvReader {
       const minor = decimals === undefined ? undefined : parseDecimal(amount.trim(), decimals);
       if (decimals === undefined || minor === undefined || minor <= 0n || code in thresholds) {
         this.problems.push(
-          `${name}=${JSON.stringify(value)}: must be CURRENCY:AMOUNT entries separated by commas, each currency once (${[...CURRENCY_CODES, 'USDT'].join(', ')}), each amount a positive number in major units`,
+          `${name}=${JSON.stringify(value)}: must be CURRENCY:AMOUNT entries separated by commas, ` +
+            `each currency once (${[...CURRENCY_CODES, 'USDT'].join(', ')}), each amount a positive number in major units`,
         );
         return {};
       }
@@ -378,7 +379,8 @@ function darajaCertificate(read: EnvReader, cwd: string): string {
     return pem;
   } catch (error) {
     read.problems.push(
-      `DARAJA_CERTIFICATE=${JSON.stringify(path)}: must be the path of a readable PEM certificate with an RSA public key (${error instanceof Error ? error.message : String(error)})`,
+      `DARAJA_CERTIFICATE=${JSON.stringify(path)}: must be the path of a readable PEM certificate with an RSA public key ` +
+        `(${error instanceof Error ? error.message : String(error)})`,
     );
     return '';
   }
@@ -403,7 +405,8 @@ function pemFile(read: EnvReader, cwd: string, name: string, what: RegExp, descr
     return pem;
   } catch (error) {
     read.problems.push(
-      `${name}=${JSON.stringify(path)}: must be the path of a readable PEM file holding ${described} (${error instanceof Error ? error.message : String(error)})`,
+      `${name}=${JSON.stringify(path)}: must be the path of a readable PEM file holding ${described} ` +
+        `(${error instanceof Error ? error.message : String(error)})`,
     );
     return '';
   }
@@ -510,7 +513,8 @@ function hotWalletKey(read: EnvReader, cwd: string, name: string): HotWalletKey 
       text = readFileSync(resolve(cwd, path), 'utf8').trim();
     } catch (error) {
       read.problems.push(
-        `${name}_FILE=${JSON.stringify(path)}: must be the path of a readable file holding the key (${error instanceof Error ? ((error as NodeJS.ErrnoException).code ?? error.message) : String(error)})`,
+        `${name}_FILE=${JSON.stringify(path)}: must be the path of a readable file holding the key ` +
+          `(${error instanceof Error ? ((error as NodeJS.ErrnoException).code ?? error.message) : String(error)})`,
       );
       return undefined;
     }

@@ -419,7 +419,8 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
   for (const family of config.exchange.sandboxXpubs) {
     logger.warn(
       { family, path: ACCOUNT_PATHS[family] },
-      'deposit addresses derive from the published sandbox xpub of the BIP-39 test mnemonic: anyone can spend what is sent to them; set EXCHANGE_TRON_XPUB / EXCHANGE_EVM_XPUB before taking real deposits',
+      'deposit addresses derive from the published sandbox xpub of the BIP-39 test mnemonic: anyone can spend what ' +
+        'is sent to them; set EXCHANGE_TRON_XPUB / EXCHANGE_EVM_XPUB before taking real deposits',
     );
   }
   if (!config.publicBaseUrl.startsWith('https://')) {

@@ -146,7 +146,7 @@ describe(`the cashgate command (${databaseLabel})`, () => {
     assert.equal(bad.code, 'invalid_request');
     assert.match(bad.message, /^permissions\.0 must be one of exchange/);
     const noName = cliError(await runCli(['merchant', 'create', '--name', ''], env), 64);
-    assert.deepEqual(noName, { code: 'invalid_request', message: 'name must be at least 1 characters long' });
+    assert.deepEqual(noName, { code: 'invalid_request', message: 'name must be at least 1 character long' });
     const usage = cliError(await runCli(['key', 'list'], env), 64);
     assert.deepEqual(usage, { code: 'usage', message: 'key list needs --merchant' });
     const missing = cliError(await runCli(['key', 'create', '--merchant', 'mch_nope'], env), 1);

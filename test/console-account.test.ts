@@ -8,7 +8,6 @@ import {
   SIGN_IN_FAILURES_PER_EMAIL,
   SIGN_IN_WINDOW_MS,
 } from '../src/console/accounts.js';
-import { ALL_CONSOLE_TEXTS } from '../src/console/i18n.js';
 import { hotp } from '../src/console/totp.js';
 import { consoleSignIn, createConsoleUser, hiddenCsrf } from './support/console.js';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
@@ -48,24 +47,6 @@ describe('console: TOTP (RFC 6238)', () => {
     assert.equal(hotp(secret, 9n), '520489', 'HOTP counter 9');
     assert.equal(hotp(secret, 1n, 8), '94287082', 'TOTP at 59 s');
     assert.equal(hotp(secret, 37037036n, 8), '07081804', 'TOTP at 1111111109 s');
-  });
-});
-
-describe('console: texts', () => {
-  it('has every text in English, Portuguese and Spanish', () => {
-    for (const [module, table] of Object.entries(ALL_CONSOLE_TEXTS)) {
-      for (const [key, texts] of Object.entries(table)) {
-        assert.equal(texts.length, 3, `${module}.${key} has three languages`);
-        for (const text of texts) assert.ok(text.trim() !== '', `${module}.${key} is translated`);
-        const params = (t: string) =>
-          [...t.matchAll(/\{(\w+)\}/g)]
-            .map((m) => m[1])
-            .sort()
-            .join(',');
-        assert.equal(params(texts[1]), params(texts[0]), `${module}.${key}: Portuguese has the same {parameters}`);
-        assert.equal(params(texts[2]), params(texts[0]), `${module}.${key}: Spanish has the same {parameters}`);
-      }
-    }
   });
 });
 

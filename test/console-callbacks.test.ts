@@ -311,7 +311,7 @@ describe(`console callback pages (${databaseLabel})`, () => {
     const arrived = await r.waitFor(before + 2);
     assert.ok(arrived.at(-1)?.body.includes(second), 'the receiver got the second order again');
     const notice = await client.get(bulk.location);
-    assert.match(notice.text, /1 callbacks re-triggered/, 'the notice counts them');
+    assert.match(notice.text, /1 callback re-triggered\. It is being delivered now/, 'the notice counts them');
     await eventually(
       async () => ((await history(second)).events.at(-1)?.state === 'delivered' ? true : undefined),
       10_000,
@@ -349,7 +349,7 @@ describe(`console callback pages (${databaseLabel})`, () => {
     );
     assert.match(
       await nothing({ 'retrigger-from': today, 'retrigger-to': today, 'retrigger-event': 'payment' }),
-      /2 callback\(s\) failed for good .* but each of those orders had a callback delivered or under way since/,
+      /2 callbacks failed for good .* but each of those orders had a callback delivered or under way since/,
       'both failed orders were delivered since',
     );
     const badEvent = await client.post('/console/callbacks/retrigger-failed', {

@@ -155,12 +155,12 @@ describe('input validation messages', () => {
     assert.equal(message({ channel: 'PIX', name: 'a', count: 0 }), 'count must be at least 1');
     assert.equal(message({ channel: 'PIX', name: 'a', url: 'ftp://x' }), 'url must be an http or https URL');
     assert.equal(message({ channel: 'PIX', name: 'a', url: 3 }), 'url must be a string or null');
-    assert.equal(message({ channel: 'PIX', name: 'a', tags: ['a', 'b'] }), 'tags must have at most 1 item(s)');
+    assert.equal(message({ channel: 'PIX', name: 'a', tags: ['a', 'b'] }), 'tags must have at most 1 item');
     assert.equal(message({ channel: 'PIX', name: 'a', tags: [1] }), 'tags.0 must be a string');
   });
 
   it('refuses unknown members and non-objects', () => {
-    assert.equal(message({ channel: 'PIX', name: 'a', b: 1, a: 2 }), 'unknown field(s): a, b');
+    assert.equal(message({ channel: 'PIX', name: 'a', b: 1, a: 2 }), 'unknown fields: a, b');
     assert.equal(message([]), 'body must be a JSON object');
     assert.equal(message(null), 'body must be a JSON object');
   });

@@ -62,7 +62,8 @@ export function registerPixAdminRoutes(
     tag: TAG,
     summary: 'Pix received that were not credited to an order, newest first (the latest 100)',
     description:
-      'Unmatched Pix (no charge of Cashgate’s asked for them: the operator’s to return), and Pix returned or being returned to their payers (late, a second payment, or refused by the order’s rules).',
+      'Unmatched Pix (no charge of Cashgate’s asked for them: the operator’s to return), and Pix returned or being ' +
+      'returned to their payers (late, a second payment, or refused by the order’s rules).',
     query: Type.Object(
       { disposition: Type.Optional(Type.Union(UNCREDITED.map((d) => Type.Literal(d)))) },
       { additionalProperties: false },
@@ -80,7 +81,9 @@ export function registerPixAdminRoutes(
     tag: TAG,
     summary: 'Return a Pix to its payer: one that no charge asked for, or one whose return failed',
     description:
-      'The return (PUT /pix/{e2eid}/devolucao/{id}) is asked for at once and followed by reconciliation. An unmatched Pix’s money moves from system/BRL/pix_unmatched to system/BRL/pix_returns; a failed return is asked for again under a new id. 409 for a Pix credited to an order, returned, or being returned.',
+      'The return (PUT /pix/{e2eid}/devolucao/{id}) is asked for at once and followed by reconciliation. An ' +
+      'unmatched Pix’s money moves from system/BRL/pix_unmatched to system/BRL/pix_returns; a failed return is ' +
+      'asked for again under a new id. 409 for a Pix credited to an order, returned, or being returned.',
     body: Type.Object({ reason: Reason }, { additionalProperties: false }),
     response: ReceivedPix,
     handle: async ({ params }) => {

@@ -260,7 +260,9 @@ export function brazilRoutes(deps: {
         }),
         payerDocumentSource: Type.String({
           description:
-            "where accountNo (the payer's CPF/CNPJ) came from: merchant (the create request), saved, entered (by the payer on an aggregate cashier), generated (by Cashgate for an aggregate cashier without userIdentity: it is not the payer's, so accountNo and accountType are then empty), or empty",
+            "where accountNo (the payer's CPF/CNPJ) came from: merchant (the create request), saved, entered (by " +
+            'the payer on an aggregate cashier), generated (by Cashgate for an aggregate cashier without ' +
+            "userIdentity: it is not the payer's, so accountNo and accountType are then empty), or empty",
         }),
       }),
       extra: (order) => {

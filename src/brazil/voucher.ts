@@ -5,6 +5,7 @@ import { PageSizes, rgb, type PDFFont, type PDFPage } from 'pdf-lib';
 import { BRAZILIAN_BANKS, type Bank } from '../banks/bank-list.js';
 import type { Clock } from '../clock.js';
 import { ApiError } from '../http/failures.js';
+import { translator, type PlainKey } from '../i18n/messages.js';
 import { signedRoute, type SignedRouteDef } from '../auth/signed-route.js';
 import { formatMinor, fromDb, type Minor } from '../money.js';
 import type { MerchantService } from '../merchants/service.js';
@@ -59,12 +60,10 @@ export interface BoletoVoucherFacts {
   bank?: Bank | undefined;
 }
 
-const KIND_TITLES: Record<VoucherKind, string> = {
-  pix_received: 'Pix recebido / Pix received',
-  boleto_paid: 'Boleto pago / Boleto paid',
-  pix_sent: 'Pix enviado / Pix sent',
-  bank_transfer: 'Transferência bancária / Bank transfer',
-};
+const pt = translator('document.voucher', 'pt-BR');
+const en = translator('document.voucher', 'en');
+/** A label as the receipt writes it: Portuguese, then English ("Data e hora / Date and time"). */
+const both = (key: PlainKey<'document.voucher'>): string => `${pt(key)} / ${en(key)}`;
 
 /** "R$ 1.234,56": the Brazilian way of writing an amount of reais. */
 export function formatBrl(amount: Minor): string {
@@ -182,57 +181,56 @@ class Writer {
 /** The voucher as a one-page A4 PDF in the standard Helvetica fonts. Pure: the same facts give the same bytes. */
 export async function renderVoucher(facts: VoucherFacts): Promise<Uint8Array> {
   const { doc, regular, bold } = await newPdf({
-    title: `Comprovante de pagamento / Payment receipt ${facts.orderId}`,
-    subject: KIND_TITLES[facts.kind],
+    title: `${both('title')} ${facts.orderId}`,
+    subject: both(`kind.${facts.kind}`),
     at: facts.settledAt,
   });
   const page = doc.addPage(PageSizes.A4);
   const w = new Writer(page, regular, bold, 56);
 
-  w.text('Comprovante de pagamento / Payment receipt', { size: 18, bold: true });
-  w.text(KIND_TITLES[facts.kind], { size: 12, color: ACCENT, gap: 12 });
+  w.text(both('title'), { size: 18, bold: true });
+  w.text(both(`kind.${facts.kind}`), { size: 12, color: ACCENT, gap: 12 });
   w.text(formatBrl(facts.amount), { size: 26, bold: true, gap: 2 });
   w.text(`BRL ${formatMinor(facts.amount, 2)}`, { size: 10, color: MUTED, gap: 6 });
   w.rule();
   const time = brasiliaTime(facts.settledAt);
-  w.row('Data e hora / Date and time', `${time.local} (horário de Brasília / ${TIME_ZONE}, UTC${time.offset})`);
+  w.row(both('dateTime'), `${time.local} (${pt('brasiliaTime')} / ${TIME_ZONE}, UTC${time.offset})`);
   w.row('ISO 8601', time.iso);
 
   const party = (title: string, p: VoucherParty) => {
     w.heading(title);
-    w.row('Nome / Name', p.name);
+    w.row(both('name'), p.name);
     for (const line of p.lines) {
       const split = line.indexOf(': ');
       if (split > 0) w.row(line.slice(0, split), line.slice(split + 2));
       else w.row('', line);
     }
   };
-  party('Pagador / Payer', facts.payer);
-  party('Recebedor / Payee', facts.payee);
+  party(both('payer'), facts.payer);
+  party(both('payee'), facts.payee);
 
-  w.heading('Identificação / Identification');
+  w.heading(both('identification'));
   if (facts.kind === 'boleto_paid') {
     // A boleto is settled through the banks' clearing, not by Pix: it has no end-to-end id.
     const boleto = facts.boleto;
     if (boleto !== undefined) {
-      w.row('Linha digitável / Boleto number', boleto.linhaDigitavel);
-      w.row('Vencimento / Due date', brazilianDate(boleto.dueDate));
-      if (boleto.bank !== undefined) w.row('Banco emissor / Issuing bank', bankLine(boleto.bank));
+      w.row(both('boletoNumber'), boleto.linhaDigitavel);
+      w.row(both('dueDate'), brazilianDate(boleto.dueDate));
+      if (boleto.bank !== undefined) w.row(both('issuingBank'), bankLine(boleto.bank));
     }
   } else {
-    w.row('ID fim a fim / End-to-end ID', facts.endToEndId);
+    w.row(both('endToEndId'), facts.endToEndId);
   }
-  w.row('Autenticação / Authentication code', facts.authenticationCode);
-  w.row('Pedido / Order ID', facts.orderId);
-  w.row('Pedido do lojista / External order ID', facts.externalOrderId);
-  if (facts.remark !== undefined && facts.remark !== '') w.row('Descrição / Description', facts.remark);
+  w.row(both('authenticationCode'), facts.authenticationCode);
+  w.row(both('orderId'), facts.orderId);
+  w.row(both('externalOrderId'), facts.externalOrderId);
+  if (facts.remark !== undefined && facts.remark !== '') w.row(both('description'), facts.remark);
 
-  const footer = 'Emitido por Cashgate / Issued by Cashgate';
+  const footer = both('issuedBy');
   const size = 9;
   page.drawLine({ start: { x: 56, y: 72 }, end: { x: page.getWidth() - 56, y: 72 }, thickness: 0.6, color: RULE });
   page.drawText(footer, { x: 56, y: 56, size, font: regular, color: MUTED });
-  const note =
-    'Este comprovante confirma a liquidação do pagamento acima. / This receipt confirms the settlement of the payment above.';
+  const note = both('settled');
   page.drawText(drawableText(note, new Set(regular.getCharacterSet())), {
     x: 56,
     y: 44,

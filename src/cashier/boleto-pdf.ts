@@ -18,6 +18,7 @@ import { BRAZILIAN_BANKS } from '../banks/bank-list.js';
 import { brazilDetails, payerDocument } from '../brazil/details.js';
 import { pixKeyProblem } from '../brazil/pix-keys.js';
 import { brasiliaTime, brazilianDate, formatBrl, maskDocument } from '../brazil/voucher.js';
+import { translator } from '../i18n/messages.js';
 import { fromDb } from '../money.js';
 import type { OrderRow } from '../orders/queries.js';
 import { newPdf } from '../pdf/document.js';
@@ -85,13 +86,14 @@ const MUTED = rgb(0.3, 0.3, 0.33);
 const LINE = 0.6;
 const HEAVY = 1.4;
 
-const LOCAL_DE_PAGAMENTO = 'Pagável em qualquer banco até o vencimento';
-const NOT_INFORMED = 'Não informado';
 /**
  * Espécie Doc.: DM, duplicata mercantil, the kind of title a sale of goods or services on credit
  * is, as shops' boletos name it. Aceite: N, the payer has not signed (accepted) the title, as on
  * every boleto issued for an order paid online.
  */
+/** The boleto's words: FEBRABAN's Portuguese field names, the same on every bank's boleto. */
+const label = translator('document.boleto', 'pt-BR');
+
 const ESPECIE_DOC = 'DM';
 const ACEITE = 'N';
 /** Espécie (the currency) by the barcode's currency digit: 9 is the real, the only one in use. */
@@ -120,7 +122,7 @@ function dueDateText(iso: string): string {
 /** A value the facts give, or "Não informado". */
 function given(value: string | undefined): string {
   const trimmed = value?.trim() ?? '';
-  return trimmed === '' ? NOT_INFORMED : trimmed;
+  return trimmed === '' ? label('notInformed') : trimmed;
 }
 
 /** Rejects facts whose printed values would disagree with the barcode a bank reads. */
@@ -289,14 +291,14 @@ export async function renderBoletoPdf(facts: BoletoPdfFacts): Promise<Uint8Array
   const amount = formatBrl(facts.amount);
   const payee = facts.payeeCity.trim() === '' ? facts.payeeName : `${facts.payeeName} — ${facts.payeeCity}`;
   const givenPayer = facts.payerName?.trim() ?? '';
-  const payerName = givenPayer === '' ? 'Não informado' : givenPayer;
+  const payerName = givenPayer === '' ? label('notInformed') : givenPayer;
   const payerDocument =
     facts.payerDocument === undefined
       ? ''
       : `${facts.payerDocument.type} ${maskDocument(facts.payerDocument.type, facts.payerDocument.number)}`;
   const beneficiaryCnpj =
     facts.beneficiaryCnpj === undefined || facts.beneficiaryCnpj === ''
-      ? `CNPJ ${NOT_INFORMED.toLowerCase()}`
+      ? `CNPJ ${label('notInformed').toLowerCase()}`
       : `CNPJ ${maskDocument('CNPJ', facts.beneficiaryCnpj)}`;
   const beneficiaryCode = given(facts.beneficiaryCode);
   const wallet = given(facts.wallet);
@@ -304,7 +306,7 @@ export async function renderBoletoPdf(facts: BoletoPdfFacts): Promise<Uint8Array
 
   const { doc, regular, bold } = await newPdf({
     title: `Boleto ${facts.documentNumber}`,
-    subject: `Boleto bancário — ficha de compensação, vencimento ${due}, ${amount}`,
+    subject: label('subject', { due, amount }),
     at: facts.issuedAt,
     language: 'pt-BR',
   });
@@ -317,27 +319,27 @@ export async function renderBoletoPdf(facts: BoletoPdfFacts): Promise<Uint8Array
   top -= 24;
   const row = 24;
   const left = SPLIT - LEFT;
-  c.field(LEFT, top, left, row, 'Beneficiário', payee, { aside: beneficiaryCnpj });
-  c.field(SPLIT, top, COLUMN, row, 'Vencimento', due, { bold: true, align: 'right' });
+  c.field(LEFT, top, left, row, label('beneficiary'), payee, { aside: beneficiaryCnpj });
+  c.field(SPLIT, top, COLUMN, row, label('dueDate'), due, { bold: true, align: 'right' });
   top -= row;
-  c.field(LEFT, top, left, row, 'Pagador', payerDocument === '' ? payerName : `${payerName} — ${payerDocument}`);
-  c.field(SPLIT, top, COLUMN, row, 'Valor do documento', amount, { bold: true, align: 'right' });
+  c.field(LEFT, top, left, row, label('payer'), payerDocument === '' ? payerName : `${payerName} — ${payerDocument}`);
+  c.field(SPLIT, top, COLUMN, row, label('documentAmount'), amount, { bold: true, align: 'right' });
   top -= row;
   const half = left / 2;
-  c.field(LEFT, top, half, row, 'Nº do documento', facts.documentNumber);
-  c.field(LEFT + half, top, half, row, 'Nosso número', facts.nossoNumero);
-  c.field(SPLIT, top, COLUMN, row, 'Agência/Código do Beneficiário', beneficiaryCode, { align: 'right' });
+  c.field(LEFT, top, half, row, label('documentNumber'), facts.documentNumber);
+  c.field(LEFT + half, top, half, row, label('nossoNumero'), facts.nossoNumero);
+  c.field(SPLIT, top, COLUMN, row, label('agencyCode'), beneficiaryCode, { align: 'right' });
   top -= row;
   const quarter = left / 4;
-  c.field(LEFT, top, quarter, row, 'Espécie Doc.', ESPECIE_DOC);
-  c.field(LEFT + quarter, top, quarter, row, 'Aceite', ACEITE);
-  c.field(LEFT + 2 * quarter, top, quarter, row, 'Espécie', especie);
-  c.field(LEFT + 3 * quarter, top, quarter, row, 'Carteira', wallet);
-  c.field(SPLIT, top, COLUMN, row, 'Data do documento', issued, { align: 'right' });
+  c.field(LEFT, top, quarter, row, label('documentKind'), ESPECIE_DOC);
+  c.field(LEFT + quarter, top, quarter, row, label('accepted'), ACEITE);
+  c.field(LEFT + 2 * quarter, top, quarter, row, label('currencyKind'), especie);
+  c.field(LEFT + 3 * quarter, top, quarter, row, label('wallet'), wallet);
+  c.field(SPLIT, top, COLUMN, row, label('documentDate'), issued, { align: 'right' });
   c.line(RIGHT, PAGE_HEIGHT - 64, RIGHT, top - row);
   top -= row;
-  c.text('Autenticação mecânica', SPLIT + 3, top - 10, { size: 6, color: MUTED });
-  c.text('Recibo do Pagador', SPLIT - 6, top - 11, { size: 9, bold: true, align: 'right' });
+  c.text(label('mechanicalAuth'), SPLIT + 3, top - 10, { size: 6, color: MUTED });
+  c.text(label('payerReceipt'), SPLIT - 6, top - 11, { size: 9, bold: true, align: 'right' });
 
   // The Ficha de Compensação, at the bottom of the page as FEBRABAN asks on A4: header and boxes of 24 + 4 × 21 +
   // 5 × 18 + 30 pt, then the barcode; about 106 mm from the cut line to the bars' foot (FEBRABAN: 95 to 108 mm).
@@ -355,57 +357,57 @@ export async function renderBoletoPdf(facts: BoletoPdfFacts): Promise<Uint8Array
     color: MUTED,
     dashArray: [3, 2],
   });
-  c.text('Corte na linha pontilhada', RIGHT, top + 26, { size: 6, color: MUTED, align: 'right' });
+  c.text(label('cutHere'), RIGHT, top + 26, { size: 6, color: MUTED, align: 'right' });
 
   c.header(top, bankName, code, linha, 10.5);
   const boxTop = top - 24;
   top = boxTop;
-  c.field(LEFT, top, left, fichaRow, 'Local de pagamento', LOCAL_DE_PAGAMENTO);
-  c.field(SPLIT, top, COLUMN, fichaRow, 'Vencimento', due, { bold: true, align: 'right' });
+  c.field(LEFT, top, left, fichaRow, label('paymentPlace'), label('payAnyBank'));
+  c.field(SPLIT, top, COLUMN, fichaRow, label('dueDate'), due, { bold: true, align: 'right' });
   top -= fichaRow;
-  c.field(LEFT, top, left, fichaRow, 'Beneficiário', payee, { aside: beneficiaryCnpj });
-  c.field(SPLIT, top, COLUMN, fichaRow, 'Agência/Código do Beneficiário', beneficiaryCode, { align: 'right' });
+  c.field(LEFT, top, left, fichaRow, label('beneficiary'), payee, { aside: beneficiaryCnpj });
+  c.field(SPLIT, top, COLUMN, fichaRow, label('agencyCode'), beneficiaryCode, { align: 'right' });
   top -= fichaRow;
   // Data do documento | Nº do documento | Espécie Doc. | Aceite | Data processamento || Nosso número
   const numberWidth = left - 72 - 44 - 32 - 72;
-  c.field(LEFT, top, 72, fichaRow, 'Data do documento', issued);
-  c.field(LEFT + 72, top, numberWidth, fichaRow, 'Nº do documento', facts.documentNumber);
-  c.field(SPLIT - 148, top, 44, fichaRow, 'Espécie Doc.', ESPECIE_DOC);
-  c.field(SPLIT - 104, top, 32, fichaRow, 'Aceite', ACEITE);
-  c.field(SPLIT - 72, top, 72, fichaRow, 'Data processamento', issued);
-  c.field(SPLIT, top, COLUMN, fichaRow, 'Nosso número', facts.nossoNumero, { align: 'right' });
+  c.field(LEFT, top, 72, fichaRow, label('documentDate'), issued);
+  c.field(LEFT + 72, top, numberWidth, fichaRow, label('documentNumber'), facts.documentNumber);
+  c.field(SPLIT - 148, top, 44, fichaRow, label('documentKind'), ESPECIE_DOC);
+  c.field(SPLIT - 104, top, 32, fichaRow, label('accepted'), ACEITE);
+  c.field(SPLIT - 72, top, 72, fichaRow, label('processingDate'), issued);
+  c.field(SPLIT, top, COLUMN, fichaRow, label('nossoNumero'), facts.nossoNumero, { align: 'right' });
   top -= fichaRow;
   // Uso do banco | Carteira | Espécie | Quantidade | (x) Valor || (=) Valor do documento
-  c.field(LEFT, top, 72, fichaRow, 'Uso do banco', '');
-  c.field(LEFT + 72, top, 72, fichaRow, 'Carteira', wallet);
-  c.field(LEFT + 144, top, 44, fichaRow, 'Espécie', especie);
-  c.field(LEFT + 188, top, 72, fichaRow, 'Quantidade', '');
-  c.field(LEFT + 260, top, left - 260, fichaRow, '(x) Valor', '');
-  c.field(SPLIT, top, COLUMN, fichaRow, '(=) Valor do documento', amount, { bold: true, align: 'right' });
+  c.field(LEFT, top, 72, fichaRow, label('bankUse'), '');
+  c.field(LEFT + 72, top, 72, fichaRow, label('wallet'), wallet);
+  c.field(LEFT + 144, top, 44, fichaRow, label('currencyKind'), especie);
+  c.field(LEFT + 188, top, 72, fichaRow, label('quantity'), '');
+  c.field(LEFT + 260, top, left - 260, fichaRow, label('timesValue'), '');
+  c.field(SPLIT, top, COLUMN, fichaRow, label('documentAmountTotal'), amount, { bold: true, align: 'right' });
   top -= fichaRow;
 
   // Instruções beside the five value rows of the right column.
   const instructionsHeight = 5 * small;
-  c.field(LEFT, top, left, instructionsHeight, 'Instruções (texto de responsabilidade do beneficiário)', '');
+  c.field(LEFT, top, left, instructionsHeight, label('instructions'), '');
   const lines = c.wrap(facts.instructions ?? '', regular, 8, left - 8, 7);
   lines.forEach((l, n) => page.drawText(l, { x: LEFT + 3, y: top - 17 - n * 10, size: 8, font: regular, color: INK }));
-  for (const [n, label] of [
-    '(-) Desconto / Abatimento',
-    '(-) Outras deduções',
-    '(+) Mora / Multa',
-    '(+) Outros acréscimos',
-    '(=) Valor cobrado',
+  for (const [n, name] of [
+    label('discount'),
+    label('deductions'),
+    label('lateFee'),
+    label('additions'),
+    label('amountCharged'),
   ].entries()) {
-    c.field(SPLIT, top - n * small, COLUMN, small, label, '');
+    c.field(SPLIT, top - n * small, COLUMN, small, name, '');
   }
   top -= instructionsHeight;
 
-  c.field(LEFT, top, WIDTH, payerRow, 'Pagador', '');
+  c.field(LEFT, top, WIDTH, payerRow, label('payer'), '');
   c.text(payerName, LEFT + 3, top - 16, { size: 9, width: WIDTH - COLUMN - 10 });
   if (payerDocument !== '') c.text(payerDocument, SPLIT + 3, top - 16, { size: 9, width: COLUMN - 6 });
   top -= payerRow;
   c.line(RIGHT, boxTop, RIGHT, top);
-  c.text('Autenticação mecânica — Ficha de Compensação', RIGHT, top - 9, { size: 7, bold: true, align: 'right' });
+  c.text(label('compensationAuth'), RIGHT, top - 9, { size: 7, bold: true, align: 'right' });
 
   drawBarcode(page, facts.barcode, LEFT, barY);
   return doc.save({ useObjectStreams: false });

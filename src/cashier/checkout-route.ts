@@ -20,7 +20,8 @@ export const CheckoutBody = Type.Object({
   dynamicAmountNotify: Type.Optional(
     Type.Union([Type.Literal(1), Type.Literal(2)], {
       description:
-        '1 (default): a payment of another amount completes the order with the amount paid (markStatus 1); 2: it is refused and the order waits for the exact amount',
+        '1 (default): a payment of another amount completes the order with the amount paid (markStatus 1); 2: it ' +
+        'is refused and the order waits for the exact amount',
     }),
   ),
 });

@@ -105,7 +105,8 @@ export function itfBarcodeSvg(digits: string, options: ItfBarcodeOptions = {}): 
   }
   const total = modules.length;
   return (
-    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${total} ${barHeight}" width="${svgNumber(total * narrow)}" height="${svgNumber(height)}" shape-rendering="crispEdges" role="img">` +
+    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${total} ${barHeight}" ` +
+    `width="${svgNumber(total * narrow)}" height="${svgNumber(height)}" shape-rendering="crispEdges" role="img">` +
     `<title>${escapeXml(options.title ?? 'Barcode')}</title>` +
     `<rect width="${total}" height="${barHeight}" fill="#fff"/>` +
     `<path fill="#000" d="${parts.join('')}"/>` +

@@ -16,7 +16,9 @@ main{max-width:30rem;margin:0 auto;padding:1rem;background:#fff;min-height:100vh
 h1{font-size:1.35rem;margin:.25rem 0 .5rem}h2{font-size:1.1rem;margin:1.25rem 0 .5rem}
 p{margin:.5rem 0}.muted{color:var(--muted);font-size:.9rem}
 .amount{font-size:2rem;font-weight:700;margin:.25rem 0}
-.code{display:block;width:100%;field-sizing:content;font:14px/1.4 ui-monospace,Menlo,Consolas,monospace;word-break:break-all;padding:.5rem;border:1px solid var(--line);border-radius:.5rem;background:#f9fafb;color:var(--ink);resize:none}
+.code{display:block;width:100%;field-sizing:content;font:14px/1.4 ui-monospace,Menlo,Consolas,monospace;
+word-break:break-all;padding:.5rem;border:1px solid var(--line);border-radius:.5rem;background:#f9fafb;
+color:var(--ink);resize:none}
 .qr{display:block;margin:.75rem auto;max-width:100%;height:auto}
 .barcode{display:block;width:100%;height:16mm;margin:.75rem 0}
 .pix{display:flex;flex-direction:column}.pix>*{margin-top:0}
@@ -24,8 +26,11 @@ p{margin:.5rem 0}.muted{color:var(--muted);font-size:.9rem}
 .qr-box .qr{width:12rem}
 @media (min-width:40rem){.pix .qr-box{order:-1}.pix .qr-box>summary{display:none}.pix .qr-box .qr{width:auto}}
 .primary-copy{width:100%;font-size:1.1rem}
-.receipt{display:grid;grid-template-columns:auto 1fr;gap:.25rem 1rem;margin:.5rem 0 1rem}.receipt dt{color:var(--muted)}.receipt dd{margin:0;overflow-wrap:anywhere;font-weight:600}
-button,.button{display:inline-block;font:inherit;font-weight:600;padding:.6rem 1rem;margin:.35rem .35rem .35rem 0;border-radius:.5rem;border:2px solid var(--accent);background:var(--accent);color:#fff;text-decoration:none;cursor:pointer;min-height:44px}
+.receipt{display:grid;grid-template-columns:auto 1fr;gap:.25rem 1rem;margin:.5rem 0 1rem}
+.receipt dt{color:var(--muted)}.receipt dd{margin:0;overflow-wrap:anywhere;font-weight:600}
+button,.button{display:inline-block;font:inherit;font-weight:600;padding:.6rem 1rem;margin:.35rem .35rem .35rem 0;
+border-radius:.5rem;border:2px solid var(--accent);background:var(--accent);color:#fff;text-decoration:none;
+cursor:pointer;min-height:44px}
 button.secondary,.button.secondary{background:#fff;color:var(--accent)}
 button:focus-visible,a:focus-visible,input:focus-visible,textarea:focus-visible{outline:3px solid #f59e0b;outline-offset:2px}
 a{color:var(--accent)}
@@ -33,7 +38,8 @@ label{display:block;font-weight:600;margin:.75rem 0 .25rem}
 input[type=text]{font:inherit;width:100%;padding:.6rem;border:2px solid #6b7280;border-radius:.5rem;color:var(--ink)}
 input[aria-invalid=true]{border-color:var(--bad)}
 fieldset{border:0;padding:0;margin:1rem 0}legend{font-weight:600;margin-bottom:.25rem}
-.method{display:flex;gap:.6rem;align-items:flex-start;border:2px solid var(--line);border-radius:.5rem;padding:.6rem;margin:.4rem 0;font-weight:400;background:#fff}
+.method{display:flex;gap:.6rem;align-items:flex-start;border:2px solid var(--line);border-radius:.5rem;padding:.6rem;
+margin:.4rem 0;font-weight:400;background:#fff}
 .method input{flex:none;margin:.2rem 0 0;width:1.25rem;height:1.25rem;accent-color:var(--accent)}.method strong{display:block}
 .method.checked,.method:has(input:checked){border-color:var(--accent);background:#eff6ff;box-shadow:inset 0 0 0 1px var(--accent)}
 .error{color:var(--bad);font-weight:600}
@@ -46,7 +52,8 @@ fieldset{border:0;padding:0;margin:1rem 0}legend{font-weight:600;margin-bottom:.
 .row{display:flex;gap:.5rem;align-items:flex-end;flex-wrap:wrap}.row label{margin-top:0}.row input{width:9rem}
 nav{margin-top:1.5rem;font-size:.9rem}nav a{margin-right:.75rem}
 ol,ul{padding-left:1.25rem}
-@media print{nav,button,.button,[data-return],.sandbox,.no-print{display:none!important}body{background:#fff}main{border:0;margin:0;max-width:none;min-height:0}}
+@media print{nav,button,.button,[data-return],.sandbox,.no-print{display:none!important}body{background:#fff}
+main{border:0;margin:0;max-width:none;min-height:0}}
 `.replace(/\n/g, '');
 
 /**
@@ -61,27 +68,38 @@ var d=document,b=d.body;
 d.querySelectorAll('[data-copy]').forEach(function(btn){btn.hidden=false;btn.addEventListener('click',function(){
 var el=d.getElementById(btn.getAttribute('data-copy'));if(!el)return;var text=el.value||el.textContent;
 var done=function(){var old=btn.textContent;btn.textContent=btn.getAttribute('data-copied');setTimeout(function(){btn.textContent=old},2000)};
-if(navigator.clipboard&&window.isSecureContext){navigator.clipboard.writeText(text).then(done,function(){el.select&&el.select()})}else{el.select&&el.select();try{d.execCommand('copy');done()}catch(e){}}});});
+if(navigator.clipboard&&window.isSecureContext){navigator.clipboard.writeText(text).then(done,function(){
+el.select&&el.select()})}else{el.select&&el.select();try{d.execCommand('copy');done()}catch(e){}}});});
 var c=d.querySelector('[data-expires]');
 if(c){var end=Number(c.getAttribute('data-expires')),skew=Number(b.getAttribute('data-now'))-Date.now();
 var tick=function(){var left=Math.max(0,end-(Date.now()+skew));var s=Math.floor(left/1000),h=Math.floor(s/3600),m=Math.floor(s%3600/60);s=s%60;
-c.textContent=(h>0?h+':'+String(m).padStart(2,'0'):m)+':'+String(s).padStart(2,'0');if(left<=0){location.replace(location.pathname+location.search)}else{setTimeout(tick,1000)}};tick();}
+c.textContent=(h>0?h+':'+String(m).padStart(2,'0'):m)+':'+String(s).padStart(2,'0');if(left<=0){
+location.replace(location.pathname+location.search)}else{setTimeout(tick,1000)}};tick();}
 var u=b.getAttribute('data-status-url');
-if(u){var poll=function(){fetch(u,{cache:'no-store'}).then(function(r){return r.json()}).then(function(s){if(s.state!==b.getAttribute('data-state')){location.reload()}else{setTimeout(poll,3000)}},function(){setTimeout(poll,6000)})};setTimeout(poll,3000);}
+if(u){var poll=function(){fetch(u,{cache:'no-store'}).then(function(r){return r.json()}).then(function(s){
+if(s.state!==b.getAttribute('data-state')){location.reload()}else{setTimeout(poll,3000)}},function(){
+setTimeout(poll,6000)})};setTimeout(poll,3000);}
 var sm=d.querySelector('.summary');if(sm)sm.focus();
 var rs=d.querySelectorAll('input[name=method]');
-rs.forEach(function(r){r.addEventListener('change',function(){var doc=d.getElementById('document-field');if(doc)doc.hidden=r.getAttribute('data-needs-document')!=='true';
+rs.forEach(function(r){r.addEventListener('change',function(){var doc=d.getElementById('document-field');
+if(doc)doc.hidden=r.getAttribute('data-needs-document')!=='true';
 rs.forEach(function(o){var l=o.closest('.method');if(l)l.classList.toggle('checked',o.checked)})})});
 d.querySelectorAll('form[data-once]').forEach(function(f){f.addEventListener('submit',function(e){if(f.getAttribute('data-sent')){e.preventDefault();return}
 f.setAttribute('data-sent','1');f.querySelectorAll('button').forEach(function(x){x.disabled=true})})});
-window.addEventListener('pageshow',function(e){if(e.persisted)d.querySelectorAll('form[data-once]').forEach(function(f){f.removeAttribute('data-sent');f.querySelectorAll('button').forEach(function(x){x.disabled=false})})});
+window.addEventListener('pageshow',function(e){
+if(e.persisted)d.querySelectorAll('form[data-once]').forEach(function(f){f.removeAttribute('data-sent');
+f.querySelectorAll('button').forEach(function(x){x.disabled=false})})});
 var rt=d.querySelector('[data-return]');
 if(rt){var n=Number(rt.getAttribute('data-return-in')),rx=rt.querySelector('[data-return-text]'),stop=rt.querySelector('[data-return-stop]'),tm;
-var step=function(){if(n<=0){location.assign(rt.getAttribute('data-return'));return}rx.textContent=rt.getAttribute('data-template').replace('{seconds}',String(n));n-=1;tm=setTimeout(step,1000)};
-rt.hidden=false;step();stop.addEventListener('click',function(){clearTimeout(tm);rx.textContent=rt.getAttribute('data-stopped');stop.hidden=true;var a=d.getElementById('return-link');if(a)a.focus()});}
+var step=function(){if(n<=0){location.assign(rt.getAttribute('data-return'));
+return}rx.textContent=rt.getAttribute('data-template').replace('{seconds}',String(n));n-=1;tm=setTimeout(step,1000)};
+rt.hidden=false;step();stop.addEventListener('click',function(){clearTimeout(tm);
+rx.textContent=rt.getAttribute('data-stopped');stop.hidden=true;var a=d.getElementById('return-link');
+if(a)a.focus()});}
 d.querySelectorAll('[data-print]').forEach(function(p){p.hidden=false;p.addEventListener('click',function(){window.print()})});
 var qb=d.querySelector('.qr-box');
-if(qb&&window.matchMedia){var wide=window.matchMedia('(min-width:40rem)');qb.open=wide.matches;wide.addEventListener('change',function(e){if(e.matches)qb.open=true})}
+if(qb&&window.matchMedia){var wide=window.matchMedia('(min-width:40rem)');qb.open=wide.matches;
+wide.addEventListener('change',function(e){if(e.matches)qb.open=true})}
 })();`;
 
 /** Only this page's own inline style and script, same-origin fetches and forms; no frames, no plugins, no base. */

@@ -10,7 +10,7 @@ import { EventNotAllowedError, type OrderService } from '../orders/service.js';
 import { COLLECTION_STATUS } from '../orders/state-machine.js';
 import { boletoPdfFactsOf, renderBoletoPdf } from './boleto-pdf.js';
 import { CheckoutExpiredError, CheckoutInputError, type CheckoutChoice, type CheckoutService } from './checkout.js';
-import { CASHIER_LANGUAGES, PAGE_LANGUAGES, pickLanguage, translator } from './i18n.js';
+import { CASHIER_LOCALES, PAGE_LANGUAGES, pickLanguage, cashierTranslator } from './i18n.js';
 import { sendPage } from './layout.js';
 import { CASHIER_CURRENCY } from './methods.js';
 import {
@@ -82,7 +82,7 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
   /** `?lang=` carried over to a redirect, when it names one of the cashier's languages. */
   const langSuffix = (request: FastifyRequest<{ Querystring: Record<string, string | undefined> }>) => {
     const lang = request.query.lang;
-    return lang !== undefined && (CASHIER_LANGUAGES as readonly string[]).includes(lang)
+    return lang !== undefined && (CASHIER_LOCALES as readonly string[]).includes(lang)
       ? `?lang=${encodeURIComponent(lang)}`
       : '';
   };
@@ -95,7 +95,7 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
     const merchant = await deps.merchants.getMerchant(order.merchant_id);
     return {
       lang,
-      t: translator(lang),
+      t: cashierTranslator(lang),
       now: deps.clock.now(),
       merchantName: merchant.name,
       payeeName: deps.pix.merchantName,
@@ -111,7 +111,7 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
     path: string,
   ) => {
     const lang = languageOf(request, '');
-    const t = translator(lang);
+    const t = cashierTranslator(lang);
     return sendPage(reply, 404, { lang, t, path, ...notFoundView(t) });
   };
 
@@ -242,7 +242,7 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
     if (state.order?.cashier_id != null)
       return reply.redirect(`/cashier/${encodeURIComponent(state.order.cashier_id)}${langSuffix(request)}`, 303);
     const lang = languageOf(request, CASHIER_CURRENCY);
-    const t = translator(lang);
+    const t = cashierTranslator(lang);
     // The aggregate cashier takes reais: a Brazilian page.
     const languages = PAGE_LANGUAGES.brazil;
     if (state.expired)

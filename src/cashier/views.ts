@@ -106,11 +106,14 @@ function sandboxPanel(ctx: ViewContext, order: OrderRow, error: boolean): Html |
   if (!ctx.sandbox) return undefined;
   const usdt = payPageOf(order) === 'usdt';
   const action = `${ctx.path}/sandbox${ctx.langQuery}`;
+  const amount = usdt ? tokens(order) : money(ctx, order.amount, order.currency);
   return html`<section class="sandbox" aria-labelledby="sandbox-title"><h2 id="sandbox-title">${ctx.t('sandboxTitle')}</h2><p>${ctx.t('sandboxText')}</p>
-<form method="post" action="${action}"><button name="action" value="paid">${ctx.t('sandboxPay', { amount: usdt ? tokens(order) : money(ctx, order.amount, order.currency) })}</button>
-<button name="action" value="cancelled" class="secondary">${ctx.t('sandboxCancel')}</button><button name="action" value="expired" class="secondary">${ctx.t('sandboxTimeout')}</button></form>
+<form method="post" action="${action}"><button name="action" value="paid">${ctx.t('sandboxPay', { amount })}</button>
+<button name="action" value="cancelled" class="secondary">${ctx.t('sandboxCancel')}</button><button name="action" value="expired"
+class="secondary">${ctx.t('sandboxTimeout')}</button></form>
 <form method="post" action="${action}" class="row"><div><label for="sandbox-amount">${ctx.t('sandboxOther', { unit: usdt ? 'USDT' : order.currency })}</label>
-<input type="text" id="sandbox-amount" name="amount" inputmode="decimal" autocomplete="off"${error ? trusted(' aria-invalid="true" aria-describedby="sandbox-error"') : ''}></div>
+<input type="text" id="sandbox-amount" name="amount"
+inputmode="decimal" autocomplete="off"${error ? trusted(' aria-invalid="true" aria-describedby="sandbox-error"') : ''}></div>
 <button name="action" value="paid_other">${ctx.t('sandboxPayOther')}</button></form>
 ${error ? html`<p id="sandbox-error" class="error">${ctx.t('sandboxBadAmount')}</p>` : ''}</section>`;
 }
@@ -121,16 +124,23 @@ const tokens = (order: OrderRow) => {
 };
 
 function header(ctx: ViewContext, order: OrderRow, title: string): Html {
+  const amount = money(ctx, order.amount, order.currency);
   return html`<p class="muted">${ctx.t('payMerchant', { merchant: ctx.merchantName })} · ${ctx.t('orderRef', { ref: order.external_order_id })}</p>
-<h1>${title}</h1>${remarkLine(ctx.t, order.remark)}<p class="muted">${ctx.t('amountLabel')}</p><p class="amount">${money(ctx, order.amount, order.currency)}</p>`;
+<h1>${title}</h1>${remarkLine(ctx.t, order.remark)}<p class="muted">${ctx.t('amountLabel')}</p><p class="amount">${amount}</p>`;
 }
 
 function refusedNote(ctx: ViewContext, order: OrderRow): Html | undefined {
   const refused = order.area === 'cashier' ? cashierDetails(order).refusedPayment : undefined;
   if (refused === undefined) return undefined;
   // Named in the payer's unit: reais for Pix and boleto, USDT for the token page.
-  if (refused.unit === 'USDT')
-    return html`<p class="warning" role="alert">${ctx.t('refusedTokens', { sent: `${refused.amount} USDT`, amount: tokens(order), merchant: ctx.merchantName })}</p>`;
+  if (refused.unit === 'USDT') {
+    const text = ctx.t('refusedTokens', {
+      sent: `${refused.amount} USDT`,
+      amount: tokens(order),
+      merchant: ctx.merchantName,
+    });
+    return html`<p class="warning" role="alert">${text}</p>`;
+  }
   const sent = formatAmount(ctx.lang, refused.amount, refused.unit);
   return html`<p class="warning" role="alert">${ctx.t('refused', { sent, amount: money(ctx, order.amount, order.currency) })}</p>`;
 }
@@ -169,6 +179,11 @@ export function pendingView(
             ? ctx.t(restarts > 0 ? 'mpesaResentWait' : 'mpesaWait', { seconds: wait })
             : undefined;
       const noteHtml = note === undefined ? '' : html`<p id="resend-note" role="status">${note}</p>`;
+      const resend =
+        left > 0
+          ? html`<form method="post" action="${ctx.path}/resend${ctx.langQuery}"
+data-once>${noteHtml}<button class="secondary">${ctx.t('mpesaResend', { left })}</button></form>`
+          : noteHtml;
       return {
         title,
         body: html`${header(ctx, order, title)}<p>${ctx.t('mpesaSent', { phone })}</p>${waiting(ctx)}
@@ -177,20 +192,26 @@ ${declined === undefined ? '' : html`<p class="warning" role="alert">${ctx.t('mp
           .t('mpesaCheckList', { phone })
           .split('|')
           .map((item) => html`<li>${item}</li>`)}${left > 0 ? html`<li>${ctx.t('mpesaCheckWait')}</li>` : ''}</ul>
-${left > 0 ? html`<form method="post" action="${ctx.path}/resend${ctx.langQuery}" data-once>${noteHtml}<button class="secondary">${ctx.t('mpesaResend', { left })}</button></form>` : noteHtml}
-<p id="wrong-number">${ctx.t('mpesaWrongNumber', { merchant: ctx.merchantName })}</p><p class="muted" id="no-manual">${ctx.t('mpesaNoManual', { merchant: ctx.merchantName })}</p>${sandbox}`,
+${resend}
+<p id="wrong-number">${ctx.t('mpesaWrongNumber', { merchant: ctx.merchantName })}</p><p class="muted"
+id="no-manual">${ctx.t('mpesaNoManual', { merchant: ctx.merchantName })}</p>${sandbox}`,
       };
     }
     case 'boleto': {
       const d = brazilDetails(order);
       const line = d.payParam ?? '';
       const title = ctx.t('boletoTitle');
+      const barcode = itfBarcodeSvg(barcodeFromLinha(line), {
+        title: ctx.t('boletoBarcode', { line }),
+        narrow: 1,
+        height: 50,
+      });
       return {
         title,
         body: html`${header(ctx, order, title)}<p>${ctx.t('payee', { payee: ctx.payeeName })}</p>
 <p>${ctx.t('boletoDue')}: <strong>${formatDate(ctx.lang, d.boletoDueDate ?? '')}</strong></p>${note}
 ${copyable(ctx, 'boleto-line', ctx.t('boletoLine'), d.linhaFormatted ?? line, 2)}
-${trusted(itfBarcodeSvg(barcodeFromLinha(line), { title: ctx.t('boletoBarcode', { line }), narrow: 1, height: 50 }).replace('<svg ', '<svg class="barcode" preserveAspectRatio="none" '))}
+${trusted(barcode.replace('<svg ', '<svg class="barcode" preserveAspectRatio="none" '))}
 <p><a class="button secondary" href="${ctx.path}/boleto.pdf" download>${ctx.t('boletoPdf')}</a></p>
 <p>${ctx.t('boletoSteps')}</p>${waiting(ctx)}${sandbox}`,
       };
@@ -200,11 +221,12 @@ ${trusted(itfBarcodeSvg(barcodeFromLinha(line), { title: ctx.t('boletoBarcode', 
       const d = cashierDetails(order);
       const address = d.addressTo ?? '';
       const amount = tokens(order);
+      const rate = formatAmount(ctx.lang, d.exchangeRate ?? '0', CASHIER_CURRENCY);
       return {
         title,
         body: html`${header(ctx, order, title)}<p class="warning">${ctx.t('usdtWarning')}</p>${note}
 ${copyable(ctx, 'usdt-amount', ctx.t('usdtSend'), amount.replace(/ USDT$/, ''), 1)}
-<p class="muted">${ctx.t('usdtRate', { tokens: amount, rate: formatAmount(ctx.lang, d.exchangeRate ?? '0', CASHIER_CURRENCY), amount: money(ctx, order.amount, order.currency) })}</p>
+<p class="muted">${ctx.t('usdtRate', { tokens: amount, rate, amount: money(ctx, order.amount, order.currency) })}</p>
 ${trusted(qrSvg(address, { title: ctx.t('usdtQrTitle', { address }), moduleSize: 5 }).replace('<svg ', '<svg class="qr" '))}
 ${copyable(ctx, 'usdt-address', ctx.t('usdtAddress'), address, 1)}${orderCountdown(ctx, order)}${waiting(ctx)}${sandbox}`,
       };
@@ -217,6 +239,8 @@ ${copyable(ctx, 'usdt-address', ctx.t('usdtAddress'), address, 1)}${orderCountdo
       // code's rules are the page's own (amount and time shown above), so it says nothing more.
       const once =
         order.channel_type === 'PIX_DYNAMIC' ? html`<p id="pix-once">${ctx.t('pixOnce', { amount })}</p>` : '';
+      const qrCode = qrSvg(code, { title: ctx.t('pixQrTitle', { amount }), moduleSize: 5 });
+      const qr = trusted(qrCode.replace('<svg ', '<svg class="qr" '));
       // Copy first (a payer on a phone pays in the bank app on the same phone); the QR code for paying
       // from another device: folded on a phone, first and open on a wide screen (see the style).
       return {
@@ -225,7 +249,7 @@ ${copyable(ctx, 'usdt-address', ctx.t('usdtAddress'), address, 1)}${orderCountdo
 <button type="button" class="primary-copy" data-copy="pix-code" data-copied="${ctx.t('copied')}" hidden>${ctx.t('pixCopy')}</button>
 <label for="pix-code">${ctx.t('pixCodeLabel')}</label><textarea id="pix-code" class="code" rows="4" readonly>${code}</textarea>
 <p>${ctx.t('pixPaste')}</p></div>
-<details class="qr-box" open><summary>${ctx.t('pixShowQr')}</summary><p>${ctx.t('pixScan')}</p>${trusted(qrSvg(code, { title: ctx.t('pixQrTitle', { amount }), moduleSize: 5 }).replace('<svg ', '<svg class="qr" '))}</details></div>
+<details class="qr-box" open><summary>${ctx.t('pixShowQr')}</summary><p>${ctx.t('pixScan')}</p>${qr}</details></div>
 <p>${ctx.t('payee', { payee: ctx.payeeName })}</p>${once}${orderCountdown(ctx, order)}${waiting(ctx)}${sandbox}`,
       };
     }
@@ -253,7 +277,9 @@ export const RETURN_DELAY_SECONDS = 5;
 function returnToShop(ctx: Pick<ViewContext, 't'>, target: URL): Html {
   const host = target.host;
   return html`<p><a class="button" id="return-link" href="${target.href}">${ctx.t('returnShop')}</a></p>
-<p data-return="${target.href}" data-return-in="${RETURN_DELAY_SECONDS}" data-template="${ctx.t('returningIn', { host })}" data-stopped="${ctx.t('returnStopped')}" hidden><span data-return-text>${ctx.t('returningIn', { host, seconds: RETURN_DELAY_SECONDS })}</span>
+<p data-return="${target.href}" data-return-in="${RETURN_DELAY_SECONDS}"
+data-template="${ctx.t('returningIn', { host, seconds: '{seconds}' })}" data-stopped="${ctx.t('returnStopped')}"
+hidden><span data-return-text>${ctx.t('returningIn', { host, seconds: RETURN_DELAY_SECONDS })}</span>
 <button type="button" class="secondary" data-return-stop>${ctx.t('returnStay')}</button></p>`;
 }
 
@@ -352,7 +378,8 @@ export function finalView(
         paid.sign < 0
           ? html`<p class="status warning" role="status" id="paid-difference">${ctx.t('partText', { received: paid.received, left: paid.difference })}</p>
 <p>${ctx.t('partNext', { amount: paid.asked, merchant })}</p>`
-          : html`<p class="status warning" role="status" id="paid-difference">${ctx.t('overText', { received: paid.received, extra: paid.difference, amount: paid.asked })}</p>
+          : html`<p class="status warning" role="status"
+id="paid-difference">${ctx.t('overText', { received: paid.received, extra: paid.difference, amount: paid.asked })}</p>
 <p>${ctx.t('overNext', { merchant })}</p>`;
       return { title, body: html`${ref}<h1>${title}</h1>${said}${receipt(ctx, order, paid)}${back}` };
     }
@@ -364,9 +391,10 @@ ${receipt(ctx, order, paid)}${target === undefined ? back : returnToShop(ctx, ta
     };
   }
   const title = ctx.t(state === 'expired' ? 'expiredTitle' : 'cancelledTitle');
+  const text = ctx.t(state === 'expired' ? 'expiredText' : 'cancelledText');
   return {
     title,
-    body: html`${ref}<h1>${title}</h1><p class="amount">${money(ctx, order.amount, order.currency)}</p><p>${ctx.t(state === 'expired' ? 'expiredText' : 'cancelledText')}</p>${back}`,
+    body: html`${ref}<h1>${title}</h1><p class="amount">${money(ctx, order.amount, order.currency)}</p><p>${text}</p>${back}`,
   };
 }
 
@@ -423,12 +451,14 @@ export function checkoutView(
     const problem = problemOf(field);
     return problem === undefined ? '' : html`<p id="${field}-error" class="error">${problemText(ctx, problem)}</p>`;
   };
+  // An error about the method points at the first method the payer can choose.
+  const firstMethod = (state.methods.find((m) => m.available) ?? state.methods[0])?.method ?? '';
   const summary =
     problems.length === 0
       ? ''
       : html`<div class="summary" role="alert" tabindex="-1"><p class="error">${t('errorSummary')}</p><ul>${problems.map(
           (p) =>
-            html`<li><a href="#${p.field === 'method' ? `method-${(state.methods.find((m) => m.available) ?? state.methods[0])?.method ?? ''}` : p.field}">${problemText(ctx, p)}</a></li>`,
+            html`<li><a href="#${p.field === 'method' ? `method-${firstMethod}` : p.field}">${problemText(ctx, p)}</a></li>`,
         )}</ul></div>`;
   const chosen =
     input.method ??
@@ -437,27 +467,32 @@ export function checkoutView(
       : undefined);
   const methods = state.methods.map(({ method, available }) => {
     const needs = CASHIER_METHOD_SPECS[method].needsDocument;
-    return html`<label class="${chosen === method ? 'method checked' : 'method'}" for="method-${method}"><input type="radio" id="method-${method}" name="method" value="${method}" data-needs-document="${String(needs)}"${
+    return html`<label class="${chosen === method ? 'method checked' : 'method'}" for="method-${method}"><input type="radio"
+id="method-${method}" name="method" value="${method}" data-needs-document="${String(needs)}"${
       available ? '' : trusted(' disabled')
     }${chosen === method ? trusted(' checked') : ''}${describedBy('method')}><span><strong>${t(`method_${method}`)}</strong><span class="muted">${
       available ? t(`hint_${method}`) : t('unavailable')
     }</span></span></label>`;
   });
+  const hideDocument = chosen !== undefined && isCashierMethod(chosen) && !CASHIER_METHOD_SPECS[chosen].needsDocument;
   const documentField =
     state.document.source === 'ask'
-      ? html`<div id="document-field"${chosen !== undefined && isCashierMethod(chosen) && !CASHIER_METHOD_SPECS[chosen].needsDocument ? trusted(' hidden') : ''}><label for="document">${t('documentInput')}</label>${errorLine('document')}
-<input type="text" id="document" name="document" inputmode="numeric" autocomplete="off" maxlength="18" value="${input.document ?? ''}"${describedBy('document', 'document-hint')}>
+      ? html`<div id="document-field"${hideDocument ? trusted(' hidden') : ''}><label for="document">${t('documentInput')}</label>${errorLine('document')}
+<input type="text" id="document" name="document" inputmode="numeric" autocomplete="off" maxlength="18"
+value="${input.document ?? ''}"${describedBy('document', 'document-hint')}>
 <p id="document-hint" class="muted">${t('documentHint', { merchant: state.merchantName })}</p></div>`
       : state.document.source === 'saved'
         ? html`<p class="muted">${t('documentSaved', { type: state.document.type, number: maskDocument(state.document.type, state.document.number) })}</p>`
         : '';
   const title = t('chooseTitle');
+  const timeLeft = countdown(ctx, state.checkout.expire_at, 'brazil', 'formTimeLeft');
   return {
     title,
     body: html`<p class="muted">${t('payMerchant', { merchant: state.merchantName })} · ${t('orderRef', { ref: state.checkout.external_order_id })}</p>
-<h1>${title}</h1>${remarkLine(t, state.checkout.remark)}${countdown(ctx, state.checkout.expire_at, 'brazil', 'formTimeLeft')}${summary}<form method="post" action="${ctx.path}${ctx.langQuery}" novalidate>
+<h1>${title}</h1>${remarkLine(t, state.checkout.remark)}${timeLeft}${summary}<form method="post" action="${ctx.path}${ctx.langQuery}" novalidate>
 <label for="amount">${t('amountInput')}</label>${errorLine('amount')}
-<input type="text" id="amount" name="amount" inputmode="decimal" autocomplete="off" required value="${input.amount ?? ''}"${describedBy('amount', 'amount-hint')}>
+<input type="text" id="amount" name="amount" inputmode="decimal" autocomplete="off" required
+value="${input.amount ?? ''}"${describedBy('amount', 'amount-hint')}>
 <p id="amount-hint" class="muted">${t('amountHint')}</p>
 <fieldset><legend>${t('methodLegend')}</legend>${errorLine('method')}${methods}</fieldset>${documentField}
 <button type="submit">${t('continue')}</button></form>`,

@@ -10,7 +10,8 @@ import { html, trusted, type Html } from '../http/html.js';
 import { isLanguage, type Language } from '../http/language.js';
 import { ConsoleInputError, SESSION_LIFETIME_MS, type ConsoleAccounts } from './accounts.js';
 import { DAY_MS, dayOf, dayStart, errorSummary, linkWith, notice, textField, type FieldError } from './forms.js';
-import { consoleTexts, dateTime, decimalText, languageOfRequest, money, translate, type Translator } from './i18n.js';
+import { translator, type Translator } from '../i18n/messages.js';
+import { dateTime, decimalText, languageOfRequest, money } from './i18n.js';
 import { csrfField, sendConsolePage } from './layout.js';
 import { PASSWORD_MIN_LENGTH } from './passwords.js';
 import type { ConsoleServices } from './plugin.js';
@@ -31,161 +32,7 @@ import {
 } from './router.js';
 import { otpauthUri } from './totp.js';
 
-const TEXTS = consoleTexts('account', {
-  signInTitle: ['Sign in', 'Entrar', 'Iniciar sesión'],
-  signInLead: [
-    'Sign in to your merchant console.',
-    'Entre no console do lojista.',
-    'Inicia sesión en la consola de comercio.',
-  ],
-  email: ['E-mail', 'E-mail', 'Correo electrónico'],
-  password: ['Password', 'Senha', 'Contraseña'],
-  signIn: ['Sign in', 'Entrar', 'Iniciar sesión'],
-  wrongCredentials: [
-    'The e-mail or the password is wrong.',
-    'O e-mail ou a senha está errado.',
-    'El correo o la contraseña es incorrecto.',
-  ],
-  rateLimited: [
-    'Too many failed sign-ins. Try again in {minutes} min.',
-    'Muitas tentativas de entrada falharam. Tente de novo em {minutes} min.',
-    'Demasiados inicios de sesión fallidos. Inténtalo de nuevo en {minutes} min.',
-  ],
-  signedOut: ['You are signed out.', 'Você saiu.', 'Cerraste la sesión.'],
-  sessionEnded: [
-    'Your session ended. Sign in again.',
-    'Sua sessão terminou. Entre de novo.',
-    'Tu sesión terminó. Inicia sesión de nuevo.',
-  ],
-  totpTitle: ['Two-step verification', 'Verificação em duas etapas', 'Verificación en dos pasos'],
-  totpLead: [
-    'Enter the 6-digit code your authenticator app shows for Cashgate.',
-    'Digite o código de 6 dígitos que o seu app autenticador mostra para a Cashgate.',
-    'Introduce el código de 6 dígitos que tu app de autenticación muestra para Cashgate.',
-  ],
-  code: ['Code', 'Código', 'Código'],
-  verify: ['Verify', 'Verificar', 'Verificar'],
-  wrongCode: [
-    'The code is wrong or was already used. Enter the current one.',
-    'O código está errado ou já foi usado. Digite o atual.',
-    'El código es incorrecto o ya se usó. Introduce el actual.',
-  ],
-  overview: ['Overview', 'Visão geral', 'Resumen'],
-  merchantId: ['Merchant ID', 'ID do lojista', 'ID de comercio'],
-  callbackAddress: ['Unified callback address', 'Endereço unificado de callback', 'Dirección unificada de callback'],
-  notSet: ['not set', 'não definido', 'no definida'],
-  gettingStarted: ['Getting started', 'Primeiros passos', 'Primeros pasos'],
-  step1: [
-    'Create an API key with the permissions your integration needs.',
-    'Crie uma chave de API com as permissões de que a integração precisa.',
-    'Crea una clave de API con los permisos que tu integración necesita.',
-  ],
-  step2: [
-    'Set the unified callback address and send a test callback to it.',
-    'Defina o endereço unificado de callback e envie um callback de teste.',
-    'Define la dirección unificada de callback y envía un callback de prueba.',
-  ],
-  step3: [
-    'Check your signatures with the signature tool while you integrate.',
-    'Confira as suas assinaturas com a ferramenta de assinatura durante a integração.',
-    'Comprueba tus firmas con la herramienta de firma mientras integras.',
-  ],
-  step4: [
-    'Follow orders, callbacks and balances here every day.',
-    'Acompanhe pedidos, callbacks e saldos aqui todos os dias.',
-    'Sigue aquí pedidos, callbacks y saldos cada día.',
-  ],
-  accountTitle: ['Your account', 'Sua conta', 'Tu cuenta'],
-  name: ['Name', 'Nome', 'Nombre'],
-  changePassword: ['Change password', 'Alterar senha', 'Cambiar contraseña'],
-  currentPassword: ['Current password', 'Senha atual', 'Contraseña actual'],
-  newPassword: ['New password', 'Nova senha', 'Nueva contraseña'],
-  newPasswordHint: [
-    'At least {min} characters. Changing it signs you out everywhere else.',
-    'Pelo menos {min} caracteres. Alterá-la encerra as suas outras sessões.',
-    'Al menos {min} caracteres. Cambiarla cierra tus otras sesiones.',
-  ],
-  passwordChanged: [
-    'Password changed. Your other sessions were signed out.',
-    'Senha alterada. As suas outras sessões foram encerradas.',
-    'Contraseña cambiada. Tus otras sesiones se cerraron.',
-  ],
-  wrongPassword: [
-    'The current password is wrong.',
-    'A senha atual está errada.',
-    'La contraseña actual es incorrecta.',
-  ],
-  tooShort: [
-    'The new password needs at least {min} characters.',
-    'A nova senha precisa de pelo menos {min} caracteres.',
-    'La nueva contraseña necesita al menos {min} caracteres.',
-  ],
-  tooLong: [
-    'The new password is too long (at most 200 characters).',
-    'A nova senha é longa demais (no máximo 200 caracteres).',
-    'La nueva contraseña es demasiado larga (como máximo 200 caracteres).',
-  ],
-  totpSection: [
-    'Two-step verification (TOTP)',
-    'Verificação em duas etapas (TOTP)',
-    'Verificación en dos pasos (TOTP)',
-  ],
-  totpOn: [
-    'On: sign-in asks for a code from your authenticator app.',
-    'Ativada: a entrada pede um código do seu app autenticador.',
-    'Activada: el inicio de sesión pide un código de tu app de autenticación.',
-  ],
-  totpOff: [
-    'Off. Turn it on to ask for a code from an authenticator app at every sign-in.',
-    'Desativada. Ative para pedir um código de um app autenticador a cada entrada.',
-    'Desactivada. Actívala para pedir un código de una app de autenticación en cada inicio de sesión.',
-  ],
-  totpStart: [
-    'Turn on two-step verification',
-    'Ativar a verificação em duas etapas',
-    'Activar la verificación en dos pasos',
-  ],
-  totpScan: [
-    'Scan this QR code with your authenticator app (or enter the key below), then enter the code it shows.',
-    'Escaneie este QR code com o seu app autenticador (ou digite a chave abaixo) e informe o código exibido.',
-    'Escanea este código QR con tu app de autenticación (o introduce la clave de abajo) y escribe el código que muestra.',
-  ],
-  totpKey: ['Setup key', 'Chave de configuração', 'Clave de configuración'],
-  totpQr: [
-    'QR code to add Cashgate to an authenticator app',
-    'QR code para adicionar a Cashgate a um app autenticador',
-    'Código QR para añadir Cashgate a una app de autenticación',
-  ],
-  totpConfirm: ['Confirm and turn on', 'Confirmar e ativar', 'Confirmar y activar'],
-  totpEnabled: [
-    'Two-step verification is on.',
-    'A verificação em duas etapas está ativada.',
-    'La verificación en dos pasos está activada.',
-  ],
-  totpDisable: [
-    'Turn off two-step verification',
-    'Desativar a verificação em duas etapas',
-    'Desactivar la verificación en dos pasos',
-  ],
-  totpDisabled: [
-    'Two-step verification is off.',
-    'A verificação em duas etapas está desativada.',
-    'La verificación en dos pasos está desactivada.',
-  ],
-  tooManyTries: [
-    'Too many wrong passwords in the last 15 minutes. Try again later.',
-    'Senhas erradas demais nos últimos 15 minutos. Tente de novo mais tarde.',
-    'Demasiadas contraseñas incorrectas en los últimos 15 minutos. Inténtalo más tarde.',
-  ],
-  wrongPasswordShort: ['The password is wrong.', 'A senha está errada.', 'La contraseña es incorrecta.'],
-  sessionInfo: [
-    'This session ends after 30 minutes without activity, and at the latest {time}.',
-    'Esta sessão termina após 30 minutos sem atividade e, no máximo, {time}.',
-    'Esta sesión termina tras 30 minutos sin actividad y, como muy tarde, {time}.',
-  ],
-});
-
-type T = Translator<keyof typeof TEXTS>;
+type T = Translator<'console.account'>;
 
 function signInPage(
   reply: FastifyReply,
@@ -200,14 +47,15 @@ function signInPage(
     info?: string;
   },
 ): FastifyReply {
-  const t = translate(TEXTS, input.lang);
+  const t = translator('console.account', input.lang);
   const errors = input.errors ?? [];
+  const summary = errorSummary(input.lang, errors);
   return sendConsolePage(reply, input.status, {
     lang: input.lang,
     now: input.now,
     title: t('signInTitle'),
     languageLinksPath: '/console/sign-in',
-    body: html`<div class="panel narrow"><h1>${t('signInTitle')}</h1>${notice(input.info)}${errorSummary(input.lang, errors)}<p class="muted">${t('signInLead')}</p>
+    body: html`<div class="panel narrow"><h1>${t('signInTitle')}</h1>${notice(input.info)}${summary}<p class="muted">${t('signInLead')}</p>
 <form method="post" action="/console/sign-in" novalidate>${csrfField(input.csrf)}<input type="hidden" name="next" value="${input.next}">
 ${textField({ name: 'email', label: t('email'), type: 'email', value: input.email, autocomplete: 'username', required: true, errors })}
 ${textField({ name: 'password', label: t('password'), type: 'password', autocomplete: 'current-password', required: true, errors })}
@@ -219,7 +67,7 @@ function totpPage(
   reply: FastifyReply,
   input: { lang: Language; now: number; status: number; csrf: string; errors?: FieldError[] },
 ): FastifyReply {
-  const t = translate(TEXTS, input.lang);
+  const t = translator('console.account', input.lang);
   const errors = input.errors ?? [];
   return sendConsolePage(reply, input.status, {
     lang: input.lang,
@@ -232,95 +80,7 @@ ${textField({ name: 'code', label: t('code'), inputmode: 'numeric', autocomplete
   });
 }
 
-const OVERVIEW_TEXTS = consoleTexts('overview', {
-  figures: ['Figures', 'Números', 'Cifras'],
-  figuresLead: [
-    'Days are UTC days, the console’s time zone (Cashgate keeps no time zone per merchant). Today is {today}, from 00:00 UTC. Orders count on the day they were created.',
-    'Os dias são dias UTC, o fuso do console (a Cashgate não guarda um fuso por lojista). Hoje é {today}, desde 00:00 UTC. Os pedidos contam no dia em que foram criados.',
-    'Los días son días UTC, la zona horaria de la consola (Cashgate no guarda una zona horaria por comercio). Hoy es {today}, desde las 00:00 UTC. Los pedidos cuentan el día en que se crearon.',
-  ],
-  ordersToday: ['Orders today', 'Pedidos hoje', 'Pedidos hoy'],
-  ordersWeek: ['Orders, last 7 days', 'Pedidos, últimos 7 dias', 'Pedidos, últimos 7 días'],
-  successRate: ['Success rate, last 7 days', 'Taxa de sucesso, últimos 7 dias', 'Tasa de éxito, últimos 7 días'],
-  successOf: [
-    '{succeeded} of {ended} orders that ended succeeded; {open} still open',
-    '{succeeded} de {ended} pedidos encerrados tiveram sucesso; {open} ainda em andamento',
-    '{succeeded} de {ended} pedidos terminados tuvieron éxito; {open} aún en curso',
-  ],
-  noneEnded: [
-    'No order of these days has ended yet.',
-    'Nenhum pedido destes dias foi encerrado ainda.',
-    'Ningún pedido de estos días ha terminado aún.',
-  ],
-  differentAmount: [
-    'Paid a different amount, last 7 days',
-    'Pagos com outro valor, últimos 7 dias',
-    'Pagados con otro importe, últimos 7 días',
-  ],
-  failedCallbacks: ['Failed callbacks waiting', 'Callbacks com falha pendentes', 'Callbacks fallidos pendientes'],
-  failedCallbacksHint: [
-    'Orders of the last 7 days whose callback was not delivered after all its retries, and not sent again since: the callbacks page re-triggers them.',
-    'Pedidos dos últimos 7 dias cujo callback não foi entregue após todas as tentativas e não foi reenviado desde então: a página de callbacks os dispara de novo.',
-    'Pedidos de los últimos 7 días cuyo callback no se entregó tras todos sus reintentos y no se ha vuelto a enviar: la página de callbacks los vuelve a disparar.',
-  ],
-  chartTitle: [
-    'Orders per day, last 7 days (UTC): {days}',
-    'Pedidos por dia, últimos 7 dias (UTC): {days}',
-    'Pedidos por día, últimos 7 días (UTC): {days}',
-  ],
-  chartDay: [
-    '{day}: {count} orders, {succeeded} succeeded',
-    '{day}: {count} pedidos, {succeeded} com sucesso',
-    '{day}: {count} pedidos, {succeeded} con éxito',
-  ],
-  legendAll: ['Orders created', 'Pedidos criados', 'Pedidos creados'],
-  legendSucceeded: ['Of which succeeded', 'Dos quais com sucesso', 'De los cuales con éxito'],
-  day: ['Day (UTC)', 'Dia (UTC)', 'Día (UTC)'],
-  orders: ['Orders', 'Pedidos', 'Pedidos'],
-  succeeded: ['Succeeded', 'Com sucesso', 'Con éxito'],
-  daysCaption: [
-    'The chart’s figures: orders created each day, and how many of them succeeded',
-    'Os números do gráfico: pedidos criados a cada dia e quantos tiveram sucesso',
-    'Las cifras del gráfico: pedidos creados cada día y cuántos tuvieron éxito',
-  ],
-  byArea: ['By area', 'Por área', 'Por área'],
-  byAreaLead: [
-    'Volume: what the orders that succeeded moved (for a collection, the amount actually paid). Each figure opens the matching orders.',
-    'Volume: o que os pedidos com sucesso movimentaram (numa cobrança, o valor efetivamente pago). Cada número abre os pedidos correspondentes.',
-    'Volumen: lo que movieron los pedidos con éxito (en un cobro, el importe realmente pagado). Cada cifra abre los pedidos correspondientes.',
-  ],
-  area: ['Area', 'Área', 'Área'],
-  todayOrders: ['Today: orders', 'Hoje: pedidos', 'Hoy: pedidos'],
-  todayVolume: ['Today: volume', 'Hoje: volume', 'Hoy: volumen'],
-  weekOrders: ['7 days: orders', '7 dias: pedidos', '7 días: pedidos'],
-  weekVolume: ['7 days: volume', '7 dias: volume', '7 días: volumen'],
-  weekRate: ['7 days: success rate', '7 dias: taxa de sucesso', '7 días: tasa de éxito'],
-  noOrders: [
-    'No orders in the last 7 days.',
-    'Nenhum pedido nos últimos 7 dias.',
-    'Ningún pedido en los últimos 7 días.',
-  ],
-  'ken.collection': ['Kenya: collections', 'Quênia: cobranças', 'Kenia: cobros'],
-  'ken.transfer': ['Kenya: payouts', 'Quênia: transferências', 'Kenia: transferencias'],
-  'bra.collection': ['Brazil: collections', 'Brasil: cobranças', 'Brasil: cobros'],
-  'bra.transfer': ['Brazil: payouts', 'Brasil: transferências', 'Brasil: transferencias'],
-  'cashier.collection': ['Aggregate cashier: collections', 'Caixa agregado: cobranças', 'Caja agregada: cobros'],
-  'exchange.fiat_to_token': ['Exchange: fiat → token', 'Câmbio: moeda → token', 'Cambio: fiat → token'],
-  'exchange.token_to_fiat': ['Exchange: token → fiat', 'Câmbio: token → moeda', 'Cambio: token → fiat'],
-  balances: ['Balances', 'Saldos', 'Saldos'],
-  currency: ['Currency', 'Moeda', 'Moneda'],
-  available: ['Available', 'Disponível', 'Disponible'],
-  frozen: ['Frozen', 'Congelado', 'Congelado'],
-  awaitingSettlement: ['Awaiting settlement', 'Aguardando liquidação', 'Pendiente de liquidación'],
-  statement: ['Statement', 'Extrato', 'Extracto'],
-  noBalances: [
-    'No money has moved in your accounts yet.',
-    'Ainda não houve movimentação nas suas contas.',
-    'Aún no se ha movido dinero en tus cuentas.',
-  ],
-});
-
-type OverviewT = Translator<keyof typeof OVERVIEW_TEXTS>;
+type OverviewT = Translator<'console.overview'>;
 
 /** The overview's rows by area, in the order it lists them: each an area and a kind of order. */
 const AREA_ROWS = [
@@ -404,15 +164,21 @@ function dailyChart(t: OverviewT, days: readonly { label: string; count: number;
     const all = height(d.count);
     const ok = height(d.succeeded);
     const middle = Math.round(i * slot + slot / 2);
-    return html`<rect x="${x}" y="${base - all}" width="${bar}" height="${all}" fill="#bfdbfe" stroke="#1d4ed8" stroke-width="1.5"></rect><rect x="${x}" y="${base - ok}" width="${bar}" height="${ok}" fill="#065f46"></rect><text x="${middle}" y="${base - all - 6}" text-anchor="middle" font-size="13" fill="#111827">${d.count}</text><text x="${middle}" y="${base + 20}" text-anchor="middle" font-size="12" fill="#111827">${d.label}</text>`;
+    return html`<rect x="${x}" y="${base - all}" width="${bar}" height="${all}" fill="#bfdbfe" stroke="#1d4ed8"
+stroke-width="1.5"></rect><rect x="${x}" y="${base - ok}" width="${bar}" height="${ok}" fill="#065f46"></rect><text x="${middle}"
+y="${base - all - 6}" text-anchor="middle" font-size="13" fill="#111827">${d.count}</text><text x="${middle}" y="${base + 20}"
+text-anchor="middle" font-size="12" fill="#111827">${d.label}</text>`;
   });
-  return html`<figure class="chart"><svg id="overview-chart" role="img" aria-labelledby="overview-chart-title" viewBox="0 0 ${width} ${base + 30}" width="${width}" height="${base + 30}" xmlns="http://www.w3.org/2000/svg"><title id="overview-chart-title">${name}</title><line x1="0" y1="${base}" x2="${width}" y2="${base}" stroke="#4b5563"></line>${bars}</svg>
+  return html`<figure class="chart"><svg id="overview-chart" role="img" aria-labelledby="overview-chart-title"
+viewBox="0 0 ${width} ${base + 30}" width="${width}"
+height="${base + 30}" xmlns="http://www.w3.org/2000/svg"><title id="overview-chart-title">${name}</title><line x1="0" y1="${base}"
+x2="${width}" y2="${base}" stroke="#4b5563"></line>${bars}</svg>
 <figcaption class="legend"><span class="swatch all"></span> ${t('legendAll')} <span class="swatch ok"></span> ${t('legendSucceeded')}</figcaption></figure>`;
 }
 
 async function overviewPage(ctx: ConsoleContext, deps: ConsoleServices, reply: FastifyReply): Promise<FastifyReply> {
-  const t = translate(TEXTS, ctx.lang);
-  const o = translate(OVERVIEW_TEXTS, ctx.lang);
+  const t = translator('console.account', ctx.lang);
+  const o = translator('console.overview', ctx.lang);
   const lang = ctx.lang;
   const db = deps.store.read;
   const today = dayStart(dayOf(ctx.now)) ?? ctx.now;
@@ -432,8 +198,11 @@ async function overviewPage(ctx: ConsoleContext, deps: ConsoleServices, reply: F
   const todays = tally(figures.filter((f) => f.day === todayIndex));
   const ended = week.succeeded + week.unsuccessful;
   // Each figure's link is described by its label, so it reads "6, Orders in the last 7 days" out of context.
-  const stat = (id: string, label: string, value: string, href: string, note?: string) =>
-    html`<div class="panel stat" id="${id}"><p class="muted" id="${id}-label">${label}</p><p class="figure"><a href="${href}" aria-describedby="${id}-label">${value}</a></p>${note !== undefined ? html`<p class="muted">${note}</p>` : ''}</div>`;
+  const stat = (id: string, label: string, value: string, href: string, note?: string) => {
+    const noteLine = note !== undefined ? html`<p class="muted">${note}</p>` : '';
+    return html`<div class="panel stat" id="${id}"><p class="muted"
+id="${id}-label">${label}</p><p class="figure"><a href="${href}" aria-describedby="${id}-label">${value}</a></p>${noteLine}</div>`;
+  };
   const stats = html`<div class="cards stats">
 ${stat('stat-today', o('ordersToday'), String(todays.count), ordersLink(todayRange))}
 ${stat('stat-week', o('ordersWeek'), String(week.count), ordersLink(weekRange))}
@@ -453,10 +222,14 @@ ${stat('stat-callbacks', o('failedCallbacks'), String(failedCallbacks), callback
     const start = first + i * DAY_MS;
     return { label: dayLabel(lang, start), iso: dayOf(start), count: ofDay.count, succeeded: ofDay.succeeded };
   });
-  const dayTable = html`<div class="table" tabindex="0"><table id="overview-days"><caption class="muted">${o('daysCaption')}</caption><thead><tr><th>${o('day')}</th><th class="num">${o('orders')}</th><th class="num">${o('succeeded')}</th></tr></thead><tbody>${days.map(
-    (d) =>
-      html`<tr data-day="${d.iso}"><td class="date">${d.label}</td><td class="num"><a href="${ordersLink({ from: d.iso, to: d.iso })}">${d.count}</a></td><td class="num"><a href="${ordersLink({ from: d.iso, to: d.iso, status: 'success' })}">${d.succeeded}</a></td></tr>`,
-  )}</tbody></table></div>`;
+  const dayTable = html`<div class="table"
+tabindex="0"><table id="overview-days"><caption class="muted">${o('daysCaption')}</caption><thead><tr><th>${o('day')}</th><th
+class="num">${o('orders')}</th><th class="num">${o('succeeded')}</th></tr></thead><tbody>${days.map((d) => {
+    const all = ordersLink({ from: d.iso, to: d.iso });
+    const succeeded = ordersLink({ from: d.iso, to: d.iso, status: 'success' });
+    return html`<tr data-day="${d.iso}"><td class="date">${d.label}</td><td class="num"><a href="${all}">${d.count}</a></td><td
+class="num"><a href="${succeeded}">${d.succeeded}</a></td></tr>`;
+  })}</tbody></table></div>`;
 
   const volumeCell = (volume: Map<string, bigint>, filters: Record<string, string>) =>
     volume.size === 0
@@ -465,7 +238,8 @@ ${stat('stat-callbacks', o('failedCallbacks'), String(failedCallbacks), callback
           .sort(([a], [b]) => a.localeCompare(b))
           .map(
             ([currency, minor], i) =>
-              html`${i > 0 ? html`<br>` : ''}<a href="${ordersLink({ ...filters, status: 'success' })}" data-volume="${currency}:${decimalText(minor, currency)}">${money(lang, minor, currency)}</a>`,
+              html`${i > 0 ? html`<br>` : ''}<a href="${ordersLink({ ...filters, status: 'success' })}"
+data-volume="${currency}:${decimalText(minor, currency)}">${money(lang, minor, currency)}</a>`,
           )}`;
   const areaRows = AREA_ROWS.flatMap((key) => {
     const [area = '', kind = ''] = key.split('.');
@@ -475,32 +249,52 @@ ${stat('stat-callbacks', o('failedCallbacks'), String(failedCallbacks), callback
     const d = tally(ofRow.filter((f) => f.day === todayIndex));
     const rowEnded = w.succeeded + w.unsuccessful;
     const filters = { area, kind };
+    const rate =
+      rowEnded === 0
+        ? '—'
+        : html`<a href="${ordersLink({ ...filters, ...weekRange, status: 'success' })}">${percent(lang, w.succeeded, rowEnded)}</a> <span
+class="muted">(${w.succeeded}/${rowEnded})</span>`;
     return [
       html`<tr data-area="${key}"><th scope="row">${o(key)}</th>
-<td class="num"><a href="${ordersLink({ ...filters, ...todayRange })}" data-count-today="${d.count}">${d.count}</a></td><td class="num">${volumeCell(d.volume, { ...filters, ...todayRange })}</td>
-<td class="num"><a href="${ordersLink({ ...filters, ...weekRange })}" data-count-week="${w.count}">${w.count}</a></td><td class="num">${volumeCell(w.volume, { ...filters, ...weekRange })}</td>
-<td class="num">${rowEnded === 0 ? '—' : html`<a href="${ordersLink({ ...filters, ...weekRange, status: 'success' })}">${percent(lang, w.succeeded, rowEnded)}</a> <span class="muted">(${w.succeeded}/${rowEnded})</span>`}</td></tr>`,
+<td class="num"><a href="${ordersLink({ ...filters, ...todayRange })}" data-count-today="${d.count}">${d.count}</a></td>
+<td class="num">${volumeCell(d.volume, { ...filters, ...todayRange })}</td>
+<td class="num"><a href="${ordersLink({ ...filters, ...weekRange })}" data-count-week="${w.count}">${w.count}</a></td>
+<td class="num">${volumeCell(w.volume, { ...filters, ...weekRange })}</td>
+<td class="num">${rate}</td></tr>`,
     ];
   });
   const areaTable =
     areaRows.length === 0
       ? html`<p>${o('noOrders')}</p>`
-      : html`<p class="muted">${o('byAreaLead')}</p><div class="table" tabindex="0"><table id="overview-areas"><thead><tr><th>${o('area')}</th><th class="num">${o('todayOrders')}</th><th class="num">${o('todayVolume')}</th><th class="num">${o('weekOrders')}</th><th class="num">${o('weekVolume')}</th><th class="num">${o('weekRate')}</th></tr></thead><tbody>${areaRows}</tbody></table></div>`;
+      : html`<p class="muted">${o('byAreaLead')}</p><div class="table"
+tabindex="0"><table id="overview-areas"><thead><tr><th>${o('area')}</th><th class="num">${o('todayOrders')}</th><th
+class="num">${o('todayVolume')}</th><th class="num">${o('weekOrders')}</th><th class="num">${o('weekVolume')}</th><th
+class="num">${o('weekRate')}</th></tr></thead><tbody>${areaRows}</tbody></table></div>`;
 
   const balanceTable =
     balances.length === 0
       ? html`<p>${o('noBalances')}</p>`
-      : html`<div class="table" tabindex="0"><table id="overview-balances"><thead><tr><th>${o('currency')}</th><th class="num">${o('available')}</th><th class="num">${o('frozen')}</th><th class="num">${o('awaitingSettlement')}</th><th>${o('statement')}</th></tr></thead><tbody>${balances.map(
-          (b) =>
-            html`<tr data-currency="${b.currency}"><th scope="row">${b.currency}</th><td class="num" data-available="${decimalText(b.available, b.currency)}">${money(lang, b.available, b.currency)}</td><td class="num">${money(lang, b.frozen, b.currency)}</td><td class="num">${money(lang, b.awaitingSettlement, b.currency)}</td><td><a href="/console/balances?currency=${b.currency}">${o('statement')} ${b.currency}</a></td></tr>`,
+      : html`<div class="table"
+tabindex="0"><table id="overview-balances"><thead><tr><th>${o('currency')}</th><th class="num">${o('available')}</th><th
+class="num">${o('frozen')}</th><th class="num">${o('awaitingSettlement')}</th><th>${o('statement')}</th></tr></thead><tbody>${balances.map(
+          (b) => {
+            const exact = decimalText(b.available, b.currency);
+            const available = money(lang, b.available, b.currency);
+            return html`<tr data-currency="${b.currency}"><th scope="row">${b.currency}</th><td class="num" data-available="${exact}">${available}</td><td
+class="num">${money(lang, b.frozen, b.currency)}</td><td class="num">${money(lang, b.awaitingSettlement, b.currency)}</td><td><a
+href="/console/balances?currency=${b.currency}">${o('statement')} ${b.currency}</a></td></tr>`;
+          },
         )}</tbody></table></div>`;
 
   return ctx.page(reply, {
     title: t('overview'),
     section: 'overview',
     body: html`<h1>${ctx.merchant.name}</h1><div class="cards wide">
-<div class="panel"><dl><dt>${t('merchantId')}</dt><dd><code id="overview-merchant-id">${ctx.merchantId}</code></dd><dt>${t('callbackAddress')}</dt><dd><span id="overview-callback-address">${ctx.merchant.callbackUrl ?? t('notSet')}</span></dd></dl></div>
-<div class="panel"><h2>${t('gettingStarted')}</h2><ol class="steps"><li><a href="/console/keys">${t('step1')}</a></li><li><a href="/console/callbacks">${t('step2')}</a></li><li><a href="/console/signature">${t('step3')}</a></li><li><a href="/console/orders">${t('step4')}</a></li></ol></div></div>
+<div class="panel"><dl><dt>${t('merchantId')}</dt><dd><code id="overview-merchant-id">${ctx.merchantId}</code></dd><dt>${t('callbackAddress')}</dt><dd><span
+id="overview-callback-address">${ctx.merchant.callbackUrl ?? t('notSet')}</span></dd></dl></div>
+<div class="panel"><h2>${t('gettingStarted')}</h2><ol class="steps"><li><a href="/console/keys">${t('step1')}</a></li><li><a
+href="/console/callbacks">${t('step2')}</a></li><li><a href="/console/signature">${t('step3')}</a></li><li><a
+href="/console/orders">${t('step4')}</a></li></ol></div></div>
 <section id="figures"><h2>${o('figures')}</h2><p class="muted">${o('figuresLead', { today: dayLabel(lang, today) })}</p>${stats}
 <div class="panel">${dailyChart(o, days)}${dayTable}</div></section>
 <section class="panel" id="areas"><h2>${o('byArea')}</h2>${areaTable}</section>
@@ -538,7 +332,7 @@ export function registerSignInPages(scope: FastifyInstance, router: ConsoleRoute
     const session = await router.sessionOf(request);
     if (session?.stage === 'full') return seeOther(reply, consolePath(queryParam(request, 'next')));
     const lang = langOf(request);
-    const t = translate(TEXTS, lang);
+    const t = translator('console.account', lang);
     const info =
       queryParam(request, 'signed-out') === '1'
         ? t('signedOut')
@@ -558,7 +352,7 @@ export function registerSignInPages(scope: FastifyInstance, router: ConsoleRoute
   scope.post('/console/sign-in', async (request, reply) => {
     const form = formOf(request);
     const lang = languageOfRequest(form.get('lang') ?? queryParam(request, 'lang'), request.headers['accept-language']);
-    const t = translate(TEXTS, lang);
+    const t = translator('console.account', lang);
     const cookie = readCookie(request, SIGN_IN_CSRF_COOKIE);
     if (router.formRefused(request, cookie)) return sendCsrfRefusal(reply, lang, deps.now());
     const email = (form.get('email') ?? '').slice(0, 254);
@@ -594,7 +388,7 @@ export function registerSignInPages(scope: FastifyInstance, router: ConsoleRoute
     const session = await router.sessionOf(request);
     if (session === undefined) return seeOther(reply, '/console/sign-in');
     const lang = session.user.language;
-    const t = translate(TEXTS, lang);
+    const t = translator('console.account', lang);
     const form = formOf(request);
     if (router.formRefused(request, session.csrfToken)) return sendCsrfRefusal(reply, lang, deps.now());
     const result = await deps.accounts.completeSecondFactor(session, form.get('code') ?? '', request.ip);
@@ -655,7 +449,7 @@ export function registerAccountPages(router: ConsoleRouter, deps: AccountPageDep
       if (!(error instanceof ConsoleInputError)) throw error;
       return accountPage(ctx, reply, {
         status: error.problem === 'rateLimited' ? 429 : 400,
-        errors: [inputError(translate(TEXTS, ctx.lang), error)],
+        errors: [inputError(translator('console.account', ctx.lang), error)],
       });
     }
     return seeOther(reply, '/console/account?done=password');
@@ -671,7 +465,10 @@ export function registerAccountPages(router: ConsoleRouter, deps: AccountPageDep
       await deps.accounts.confirmTotp(ctx.session, formOf(request).get('code') ?? '');
     } catch (error) {
       if (!(error instanceof ConsoleInputError)) throw error;
-      return accountPage(ctx, reply, { status: 400, errors: [inputError(translate(TEXTS, ctx.lang), error)] });
+      return accountPage(ctx, reply, {
+        status: 400,
+        errors: [inputError(translator('console.account', ctx.lang), error)],
+      });
     }
     return seeOther(reply, '/console/account?done=totp-on');
   });
@@ -681,7 +478,7 @@ export function registerAccountPages(router: ConsoleRouter, deps: AccountPageDep
       await deps.accounts.disableTotp(ctx.session, formOf(request).get('password') ?? '', request.ip);
     } catch (error) {
       if (!(error instanceof ConsoleInputError)) throw error;
-      const t = translate(TEXTS, ctx.lang);
+      const t = translator('console.account', ctx.lang);
       const message = error.problem === 'rateLimited' ? t('tooManyTries') : t('wrongPasswordShort');
       return accountPage(ctx, reply, {
         status: error.problem === 'rateLimited' ? 429 : 400,
@@ -713,7 +510,7 @@ function accountPage(
   reply: FastifyReply,
   input: { status?: number; errors?: FieldError[]; done?: string },
 ): FastifyReply {
-  const t = translate(TEXTS, ctx.lang);
+  const t = translator('console.account', ctx.lang);
   const errors = input.errors ?? [];
   const user = ctx.session.user;
   const done = { password: t('passwordChanged'), 'totp-on': t('totpEnabled'), 'totp-off': t('totpDisabled') }[
@@ -731,17 +528,26 @@ ${textField({ name: 'totp-password', label: t('password'), type: 'password', aut
 ${textField({ name: 'code', label: t('code'), inputmode: 'numeric', autocomplete: 'one-time-code', maxlength: 7, errors })}
 <button type="submit">${t('totpConfirm')}</button></form>`
       : html`<p>${t('totpOff')}</p><form method="post" action="/console/account/totp/start">${ctx.csrf}<button type="submit">${t('totpStart')}</button></form>`;
+  const nameAndEmail = html`<dt>${t('name')}</dt><dd>${user.name}</dd><dt>${t('email')}</dt><dd>${user.email}</dd>`;
+  const newPassword = textField({
+    name: 'newPassword',
+    label: t('newPassword'),
+    type: 'password',
+    autocomplete: 'new-password',
+    hint: t('newPasswordHint', { min: PASSWORD_MIN_LENGTH }),
+    errors,
+  });
   return ctx.page(reply, {
     status: input.status ?? 200,
     title: t('accountTitle'),
     section: 'account',
     body: html`<h1>${t('accountTitle')}</h1>${notice(done)}${errorSummary(ctx.lang, errors)}
-<div class="panel"><dl><dt>${t('name')}</dt><dd>${user.name}</dd><dt>${t('email')}</dt><dd>${user.email}</dd><dt>${t('merchantId')}</dt><dd><code>${ctx.merchantId}</code></dd></dl>
+<div class="panel"><dl>${nameAndEmail}<dt>${t('merchantId')}</dt><dd><code>${ctx.merchantId}</code></dd></dl>
 <p class="muted">${t('sessionInfo', { time: dateTime(ctx.lang, Math.min(ctx.session.expiresAt, ctx.now + SESSION_LIFETIME_MS)) })}</p></div>
 <div class="panel"><h2>${t('changePassword')}</h2><form method="post" action="/console/account/password" novalidate>${ctx.csrf}
 <input type="text" name="username" value="${user.email}" autocomplete="username" hidden>
 ${textField({ name: 'currentPassword', label: t('currentPassword'), type: 'password', autocomplete: 'current-password', errors })}
-${textField({ name: 'newPassword', label: t('newPassword'), type: 'password', autocomplete: 'new-password', hint: t('newPasswordHint', { min: PASSWORD_MIN_LENGTH }), errors })}
+${newPassword}
 <button type="submit">${t('changePassword')}</button></form></div>
 <div class="panel" id="totp"><h2>${t('totpSection')}</h2>${totp}</div>`,
   });

@@ -10,7 +10,8 @@ import { CURRENCY_CODES, isCurrency, type Currency } from '../money.js';
 import { DAY_MS, dayOf, dayRange, dayRangeLabels, errorSummary, textField, type FieldError } from './forms.js';
 import type { Language } from '../http/language.js';
 import { csvCell, csvText } from './csv.js';
-import { consoleTexts, dateTime, decimalText, money, translate, type Translator } from './i18n.js';
+import { translator, type Translator } from '../i18n/messages.js';
+import { dateTime, decimalText, money } from './i18n.js';
 import { signed } from './order-pages.js';
 import type { ConsoleServices } from './plugin.js';
 import {
@@ -31,59 +32,7 @@ const CSV_BATCH = 5_000;
 /** The default statement: the last 30 UTC days, today included. */
 const DEFAULT_DAYS = 30;
 
-const TEXTS = consoleTexts('balances', {
-  title: ['Balances', 'Saldos', 'Saldos'],
-  available: ['Available', 'Disponível', 'Disponible'],
-  frozen: ['Frozen', 'Congelado', 'Congelado'],
-  awaiting_settlement: ['Awaiting settlement', 'Aguardando liquidação', 'Pendiente de liquidación'],
-  noBalances: [
-    'No money has moved in your accounts yet.',
-    'Ainda não houve movimentação nas suas contas.',
-    'Aún no se ha movido dinero en tus cuentas.',
-  ],
-  statement: ['Statement', 'Extrato', 'Extracto'],
-  statementLead: [
-    'Every entry of your available, frozen and awaiting-settlement accounts in one currency, between two UTC days (both included).',
-    'Todos os lançamentos das suas contas disponível, congelada e aguardando liquidação em uma moeda, entre dois dias UTC (ambos incluídos).',
-    'Todos los asientos de tus cuentas disponible, congelada y pendiente de liquidación en una moneda, entre dos días UTC (ambos incluidos).',
-  ],
-  currency: ['Currency', 'Moeda', 'Moneda'],
-  show: ['Show statement', 'Mostrar extrato', 'Mostrar extracto'],
-  download: ['Download CSV (every entry)', 'Baixar CSV (todos os lançamentos)', 'Descargar CSV (todos los asientos)'],
-  badCurrency: [
-    'Currency: choose one of the listed currencies.',
-    'Moeda: escolha uma das moedas da lista.',
-    'Moneda: elige una de las monedas de la lista.',
-  ],
-  tooMany: [
-    'To: the range holds {count} entries, more than the {max} one CSV file carries. Choose a shorter range.',
-    'Até: o período tem {count} lançamentos, mais que os {max} que um arquivo CSV comporta. Escolha um período menor.',
-    'Hasta: el periodo tiene {count} asientos, más de los {max} que admite un archivo CSV. Elige un periodo más corto.',
-  ],
-  account: ['Account', 'Conta', 'Cuenta'],
-  opening: ['Opening balance', 'Saldo inicial', 'Saldo inicial'],
-  period: ['Total of the period', 'Total do período', 'Total del periodo'],
-  closing: ['Closing balance', 'Saldo final', 'Saldo final'],
-  totalsCaption: [
-    'Opening balance: the sum of the entries before {from}. Closing balance: opening + the period. In the CSV, the amounts of an account add up to closing − opening.',
-    'Saldo inicial: a soma dos lançamentos antes de {from}. Saldo final: inicial + o período. No CSV, os valores de uma conta somam final − inicial.',
-    'Saldo inicial: la suma de los asientos anteriores a {from}. Saldo final: inicial + el periodo. En el CSV, los importes de una cuenta suman final − inicial.',
-  ],
-  time: ['Time', 'Hora', 'Hora'],
-  journalKind: ['Journal', 'Lançamento', 'Asiento'],
-  orderId: ['Order ID', 'ID do pedido', 'ID del pedido'],
-  amount: ['Amount', 'Valor', 'Importe'],
-  memo: ['Memo', 'Memorando', 'Nota'],
-  noEntries: ['No entries in this range.', 'Nenhum lançamento neste período.', 'Ningún asiento en este periodo.'],
-  capped: [
-    'Showing the first {shown} of {count} entries. The CSV file has every one of them.',
-    'Mostrando os primeiros {shown} de {count} lançamentos. O arquivo CSV tem todos eles.',
-    'Mostrando los primeros {shown} de {count} asientos. El archivo CSV los tiene todos.',
-  ],
-  entriesCaption: ['Entries, oldest first', 'Lançamentos, mais antigos primeiro', 'Asientos, los más antiguos primero'],
-});
-
-type T = Translator<keyof typeof TEXTS>;
+type T = Translator<'console.balances'>;
 
 interface StatementForm {
   currency: string;
@@ -130,7 +79,8 @@ function balanceCards(
     (
       b,
     ) => html`<div class="panel"><h2>${b.currency}</h2><dl><dt>${t('available')}</dt><dd class="num">${money(ctx.lang, b.available, b.currency)}</dd>
-<dt>${t('frozen')}</dt><dd class="num">${money(ctx.lang, b.frozen, b.currency)}</dd><dt>${t('awaiting_settlement')}</dt><dd class="num">${money(ctx.lang, b.awaitingSettlement, b.currency)}</dd></dl></div>`,
+<dt>${t('frozen')}</dt><dd class="num">${money(ctx.lang, b.frozen, b.currency)}</dd>
+<dt>${t('awaiting_settlement')}</dt><dd class="num">${money(ctx.lang, b.awaitingSettlement, b.currency)}</dd></dl></div>`,
   )}</div>`;
 }
 
@@ -144,13 +94,19 @@ function statementFormHtml(
   const error = errors.find((e) => e.field === 'currency');
   const offered = currencies.length > 0 ? currencies : CURRENCY_CODES;
   const query = new URLSearchParams({ currency: form.currency, from: form.from, to: form.to }).toString();
+  const download =
+    errors.length === 0
+      ? html` <a class="button secondary" href="/console/balances/statement.csv?${query}" download>${t('download')}</a>`
+      : '';
   return html`<form method="get" action="/console/balances" novalidate><div class="filters">
-<div><label for="currency">${t('currency')}</label>${error !== undefined ? html`<p class="error" id="currency-error">${error.message}</p>` : ''}<select id="currency" name="currency"${
+<div><label for="currency">${t('currency')}</label>${
+    error !== undefined ? html`<p class="error" id="currency-error">${error.message}</p>` : ''
+  }<select id="currency" name="currency"${
     error !== undefined ? html` aria-invalid="true" aria-describedby="currency-error"` : ''
   }>${offered.map((c) => html`<option value="${c}"${c === form.currency ? html` selected` : ''}>${c}</option>`)}</select></div>
 <div>${textField({ name: 'from', label: dayRangeLabels(lang).from, type: 'date', value: form.from, errors })}</div>
 <div>${textField({ name: 'to', label: dayRangeLabels(lang).to, type: 'date', value: form.to, errors })}</div></div>
-<button type="submit">${t('show')}</button>${errors.length === 0 ? html` <a class="button secondary" href="/console/balances/statement.csv?${query}" download>${t('download')}</a>` : ''}</form>`;
+<button type="submit">${t('show')}</button>${download}</form>`;
 }
 
 async function balancesPage(
@@ -161,7 +117,7 @@ async function balancesPage(
   input: { form?: StatementForm; extraErrors?: FieldError[] } = {},
 ): Promise<FastifyReply> {
   const extraErrors = input.extraErrors ?? [];
-  const t = translate(TEXTS, ctx.lang);
+  const t = translator('console.balances', ctx.lang);
   const db = deps.store.read;
   const currencies = await deps.ledger.currenciesOf(ctx.merchantId);
   const balances = await deps.ledger.balances(db, ctx.merchantId, currencies);
@@ -178,27 +134,32 @@ async function balancesPage(
     ]);
     const currency = range.currency;
     const summary = html`<div class="table" tabindex="0"><table><caption class="muted">${t('totalsCaption', { from: dateTime(ctx.lang, range.from) })}</caption>
-<thead><tr><th>${t('account')}</th><th class="num">${t('opening')}</th><th class="num">${t('period')}</th><th class="num">${t('closing')}</th></tr></thead><tbody>${ACCOUNT_KEYS.map(
-      (kind) => {
-        const row = totals.get(kind) ?? { opening: 0n, period: 0n };
-        return html`<tr data-account="${kind}"><td>${t(kind)}</td><td class="num" data-opening="${decimalText(row.opening, currency)}">${money(ctx.lang, row.opening, currency)}</td>
-<td class="num">${signed(ctx.lang, row.period, currency)}</td><td class="num" data-closing="${decimalText(row.opening + row.period, currency)}">${money(ctx.lang, row.opening + row.period, currency)}</td></tr>`;
-      },
-    )}</tbody></table></div>`;
+<thead><tr><th>${t('account')}</th><th class="num">${t('opening')}</th><th class="num">${t('period')}</th><th
+class="num">${t('closing')}</th></tr></thead><tbody>${ACCOUNT_KEYS.map((kind) => {
+      const row = totals.get(kind) ?? { opening: 0n, period: 0n };
+      return html`<tr data-account="${kind}"><td>${t(kind)}</td>
+<td class="num" data-opening="${decimalText(row.opening, currency)}">${money(ctx.lang, row.opening, currency)}</td>
+<td class="num">${signed(ctx.lang, row.period, currency)}</td>
+<td class="num" data-closing="${decimalText(row.opening + row.period, currency)}">${money(ctx.lang, row.opening + row.period, currency)}</td></tr>`;
+    })}</tbody></table></div>`;
+    const capped =
+      count > entries.length ? html`<p class="warning">${t('capped', { shown: entries.length, count })}</p>` : '';
     const rows =
       entries.length === 0
         ? html`<p>${t('noEntries')}</p>`
-        : html`${count > entries.length ? html`<p class="warning">${t('capped', { shown: entries.length, count })}</p>` : ''}<div class="table" tabindex="0"><table><caption class="muted">${t('entriesCaption')}</caption>
-<thead><tr><th>${t('time')}</th><th>${t('journalKind')}</th><th>${t('orderId')}</th><th>${t('account')}</th><th class="num">${t('amount')}</th><th>${t('memo')}</th></tr></thead>
+        : html`${capped}<div class="table" tabindex="0"><table><caption class="muted">${t('entriesCaption')}</caption>
+<thead><tr><th>${t('time')}</th><th>${t('journalKind')}</th><th>${t('orderId')}</th><th>${t('account')}</th><th
+class="num">${t('amount')}</th><th>${t('memo')}</th></tr></thead>
 <tbody>${entries.map((e) => entryRow(ctx, t, e))}</tbody></table></div>`;
     statement = html`${summary}${rows}`;
   }
+  const formHtml = statementFormHtml(t, ctx.lang, form, currencies, errors);
   return ctx.page(reply, {
     status: errors.length > 0 ? 400 : 200,
     title: t('title'),
     section: 'balances',
     body: html`<h1>${t('title')}</h1>${balanceCards(ctx, t, balances)}
-<div class="panel"><h2>${t('statement')}</h2>${errorSummary(ctx.lang, errors)}<p class="muted">${t('statementLead')}</p>${statementFormHtml(t, ctx.lang, form, currencies, errors)}${statement}</div>`,
+<div class="panel"><h2>${t('statement')}</h2>${errorSummary(ctx.lang, errors)}<p class="muted">${t('statementLead')}</p>${formHtml}${statement}</div>`,
   });
 }
 
@@ -236,7 +197,7 @@ async function statementCsv(
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<FastifyReply> {
-  const t = translate(TEXTS, ctx.lang);
+  const t = translator('console.balances', ctx.lang);
   const db = deps.store.read;
   const form: StatementForm = {
     currency: queryParam(request, 'currency'),

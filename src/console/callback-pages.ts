@@ -27,7 +27,8 @@ import {
   textField,
   type FieldError,
 } from './forms.js';
-import { consoleTexts, dateTime, translate, type Translator } from './i18n.js';
+import { translator, type Translator, type MessageKey, type PlainKey } from '../i18n/messages.js';
+import { dateTime } from './i18n.js';
 import type { ConsoleServices } from './plugin.js';
 import { merchantOrder } from './queries.js';
 import { formOf, queryParam, seeOther, type ConsoleContext, type ConsoleRouter } from './router.js';
@@ -41,243 +42,7 @@ const EXCERPT_CHARS = 120;
 /** Events without a target listed under the log. */
 const NO_TARGET_SHOWN = 10;
 
-const TEXTS = consoleTexts('callbacks', {
-  title: ['Callbacks', 'Callbacks', 'Callbacks'],
-  // Unified address
-  addressTitle: ['Unified callback address', 'Endereço unificado de callback', 'Dirección unificada de callback'],
-  addressLead: [
-    'Cashgate sends an order’s result to this address when the order becomes final. An order created with its own notifyUrl always goes to that notifyUrl instead: the order’s notifyUrl has priority.',
-    'A Cashgate envia o resultado de um pedido para este endereço quando o pedido se torna final. Um pedido criado com o seu próprio notifyUrl vai sempre para esse notifyUrl: o notifyUrl do pedido tem prioridade.',
-    'Cashgate envía el resultado de un pedido a esta dirección cuando el pedido pasa a ser final. Un pedido creado con su propio notifyUrl va siempre a ese notifyUrl: el notifyUrl del pedido tiene prioridad.',
-  ],
-  addressLabel: ['Callback address (URL)', 'Endereço de callback (URL)', 'Dirección de callback (URL)'],
-  addressHint: [
-    'An http:// or https:// address, at most 2048 characters. Leave it empty to remove the address.',
-    'Um endereço http:// ou https://, com no máximo 2048 caracteres. Deixe vazio para remover o endereço.',
-    'Una dirección http:// o https://, de 2048 caracteres como máximo. Déjala vacía para quitar la dirección.',
-  ],
-  addressBad: [
-    'Callback address: enter an http:// or https:// URL of at most 2048 characters.',
-    'Endereço de callback: informe uma URL http:// ou https:// com no máximo 2048 caracteres.',
-    'Dirección de callback: introduce una URL http:// o https:// de 2048 caracteres como máximo.',
-  ],
-  addressSave: ['Save address', 'Salvar endereço', 'Guardar dirección'],
-  addressSet: [
-    'The unified callback address was saved.',
-    'O endereço unificado de callback foi salvo.',
-    'Se guardó la dirección unificada de callback.',
-  ],
-  addressCleared: [
-    'The unified callback address was removed. Orders without a notifyUrl get no callback now.',
-    'O endereço unificado de callback foi removido. Pedidos sem notifyUrl agora não recebem callback.',
-    'Se quitó la dirección unificada de callback. Los pedidos sin notifyUrl ya no reciben callback.',
-  ],
-  current: ['Current address', 'Endereço atual', 'Dirección actual'],
-  notSet: ['not set', 'não definido', 'no definida'],
-  // Test callback
-  testTitle: ['Send a test callback', 'Enviar um callback de teste', 'Enviar un callback de prueba'],
-  testLead: [
-    'Sends a signed test callback now and shows what your endpoint answered. Its body says notifyType "test"; it carries no amount or status. Answer HTTP 200 to acknowledge it.',
-    'Envia agora um callback de teste assinado e mostra o que o seu endpoint respondeu. O corpo diz notifyType "test"; não traz valor nem status. Responda HTTP 200 para confirmá-lo.',
-    'Envía ahora un callback de prueba firmado y muestra lo que respondió tu endpoint. Su cuerpo dice notifyType "test"; no lleva importe ni estado. Responde HTTP 200 para confirmarlo.',
-  ],
-  testUrl: ['Send to (URL)', 'Enviar para (URL)', 'Enviar a (URL)'],
-  testUrlHint: [
-    'Leave empty to use the unified callback address.',
-    'Deixe vazio para usar o endereço unificado de callback.',
-    'Déjalo vacío para usar la dirección unificada de callback.',
-  ],
-  testUrlBad: [
-    'Send to: enter an http:// or https:// URL of at most 2048 characters, or leave it empty.',
-    'Enviar para: informe uma URL http:// ou https:// com no máximo 2048 caracteres, ou deixe vazio.',
-    'Enviar a: introduce una URL http:// o https:// de 2048 caracteres como máximo, o déjalo vacío.',
-  ],
-  testSend: ['Send test callback', 'Enviar callback de teste', 'Enviar callback de prueba'],
-  noKey: [
-    'There is no active API key to sign callbacks with (a new or enabled key counts once its activation delay is over). Create or enable a key first:',
-    'Não há chave de API ativa para assinar callbacks (uma chave nova ou reativada conta quando o atraso de ativação termina). Crie ou ative uma chave primeiro:',
-    'No hay ninguna clave de API activa para firmar callbacks (una clave nueva o reactivada cuenta cuando termina su retraso de activación). Crea o activa una clave primero:',
-  ],
-  keysLink: ['API keys', 'Chaves de API', 'Claves de API'],
-  noTargetTest: [
-    'Nothing was sent: there is no unified callback address and no address was entered.',
-    'Nada foi enviado: não há endereço unificado de callback e nenhum endereço foi informado.',
-    'No se envió nada: no hay dirección unificada de callback y no se introdujo ninguna dirección.',
-  ],
-  notSentNow: [
-    'The test callback was queued but not sent yet; its attempt will appear in the log below.',
-    'O callback de teste foi enfileirado mas ainda não foi enviado; a tentativa aparecerá no log abaixo.',
-    'El callback de prueba quedó en cola pero aún no se envió; su intento aparecerá en el registro de abajo.',
-  ],
-  resultTitle: ['Result', 'Resultado', 'Resultado'],
-  target: ['Target URL', 'URL de destino', 'URL de destino'],
-  httpStatus: ['HTTP status', 'Status HTTP', 'Estado HTTP'],
-  latency: ['Latency', 'Latência', 'Latencia'],
-  latencyMs: ['{ms} ms', '{ms} ms', '{ms} ms'],
-  outcome: ['Outcome', 'Resultado', 'Resultado'],
-  error: ['Error', 'Erro', 'Error'],
-  response: ['Response', 'Resposta', 'Respuesta'],
-  responseFull: [
-    'Whole response (first 4 KB)',
-    'Resposta inteira (primeiros 4 KB)',
-    'Respuesta completa (primeros 4 KB)',
-  ],
-  notifyId: ['notify_id', 'notify_id', 'notify_id'],
-  body: ['Body sent', 'Corpo enviado', 'Cuerpo enviado'],
-  signedWith: [
-    'Sent as JSON with the headers access_key ({key}), timestamp, nonce, sign and notify_id. The sign is HMAC-SHA1 over the body’s members plus access_key, timestamp and nonce, with the secret of the key {key}; each attempt has its own timestamp and nonce.',
-    'Enviado como JSON com os cabeçalhos access_key ({key}), timestamp, nonce, sign e notify_id. O sign é HMAC-SHA1 sobre os membros do corpo mais access_key, timestamp e nonce, com o segredo da chave {key}; cada tentativa tem o seu próprio timestamp e nonce.',
-    'Enviado como JSON con las cabeceras access_key ({key}), timestamp, nonce, sign y notify_id. El sign es HMAC-SHA1 sobre los miembros del cuerpo más access_key, timestamp y nonce, con el secreto de la clave {key}; cada intento tiene su propio timestamp y nonce.',
-  ],
-  none: ['—', '—', '—'],
-  // Outcomes and states
-  delivered: ['delivered', 'entregue', 'entregado'],
-  failed: ['failed', 'falhou', 'fallido'],
-  refused: ['refused', 'recusado', 'rechazado'],
-  interrupted: ['interrupted', 'interrompido', 'interrumpido'],
-  pending: ['pending', 'pendente', 'pendiente'],
-  delivering: ['delivering', 'entregando', 'entregando'],
-  no_target: ['no address', 'sem endereço', 'sin dirección'],
-  automatic: ['automatic', 'automático', 'automático'],
-  manual: ['manual', 'manual', 'manual'],
-  test: ['test', 'teste', 'prueba'],
-  // Log
-  logTitle: ['Callback log', 'Log de callbacks', 'Registro de callbacks'],
-  logLead: [
-    'Every delivery attempt of your callbacks, newest first, {n} per page. Times are UTC.',
-    'Todas as tentativas de entrega dos seus callbacks, das mais novas para as mais antigas, {n} por página. Horários em UTC.',
-    'Todos los intentos de entrega de tus callbacks, del más reciente al más antiguo, {n} por página. Horas en UTC.',
-  ],
-  failedOnly: ['Failed only', 'Só as falhas', 'Solo fallidos'],
-  orderId: ['Order ID', 'ID do pedido', 'ID de pedido'],
-  externalOrderId: ['External order ID', 'ID externo do pedido', 'ID externo del pedido'],
-  event: ['Event', 'Evento', 'Evento'],
-  anyEvent: ['Any event', 'Qualquer evento', 'Cualquier evento'],
-  eventPayment: ['Payment (collections, cashier)', 'Pagamento (recebimentos, caixa)', 'Pago (cobros, caja)'],
-  eventTransfer: ['Transfer', 'Transferência', 'Transferencia'],
-  eventExchange: ['Exchange', 'Câmbio', 'Cambio'],
-  eventTest: ['Test callback', 'Callback de teste', 'Callback de prueba'],
-  eventBad: [
-    'Event: choose one of the listed events.',
-    'Evento: escolha um dos eventos da lista.',
-    'Evento: elige uno de los eventos de la lista.',
-  ],
-  nextRetry: ['next retry at {time}', 'próxima tentativa em {time}', 'próximo reintento el {time}'],
-  bulkNoneDays: [
-    'Nothing was re-triggered: no callback failed for good (retries exhausted) in the UTC days from {from} to {to}.',
-    'Nada foi disparado de novo: nenhum callback falhou de vez (tentativas esgotadas) nos dias UTC de {from} a {to}.',
-    'No se volvió a disparar nada: ningún callback falló definitivamente (reintentos agotados) en los días UTC del {from} al {to}.',
-  ],
-  bulkNoneExternal: [
-    'Nothing was re-triggered: callbacks failed for good in the UTC days from {from} to {to}, but none for the external order ID “{external}”.',
-    'Nada foi disparado de novo: houve callbacks que falharam de vez nos dias UTC de {from} a {to}, mas nenhum do ID externo “{external}”.',
-    'No se volvió a disparar nada: hubo callbacks fallidos definitivamente en los días UTC del {from} al {to}, pero ninguno del ID externo «{external}».',
-  ],
-  bulkNoneEvent: [
-    'Nothing was re-triggered: callbacks failed for good in the UTC days from {from} to {to}{external}, but none of the event “{event}”.',
-    'Nada foi disparado de novo: houve callbacks que falharam de vez nos dias UTC de {from} a {to}{external}, mas nenhum do evento “{event}”.',
-    'No se volvió a disparar nada: hubo callbacks fallidos definitivamente en los días UTC del {from} al {to}{external}, pero ninguno del evento «{event}».',
-  ],
-  bulkForExternal: [
-    ' for the external order ID “{external}”',
-    ' do ID externo “{external}”',
-    ' del ID externo «{external}»',
-  ],
-  bulkNoneResent: [
-    'Nothing was re-triggered: {n} callback(s) failed for good in the UTC days from {from} to {to} under these filters, but each of those orders had a callback delivered or under way since.',
-    'Nada foi disparado de novo: {n} callback(s) falharam de vez nos dias UTC de {from} a {to} com estes filtros, mas cada um desses pedidos teve depois um callback entregue ou em andamento.',
-    'No se volvió a disparar nada: {n} callback(s) fallaron definitivamente en los días UTC del {from} al {to} con estos filtros, pero cada uno de esos pedidos tuvo después un callback entregado o en curso.',
-  ],
-  bulkFiltersHint: [
-    'Optional: narrow it to one external order ID or one event.',
-    'Opcional: restrinja a um ID externo de pedido ou a um evento.',
-    'Opcional: restríngelo a un ID externo de pedido o a un evento.',
-  ],
-  filter: ['Filter', 'Filtrar', 'Filtrar'],
-  clear: ['Clear filters', 'Limpar filtros', 'Quitar filtros'],
-  time: ['Time', 'Horário', 'Hora'],
-  trigger: ['Trigger', 'Disparo', 'Disparo'],
-  attemptNo: ['Attempt', 'Tentativa', 'Intento'],
-  url: ['URL', 'URL', 'URL'],
-  status: ['HTTP', 'HTTP', 'HTTP'],
-  latencyCol: ['ms', 'ms', 'ms'],
-  noAttempts: [
-    'No callback attempts match.',
-    'Nenhuma tentativa de callback corresponde.',
-    'Ningún intento de callback coincide.',
-  ],
-  older: ['Older attempts', 'Tentativas mais antigas', 'Intentos más antiguos'],
-  newest: ['Newest attempts', 'Tentativas mais recentes', 'Intentos más recientes'],
-  testCallback: ['test callback', 'callback de teste', 'callback de prueba'],
-  noTargetNote: [
-    '{count} callback(s) in this view had no address (no notifyUrl on the order and no unified address) and were not sent. Set the unified address, then re-trigger them from the order.',
-    '{count} callback(s) nesta visão não tinham endereço (sem notifyUrl no pedido e sem endereço unificado) e não foram enviados. Defina o endereço unificado e depois dispare-os de novo a partir do pedido.',
-    '{count} callback(s) en esta vista no tenían dirección (sin notifyUrl en el pedido y sin dirección unificada) y no se enviaron. Define la dirección unificada y luego vuelve a dispararlos desde el pedido.',
-  ],
-  noTargetLatest: ['Newest without an address', 'Mais recentes sem endereço', 'Más recientes sin dirección'],
-  created: ['Created', 'Criado', 'Creado'],
-  // Bulk re-trigger
-  bulkTitle: [
-    'Re-trigger failed callbacks',
-    'Disparar de novo callbacks que falharam',
-    'Volver a disparar callbacks fallidos',
-  ],
-  bulkLead: [
-    'Sends again, with each order’s current status, every callback that failed for good (retries exhausted) in these UTC days, one per order. Orders whose callback was delivered or is under way since are skipped. At most {cap} orders per submission: submit again for the rest.',
-    'Envia de novo, com o status atual de cada pedido, todo callback que falhou de vez (tentativas esgotadas) nestes dias UTC, um por pedido. Pedidos cujo callback foi entregue ou está em andamento desde então são ignorados. No máximo {cap} pedidos por envio: envie de novo para o restante.',
-    'Vuelve a enviar, con el estado actual de cada pedido, todo callback que falló definitivamente (reintentos agotados) en estos días UTC, uno por pedido. Se omiten los pedidos cuyo callback se entregó o está en curso desde entonces. Como máximo {cap} pedidos por envío: vuelve a enviar para el resto.',
-  ],
-  bulkSend: ['Re-trigger failed callbacks', 'Disparar de novo os que falharam', 'Volver a disparar los fallidos'],
-  bulkConfirm: [
-    'Send the failed callbacks of these days again, with each order’s current status?',
-    'Enviar de novo os callbacks que falharam nestes dias, com o status atual de cada pedido?',
-    '¿Volver a enviar los callbacks fallidos de estos días, con el estado actual de cada pedido?',
-  ],
-  bulkDone: [
-    '{n} callbacks re-triggered. They are being delivered now; follow them in the log.',
-    '{n} callbacks disparados de novo. Estão sendo entregues agora; acompanhe no log.',
-    '{n} callbacks disparados de nuevo. Se están entregando ahora; síguelos en el registro.',
-  ],
-  bulkCapped: [
-    'The limit of {cap} per submission was reached: submit again to re-trigger the rest.',
-    'O limite de {cap} por envio foi atingido: envie de novo para disparar o restante.',
-    'Se alcanzó el límite de {cap} por envío: vuelve a enviar para disparar el resto.',
-  ],
-  // Order panel
-  orderTitle: ['Callbacks', 'Callbacks', 'Callbacks'],
-  events: ['Callback events', 'Eventos de callback', 'Eventos de callback'],
-  attempts: ['Delivery attempts', 'Tentativas de entrega', 'Intentos de entrega'],
-  state: ['State', 'Estado', 'Estado'],
-  attemptsCount: ['Attempts', 'Tentativas', 'Intentos'],
-  noEvents: [
-    'No callback was sent for this order yet: Cashgate sends one when the order becomes final.',
-    'Nenhum callback foi enviado para este pedido ainda: a Cashgate envia um quando o pedido se torna final.',
-    'Aún no se envió ningún callback para este pedido: Cashgate envía uno cuando el pedido pasa a ser final.',
-  ],
-  noOrderAttempts: [
-    'No delivery attempt yet.',
-    'Nenhuma tentativa de entrega ainda.',
-    'Ningún intento de entrega todavía.',
-  ],
-  retrigger: ['Re-trigger callback now', 'Disparar o callback agora', 'Volver a disparar el callback ahora'],
-  retriggerLead: [
-    'Sends the callback again now, with the order’s current status and the notify_id of its latest callback (so your system can drop duplicates). One attempt, not retried.',
-    'Envia o callback de novo agora, com o status atual do pedido e o notify_id do seu último callback (para o seu sistema descartar duplicatas). Uma tentativa, sem novas tentativas.',
-    'Vuelve a enviar el callback ahora, con el estado actual del pedido y el notify_id de su último callback (para que tu sistema descarte duplicados). Un intento, sin reintentos.',
-  ],
-  notFinalWarning: [
-    'This order is not final yet. Re-triggering its callback is discouraged: the payload shows the current status, not a final one. Cashgate still sends a callback when the order becomes final.',
-    'Este pedido ainda não é final. Disparar o callback de novo não é recomendado: o payload mostra o status atual, não um final. A Cashgate ainda envia um callback quando o pedido se tornar final.',
-    'Este pedido aún no es final. No se recomienda volver a disparar su callback: el payload muestra el estado actual, no uno final. Cashgate igualmente envía un callback cuando el pedido pase a ser final.',
-  ],
-  notFinalConfirm: [
-    'This order is not final: the callback will show its current status. Send it anyway?',
-    'Este pedido não é final: o callback mostrará o status atual. Enviar mesmo assim?',
-    'Este pedido no es final: el callback mostrará su estado actual. ¿Enviarlo de todos modos?',
-  ],
-});
-
-type T = Translator<keyof typeof TEXTS>;
+type T = Translator<'console.callbacks'>;
 
 /** The callback events merchants filter by (the spec's event kinds), as the order kinds that send them. */
 const EVENTS = {
@@ -285,7 +50,7 @@ const EVENTS = {
   transfer: { text: 'eventTransfer', kinds: ['ken.transfer', 'bra.transfer'] },
   exchange: { text: 'eventExchange', kinds: ['exchange.fiat_to_token', 'exchange.token_to_fiat'] },
   test: { text: 'eventTest', kinds: [TEST_CALLBACK_KIND] },
-} as const satisfies Record<string, { text: keyof typeof TEXTS; kinds: readonly string[] }>;
+} as const satisfies Record<string, { text: MessageKey<'console.callbacks'>; kinds: readonly string[] }>;
 type EventName = keyof typeof EVENTS;
 
 function isEventName(value: string): value is EventName {
@@ -294,7 +59,9 @@ function isEventName(value: string): value is EventName {
 
 /** The event filter's select. */
 function eventSelect(t: T, name: string, value: string, error: FieldError | undefined): Html {
-  return html`<label for="${name}">${t('event')}</label>${error !== undefined ? html`<p class="error" id="${name}-error">${error.message}</p>` : ''}<select id="${name}" name="${name}"${
+  return html`<label for="${name}">${t('event')}</label>${
+    error !== undefined ? html`<p class="error" id="${name}-error">${error.message}</p>` : ''
+  }<select id="${name}" name="${name}"${
     error !== undefined ? html` aria-invalid="true" aria-describedby="${name}-error"` : ''
   }><option value="">${t('anyEvent')}</option>${(Object.keys(EVENTS) as EventName[]).map(
     (e) => html`<option value="${e}"${e === value ? html` selected` : ''}>${t(EVENTS[e].text)}</option>`,
@@ -334,7 +101,7 @@ const OUTCOME_TONE: Record<string, Tone> = {
 };
 
 function outcomeBadge(t: T, outcome: string): Html {
-  const known = outcome in OUTCOME_TONE ? (outcome as keyof typeof TEXTS) : undefined;
+  const known = outcome in OUTCOME_TONE ? (outcome as PlainKey<'console.callbacks'>) : undefined;
   return badge(known === undefined ? outcome : t(known), OUTCOME_TONE[outcome] ?? 'plain');
 }
 
@@ -416,7 +183,7 @@ async function callbacksPage(
   reply: FastifyReply,
   input: PageInput = {},
 ): Promise<FastifyReply> {
-  const t = translate(TEXTS, ctx.lang);
+  const t = translator('console.callbacks', ctx.lang);
   const errors = [...(input.errors ?? [])];
   const merchant = await deps.merchants.getMerchant(ctx.merchantId);
   const query = logQueryOf(request);
@@ -448,7 +215,8 @@ async function callbacksPage(
         a.order_kind === TEST_CALLBACK_KIND
           ? html`<code>${a.order_id}</code> <span class="muted">(${t('testCallback')})</span>`
           : html`<a href="/console/orders/${encodeURIComponent(a.order_id)}"><code>${a.order_id}</code></a>`
-      }</td><td>${triggerText(t, a.trigger, a.order_kind)}</td><td class="num">${a.attempt_no}</td><td><code>${redactUrl(a.url) ?? ''}</code></td><td class="num">${
+      }</td><td>${triggerText(t, a.trigger, a.order_kind)}</td><td
+class="num">${a.attempt_no}</td><td><code>${redactUrl(a.url) ?? ''}</code></td><td class="num">${
         a.http_status ?? t('none')
       }</td><td class="num">${a.latency_ms}</td><td>${outcomeBadge(t, a.outcome)}${nextRetry(
         t,
@@ -461,15 +229,49 @@ async function callbacksPage(
       )}</td></tr>`,
   );
 
+  const addressField = textField({
+    name: 'url',
+    label: t('addressLabel'),
+    type: 'url',
+    value: input.addressValue ?? merchant.callbackUrl ?? '',
+    hint: t('addressHint'),
+    maxlength: 2048,
+    errors: fieldErrors,
+  });
+  const testUrlField = textField({
+    name: 'test-url',
+    label: t('testUrl'),
+    type: 'url',
+    value: input.testUrlValue ?? '',
+    hint: t('testUrlHint'),
+    maxlength: 2048,
+    errors: fieldErrors,
+  });
+  const bulkFromField = textField({
+    name: 'retrigger-from',
+    label: dayRangeLabels(ctx.lang).from,
+    type: 'date',
+    value: input.bulkFrom ?? '',
+    required: true,
+    errors: fieldErrors,
+  });
+  const bulkToField = textField({
+    name: 'retrigger-to',
+    label: dayRangeLabels(ctx.lang).to,
+    type: 'date',
+    value: input.bulkTo ?? '',
+    required: true,
+    errors: fieldErrors,
+  });
   const body = html`<h1>${t('title')}</h1>${input.done ?? ''}${errorSummary(ctx.lang, fieldErrors)}
 <section class="panel" id="address"><h2>${t('addressTitle')}</h2><p>${t('addressLead')}</p>
 <dl><dt>${t('current')}</dt><dd>${merchant.callbackUrl === null ? t('notSet') : html`<code>${redactUrl(merchant.callbackUrl)}</code>`}</dd></dl>
 <form method="post" action="/console/callbacks/address" novalidate>${ctx.csrf}
-${textField({ name: 'url', label: t('addressLabel'), type: 'url', value: input.addressValue ?? merchant.callbackUrl ?? '', hint: t('addressHint'), maxlength: 2048, errors: fieldErrors })}
+${addressField}
 <button type="submit">${t('addressSave')}</button></form></section>
 <section class="panel" id="test"><h2>${t('testTitle')}</h2><p>${t('testLead')}</p>
 <form method="post" action="/console/callbacks/test#test" novalidate>${ctx.csrf}
-${textField({ name: 'test-url', label: t('testUrl'), type: 'url', value: input.testUrlValue ?? '', hint: t('testUrlHint'), maxlength: 2048, errors: fieldErrors })}
+${testUrlField}
 <button type="submit">${t('testSend')}</button></form>${input.testResult ?? ''}</section>
 <section class="panel" id="log"><h2>${t('logTitle')}</h2><p class="muted">${t('logLead', { n: LOG_PAGE_SIZE })}</p>
 <form method="get" action="/console/callbacks" class="filters">
@@ -482,7 +284,8 @@ ${textField({ name: 'test-url', label: t('testUrl'), type: 'url', value: input.t
 <div><button type="submit">${t('filter')}</button><a class="button secondary" href="/console/callbacks#log">${t('clear')}</a></div></form>
 ${
   noTarget.count > 0
-    ? html`<div class="warning" id="no-target"><p>${t('noTargetNote', { count: noTarget.count })}</p><details><summary>${t('noTargetLatest')}</summary><div class="table" tabindex="0"><table><thead><tr><th>${t('created')}</th><th>${t('orderId')}</th><th>${t('trigger')}</th></tr></thead><tbody>${noTarget.rows.map(
+    ? html`<div class="warning" id="no-target"><p>${t('noTargetNote', { count: noTarget.count })}</p><details><summary>${t('noTargetLatest')}</summary><div
+class="table" tabindex="0"><table><thead><tr><th>${t('created')}</th><th>${t('orderId')}</th><th>${t('trigger')}</th></tr></thead><tbody>${noTarget.rows.map(
         (e) =>
           html`<tr><td>${dateTime(ctx.lang, e.created_at)}</td><td>${
             e.order_kind === TEST_CALLBACK_KIND
@@ -495,9 +298,10 @@ ${
 ${
   page.length === 0
     ? html`<p>${t('noAttempts')}</p>`
-    : html`<div class="table" tabindex="0"><table><thead><tr><th>${t('time')}</th><th>${t('orderId')}</th><th>${t('trigger')}</th><th class="num">${t('attemptNo')}</th><th>${t('url')}</th><th class="num">${t(
-        'status',
-      )}</th><th class="num">${t('latencyCol')}</th><th>${t('outcome')}</th><th>${t('response')}</th></tr></thead><tbody>${logRows}</tbody></table></div>`
+    : html`<div class="table"
+tabindex="0"><table><thead><tr><th>${t('time')}</th><th>${t('orderId')}</th><th>${t('trigger')}</th><th
+class="num">${t('attemptNo')}</th><th>${t('url')}</th><th class="num">${t('status')}</th><th
+class="num">${t('latencyCol')}</th><th>${t('outcome')}</th><th>${t('response')}</th></tr></thead><tbody>${logRows}</tbody></table></div>`
 }
 <p class="pager">${query.before !== '' ? html`<a href="${logLink(query)}">${t('newest')}</a>` : ''}${
     more && last !== undefined
@@ -506,8 +310,8 @@ ${
   }</p></section>
 <section class="panel" id="retrigger"><h2>${t('bulkTitle')}</h2><p>${t('bulkLead', { cap: RETRIGGER_CAP })}</p>
 <form method="post" action="/console/callbacks/retrigger-failed" data-confirm="${t('bulkConfirm')}" novalidate>${ctx.csrf}<div class="filters">
-<div>${textField({ name: 'retrigger-from', label: dayRangeLabels(ctx.lang).from, type: 'date', value: input.bulkFrom ?? '', required: true, errors: fieldErrors })}</div>
-<div>${textField({ name: 'retrigger-to', label: dayRangeLabels(ctx.lang).to, type: 'date', value: input.bulkTo ?? '', required: true, errors: fieldErrors })}</div></div>
+<div>${bulkFromField}</div>
+<div>${bulkToField}</div></div>
 <p class="muted">${t('bulkFiltersHint')}</p><div class="filters">
 <div>${textField({ name: 'retrigger-external', label: t('externalOrderId'), value: input.bulkExternal ?? '', maxlength: 64, errors: fieldErrors })}</div>
 <div>${eventSelect(
@@ -552,7 +356,8 @@ function testResultHtml(
   event: CallbackEventView,
   attempt: CallbackAttemptView | undefined,
 ): Html {
-  const sent = html`<dt>${t('notifyId')}</dt><dd><code>${event.notifyId}</code></dd><dt>${t('body')}</dt><dd><pre>${JSON.stringify(event.payload, null, 2)}</pre>
+  const payload = JSON.stringify(event.payload, null, 2);
+  const sent = html`<dt>${t('notifyId')}</dt><dd><code>${event.notifyId}</code></dd><dt>${t('body')}</dt><dd><pre>${payload}</pre>
 <p class="muted">${t('signedWith', { key: event.accessKey })}</p></dd>`;
   if (event.state === 'no_target') {
     return html`<div class="warning" role="status" id="test-result"><p>${t('noTargetTest')}</p></div>`;
@@ -560,6 +365,10 @@ function testResultHtml(
   if (attempt === undefined) {
     return html`<div class="warning" role="status" id="test-result"><p>${t('notSentNow')}</p><dl>${sent}</dl></div>`;
   }
+  const response =
+    attempt.responseExcerpt === null || attempt.responseExcerpt === ''
+      ? t('none')
+      : html`<pre>${attempt.responseExcerpt}</pre>`;
   return html`<div id="test-result" role="status"><h3>${t('resultTitle')}</h3><dl>
 <dt>${t('outcome')}</dt><dd>${outcomeBadge(t, attempt.outcome)}</dd>
 <dt>${t('target')}</dt><dd><code>${attempt.url}</code></dd>
@@ -567,13 +376,13 @@ function testResultHtml(
 <dt>${t('latency')}</dt><dd>${t('latencyMs', { ms: attempt.latencyMs })}</dd>
 <dt>${t('time')}</dt><dd>${dateTime(ctx.lang, attempt.startedAt)}</dd>
 <dt>${t('error')}</dt><dd>${attempt.error ?? t('none')}</dd>
-<dt>${t('response')}</dt><dd>${attempt.responseExcerpt === null || attempt.responseExcerpt === '' ? t('none') : html`<pre>${attempt.responseExcerpt}</pre>`}</dd>
+<dt>${t('response')}</dt><dd>${response}</dd>
 ${sent}</dl></div>`;
 }
 
 export function registerCallbackPages(router: ConsoleRouter, deps: ConsoleServices): void {
   router.get('/console/callbacks', async (ctx, request, reply) => {
-    const t = translate(TEXTS, ctx.lang);
+    const t = translator('console.callbacks', ctx.lang);
     const done = queryParam(request, 'done');
     const count = Number(queryParam(request, 'count'));
     const message =
@@ -598,7 +407,7 @@ export function registerCallbackPages(router: ConsoleRouter, deps: ConsoleServic
   });
 
   router.post('/console/callbacks/address', async (ctx, request, reply) => {
-    const t = translate(TEXTS, ctx.lang);
+    const t = translator('console.callbacks', ctx.lang);
     const raw = formOf(request).get('url') ?? '';
     const url = raw.trim();
     if (url !== '' && !isCallbackUrl(url)) {
@@ -613,7 +422,7 @@ export function registerCallbackPages(router: ConsoleRouter, deps: ConsoleServic
   });
 
   router.post('/console/callbacks/test', async (ctx, request, reply) => {
-    const t = translate(TEXTS, ctx.lang);
+    const t = translator('console.callbacks', ctx.lang);
     const raw = formOf(request).get('test-url') ?? '';
     const url = raw.trim();
     if (url !== '' && !isCallbackUrl(url)) {
@@ -642,7 +451,7 @@ export function registerCallbackPages(router: ConsoleRouter, deps: ConsoleServic
   });
 
   router.post('/console/callbacks/retrigger-failed', async (ctx, request, reply) => {
-    const t = translate(TEXTS, ctx.lang);
+    const t = translator('console.callbacks', ctx.lang);
     const form = formOf(request);
     const from = (form.get('retrigger-from') ?? '').trim().slice(0, 10);
     const to = (form.get('retrigger-to') ?? '').trim().slice(0, 10);
@@ -717,33 +526,33 @@ export async function orderCallbacksPanel(
   deps: ConsoleServices,
   order: { orderId: string; final: boolean },
 ): Promise<Html> {
-  const t = translate(TEXTS, ctx.lang);
+  const t = translator('console.callbacks', ctx.lang);
   const history = await deps.callbacks.outbox.history(order.orderId);
   const events = history.events;
   const attempts = [...history.attempts].reverse();
   const eventTable =
     events.length === 0
       ? html`<p>${t('noEvents')}</p>`
-      : html`<h3>${t('events')}</h3><div class="table" tabindex="0"><table><thead><tr><th>${t('created')}</th><th>${t('notifyId')}</th><th>${t('trigger')}</th><th>${t('state')}</th><th>${t('target')}</th><th class="num">${t(
-          'attemptsCount',
-        )}</th></tr></thead><tbody>${[...events]
-          .reverse()
-          .map(
-            (e) =>
-              html`<tr><td>${dateTime(ctx.lang, e.createdAt)}</td><td><code>${e.notifyId}</code></td><td>${t(e.trigger)}</td><td>${outcomeBadge(t, e.state)}</td><td>${
-                e.targetUrl === null ? t('none') : html`<code>${e.targetUrl}</code>`
-              }</td><td class="num">${e.attempts}</td></tr>`,
-          )}</tbody></table></div>`;
+      : html`<h3>${t('events')}</h3><div class="table"
+tabindex="0"><table><thead><tr><th>${t('created')}</th><th>${t('notifyId')}</th><th>${t('trigger')}</th><th>${t('state')}</th><th>${t('target')}</th><th
+class="num">${t('attemptsCount')}</th></tr></thead><tbody>${[...events].reverse().map((e) => {
+          const created = dateTime(ctx.lang, e.createdAt);
+          const state = outcomeBadge(t, e.state);
+          const target = e.targetUrl === null ? t('none') : html`<code>${e.targetUrl}</code>`;
+          return html`<tr><td>${created}</td><td><code>${e.notifyId}</code></td><td>${t(e.trigger)}</td><td>${state}</td><td>${target}</td><td
+class="num">${e.attempts}</td></tr>`;
+        })}</tbody></table></div>`;
   const attemptTable =
     events.length === 0
       ? html``
       : attempts.length === 0
         ? html`<p class="muted">${t('noOrderAttempts')}</p>`
-        : html`<h3>${t('attempts')}</h3><div class="table" tabindex="0"><table><thead><tr><th>${t('time')}</th><th>${t('trigger')}</th><th class="num">${t('attemptNo')}</th><th>${t('url')}</th><th class="num">${t(
-            'status',
-          )}</th><th class="num">${t('latencyCol')}</th><th>${t('outcome')}</th><th>${t('response')}</th></tr></thead><tbody>${attempts.map(
+        : html`<h3>${t('attempts')}</h3><div class="table"
+tabindex="0"><table><thead><tr><th>${t('time')}</th><th>${t('trigger')}</th><th class="num">${t('attemptNo')}</th><th>${t('url')}</th><th
+class="num">${t('status')}</th><th class="num">${t('latencyCol')}</th><th>${t('outcome')}</th><th>${t('response')}</th></tr></thead><tbody>${attempts.map(
             (a) =>
-              html`<tr><td>${dateTime(ctx.lang, a.startedAt)}</td><td>${t(a.trigger)}</td><td class="num">${a.attemptNo}</td><td><code>${a.url}</code></td><td class="num">${
+              html`<tr><td>${dateTime(ctx.lang, a.startedAt)}</td><td>${t(a.trigger)}</td><td class="num">${a.attemptNo}</td><td><code>${a.url}</code></td><td
+class="num">${
                 a.httpStatus ?? t('none')
               }</td><td class="num">${a.latencyMs}</td><td>${outcomeBadge(t, a.outcome)}${nextRetry(
                 t,
@@ -758,8 +567,9 @@ export async function orderCallbacksPanel(
   const action = `/console/orders/${encodeURIComponent(order.orderId)}/callbacks`;
   const form = order.final
     ? html`<form method="post" action="${action}">${ctx.csrf}<button type="submit">${t('retrigger')}</button></form>`
-    : html`<p class="warning" role="note">${t('notFinalWarning')}</p><form method="post" action="${action}" data-confirm="${t('notFinalConfirm')}">${ctx.csrf}<button type="submit" class="secondary">${t(
-        'retrigger',
-      )}</button></form>`;
-  return html`<section class="panel" id="callbacks"><h2>${t('orderTitle')}</h2>${eventTable}${attemptTable}<p class="muted">${t('retriggerLead')}</p>${form}</section>`;
+    : html`<p class="warning" role="note">${t('notFinalWarning')}</p><form method="post"
+action="${action}" data-confirm="${t('notFinalConfirm')}">${ctx.csrf}<button type="submit"
+class="secondary">${t('retrigger')}</button></form>`;
+  return html`<section class="panel" id="callbacks"><h2>${t('orderTitle')}</h2>${eventTable}${attemptTable}<p
+class="muted">${t('retriggerLead')}</p>${form}</section>`;
 }

@@ -1,33 +1,7 @@
 /** Pieces of markup the console's forms and pages share: fields tied to their errors, summaries, notices. */
 import { html, type Html } from '../http/html.js';
 import type { Language } from '../http/language.js';
-import { consoleTexts, translate } from './i18n.js';
-
-const DATE_TEXTS = consoleTexts('dates', {
-  from: ['From (UTC day)', 'De (dia UTC)', 'Desde (día UTC)'],
-  to: ['To (UTC day, included)', 'Até (dia UTC, incluído)', 'Hasta (día UTC, incluido)'],
-  dateBad: [
-    '{field}: enter a date as YYYY-MM-DD.',
-    '{field}: informe uma data no formato AAAA-MM-DD.',
-    '{field}: introduce una fecha con el formato AAAA-MM-DD.',
-  ],
-  dateRequired: [
-    '{field}: a date is required (YYYY-MM-DD).',
-    '{field}: a data é obrigatória (AAAA-MM-DD).',
-    '{field}: la fecha es obligatoria (AAAA-MM-DD).',
-  ],
-  dateOrder: [
-    '{field}: the day must not be before “{from}”.',
-    '{field}: o dia não pode ser anterior a “{from}”.',
-    '{field}: el día no puede ser anterior a «{from}».',
-  ],
-});
-
-const FORM_TEXTS = consoleTexts('forms', {
-  problem: ['There is a problem', 'Há um problema', 'Hay un problema'],
-  copy: ['Copy', 'Copiar', 'Copiar'],
-  copied: ['Copied', 'Copiado', 'Copiado'],
-});
+import { translator } from '../i18n/messages.js';
 
 /** A problem with one field of a form: shown in the summary (linked to the field) and beside the field. */
 export interface FieldError {
@@ -38,7 +12,7 @@ export interface FieldError {
 /** The list of a form's problems, focused by the page's script so a screen reader reads it first. */
 export function errorSummary(lang: Language, errors: readonly FieldError[]): Html {
   if (errors.length === 0) return html``;
-  return html`<div class="summary" role="alert" tabindex="-1"><p class="error">${translate(FORM_TEXTS, lang)('problem')}</p><ul>${errors.map(
+  return html`<div class="summary" role="alert" tabindex="-1"><p class="error">${translator('console.forms', lang)('problem')}</p><ul>${errors.map(
     (e) => html`<li><a href="#${e.field}">${e.message}</a></li>`,
   )}</ul></div>`;
 }
@@ -65,7 +39,9 @@ export function textField(input: FieldInput): Html {
   ]
     .filter((s) => s !== '')
     .join(' ');
-  return html`<label for="${input.name}">${input.label}</label>${input.hint !== undefined ? html`<p class="muted" id="${input.name}-hint">${input.hint}</p>` : ''}${
+  return html`<label for="${input.name}">${input.label}</label>${
+    input.hint !== undefined ? html`<p class="muted" id="${input.name}-hint">${input.hint}</p>` : ''
+  }${
     error !== undefined ? html`<p class="error" id="${input.name}-error">${error.message}</p>` : ''
   }<input type="${input.type ?? 'text'}" id="${input.name}" name="${input.name}" value="${input.value ?? ''}"${input.required === true ? html` required` : ''}${
     input.autocomplete !== undefined ? html` autocomplete="${input.autocomplete}"` : ''
@@ -92,7 +68,7 @@ export function badge(text: string, tone: 'ok' | 'bad' | 'wait' | 'plain' = 'pla
 
 /** A copy button for the element with id `target` (shown only when script runs). */
 export function copyButton(target: string, lang: Language): Html {
-  const t = translate(FORM_TEXTS, lang);
+  const t = translator('console.forms', lang);
   return html`<button type="button" class="secondary" data-copy="${target}" data-copied="${t('copied')}" hidden>${t('copy')}</button>`;
 }
 
@@ -107,7 +83,7 @@ export const DAY_MS = 86_400_000;
 
 /** The labels of a pair of date fields. */
 export function dayRangeLabels(lang: Language): { from: string; to: string } {
-  const t = translate(DATE_TEXTS, lang);
+  const t = translator('console.dates', lang);
   return { from: t('from'), to: t('to') };
 }
 
@@ -119,7 +95,7 @@ export function dayRange(
   lang: Language,
   input: { from: string; to: string; required: boolean; fromField?: string; toField?: string },
 ): { range?: { from?: number; until?: number }; errors: FieldError[] } {
-  const t = translate(DATE_TEXTS, lang);
+  const t = translator('console.dates', lang);
   const errors: FieldError[] = [];
   const read = (value: string, field: string, label: string): number | undefined => {
     if (value === '') {

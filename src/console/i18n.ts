@@ -1,37 +1,15 @@
 /**
- * The console's languages (the merchant API's: English, Brazilian Portuguese, Spanish). Each page
- * module owns its own table of texts, each text as [en, pt-BR, es]; `translate` fills `{name}`.
+ * The console's languages (the merchant API's: English, Brazilian Portuguese, Spanish), how a
+ * request picks one, and the amounts and times its pages write. The words are in the catalogs
+ * (`src/i18n/locales/`, namespaces `console.*`).
  */
 import { formatAmount } from '../cashier/i18n.js';
 import { isLanguage, LANGUAGES, rankedLanguageTags, type Language } from '../http/language.js';
+import { LOCALE_NAMES } from '../i18n/locales.js';
 import { CURRENCIES, formatMinor } from '../money.js';
 
 export const CONSOLE_LANGUAGES = LANGUAGES;
-export const CONSOLE_LANGUAGE_NAMES: Record<Language, string> = { en: 'English', 'pt-BR': 'Português', es: 'Español' };
-
-const INDEX: Record<Language, number> = { en: 0, 'pt-BR': 1, es: 2 };
-
-export type TextTable = Readonly<Record<string, readonly [string, string, string]>>;
-export type Params = Readonly<Record<string, string | number>>;
-export type Translator<K extends string> = (key: K, params?: Params) => string;
-
-/** The texts of one table in one language: `t('created', { key })`. */
-export function translate<T extends TextTable>(table: T, lang: Language): Translator<keyof T & string> {
-  const i = INDEX[lang];
-  return (key, params = {}) =>
-    (table[key]?.[i] ?? table[key]?.[0] ?? key).replace(/\{(\w+)\}/g, (whole, name: string) =>
-      Object.hasOwn(params, name) ? String(params[name]) : whole,
-    );
-}
-
-/** Every table registered by a page module, for the test that each text is translated. */
-export const ALL_CONSOLE_TEXTS: Record<string, TextTable> = {};
-
-/** Declares a module's table (once, at import) and returns it, typed. */
-export function consoleTexts<T extends TextTable>(module: string, table: T): T {
-  ALL_CONSOLE_TEXTS[module] = table;
-  return table;
-}
+export const CONSOLE_LANGUAGE_NAMES: Record<Language, string> = LOCALE_NAMES;
 
 /** `?lang=` when it names a console language, else the browser's first console language, else English. */
 export function languageOfRequest(query: unknown, acceptLanguage: string | undefined, fallback?: Language): Language {

@@ -7,22 +7,31 @@
 import type { FastifyReply } from 'fastify';
 import { escapeXml, html, pageHeaders, strictCsp, type Html } from '../http/html.js';
 import type { Language } from '../http/language.js';
-import { CONSOLE_LANGUAGE_NAMES, CONSOLE_LANGUAGES, consoleTexts, translate } from './i18n.js';
+import { translator } from '../i18n/messages.js';
+import { CONSOLE_LANGUAGE_NAMES, CONSOLE_LANGUAGES } from './i18n.js';
 
 const STYLE = `
 :root{color-scheme:light;--ink:#111827;--muted:#4b5563;--line:#d1d5db;--accent:#0b4f9c;--ok:#065f46;--bad:#991b1b;--warn:#78350f;--soft:#f3f4f6}
 *{box-sizing:border-box}[hidden]{display:none!important}
 body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);background:var(--soft)}
-header{background:#0f2742;color:#fff}header .bar{max-width:80rem;margin:0 auto;padding:.5rem 1rem;display:flex;flex-wrap:wrap;gap:.25rem 1rem;align-items:center}
+header{background:#0f2742;color:#fff}
+header .bar{max-width:80rem;margin:0 auto;padding:.5rem 1rem;display:flex;flex-wrap:wrap;gap:.25rem 1rem;align-items:center}
 header .brand{font-weight:700;color:#fff;text-decoration:none;margin-right:.5rem}
 header nav{display:flex;flex-wrap:wrap;gap:.15rem .25rem;flex:1}
 header nav a{color:#dbeafe;text-decoration:none;padding:.35rem .5rem;border-radius:.35rem}
 header nav a[aria-current=page]{background:#1e40af;color:#fff}
-header .menu{display:none}header .menu summary{cursor:pointer;list-style:none;display:flex;align-items:center;gap:.5rem;padding:.45rem .75rem;min-height:44px;border:1px solid #94a3b8;border-radius:.4rem;color:#fff;font-weight:600}
-header .menu summary::-webkit-details-marker{display:none}header .menu summary::before{content:"\\2630"/"";font-size:1.1rem}header .menu[open] summary::before{content:"\\2715"/""}
+header .menu{display:none}
+header .menu summary{cursor:pointer;list-style:none;display:flex;align-items:center;gap:.5rem;padding:.45rem .75rem;
+min-height:44px;border:1px solid #94a3b8;border-radius:.4rem;color:#fff;font-weight:600}
+header .menu summary::-webkit-details-marker{display:none}
+header .menu summary::before{content:"\\2630"/"";font-size:1.1rem}
+header .menu[open] summary::before{content:"\\2715"/""}
 header .menu summary .here{font-weight:400;color:#cbd5e1}
-header .menu nav{flex-direction:column;flex-wrap:nowrap;gap:0;margin:.35rem 0 .25rem}header .menu nav a{display:block;padding:.6rem .75rem;min-height:44px;border-bottom:1px solid #1e3a5f}
-.perms{margin:0;padding-left:1.1rem}.perms li{margin:.1rem 0}.checks.wide{grid-template-columns:repeat(auto-fill,minmax(min(100%,17rem),1fr))}.perm p{margin:0 0 .4rem 1.5rem;font-size:.85rem}
+header .menu nav{flex-direction:column;flex-wrap:nowrap;gap:0;margin:.35rem 0 .25rem}
+header .menu nav a{display:block;padding:.6rem .75rem;min-height:44px;border-bottom:1px solid #1e3a5f}
+.perms{margin:0;padding-left:1.1rem}.perms li{margin:.1rem 0}
+.checks.wide{grid-template-columns:repeat(auto-fill,minmax(min(100%,17rem),1fr))}
+.perm p{margin:0 0 .4rem 1.5rem;font-size:.85rem}
 .when{white-space:nowrap;font-size:.85rem;color:var(--muted)}
 table.reqlog td.nowrap{white-space:nowrap}table.reqlog td.msg{min-width:14rem;overflow-wrap:anywhere;white-space:normal}
 .retry{white-space:nowrap;font-size:.85rem}
@@ -35,13 +44,17 @@ h1{font-size:1.4rem;margin:.25rem 0 1rem}h2{font-size:1.1rem;margin:0 0 .75rem}
 p{margin:.5rem 0}.muted{color:var(--muted);font-size:.9rem}
 a{color:var(--accent)}
 label{display:block;font-weight:600;margin:.6rem 0 .2rem}
-input[type=text],input[type=email],input[type=password],input[type=url],input[type=date],input[type=search],input[type=datetime-local],select,textarea{font:inherit;width:100%;max-width:40rem;padding:.5rem;border:2px solid #6b7280;border-radius:.4rem;color:var(--ink);background:#fff}
+input[type=text],input[type=email],input[type=password],input[type=url],input[type=date],input[type=search],input[type=datetime-local],select,textarea{
+font:inherit;width:100%;max-width:40rem;padding:.5rem;border:2px solid #6b7280;border-radius:.4rem;color:var(--ink);
+background:#fff}
 textarea{font:13px/1.4 ui-monospace,Menlo,Consolas,monospace;min-height:8rem}
 input[aria-invalid=true],textarea[aria-invalid=true],select[aria-invalid=true]{border-color:var(--bad)}
 .check{display:flex;gap:.4rem;align-items:center;font-weight:400;margin:.25rem 0}.check input{width:1.1rem;height:1.1rem}
 .checks{display:grid;grid-template-columns:repeat(auto-fill,minmax(11rem,1fr));gap:0 1rem}
 fieldset{border:1px solid var(--line);border-radius:.5rem;padding:.5rem 1rem;margin:.75rem 0}legend{font-weight:600;padding:0 .25rem}
-button,.button{display:inline-block;font:inherit;font-weight:600;padding:.5rem 1rem;margin:.5rem .4rem .25rem 0;border-radius:.4rem;border:2px solid var(--accent);background:var(--accent);color:#fff;text-decoration:none;cursor:pointer;min-height:40px}
+button,.button{display:inline-block;font:inherit;font-weight:600;padding:.5rem 1rem;margin:.5rem .4rem .25rem 0;
+border-radius:.4rem;border:2px solid var(--accent);background:var(--accent);color:#fff;text-decoration:none;
+cursor:pointer;min-height:40px}
 button.secondary,.button.secondary{background:#fff;color:var(--accent)}
 button.danger{background:var(--bad);border-color:var(--bad)}
 button:focus-visible,a:focus-visible,input:focus-visible,textarea:focus-visible,select:focus-visible{outline:3px solid #f59e0b;outline-offset:2px}
@@ -51,20 +64,33 @@ table{border-collapse:collapse;width:100%;font-size:.9rem}
 th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
 th{background:#f9fafb;white-space:nowrap}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 code,.mono{font:13px/1.4 ui-monospace,Menlo,Consolas,monospace;word-break:break-all}
-pre{font:13px/1.4 ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap;word-break:break-all;background:#f9fafb;border:1px solid var(--line);border-radius:.4rem;padding:.5rem;margin:.25rem 0}
-dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:.5rem 0}dt{font-weight:600;color:var(--muted)}dd{margin:0;min-width:0;overflow-wrap:anywhere}
+pre{font:13px/1.4 ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap;word-break:break-all;background:#f9fafb;
+border:1px solid var(--line);border-radius:.4rem;padding:.5rem;margin:.25rem 0}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:.5rem 0}
+dt{font-weight:600;color:var(--muted)}dd{margin:0;min-width:0;overflow-wrap:anywhere}
 .notice{border-left:4px solid var(--ok);background:#ecfdf5;padding:.5rem .75rem;margin:0 0 1rem;border-radius:.25rem}
 .warning{border-left:4px solid var(--warn);background:#fffbeb;padding:.5rem .75rem;margin:.5rem 0;border-radius:.25rem}
 .error{color:var(--bad);font-weight:600}
 .summary{border:2px solid var(--bad);border-radius:.5rem;padding:.5rem 1rem;margin:0 0 1rem;background:#fff}
 .badge{display:inline-block;padding:.05rem .45rem;border-radius:1rem;font-size:.8rem;font-weight:600;background:#e5e7eb;white-space:nowrap}
 .badge.ok{background:#d1fae5;color:var(--ok)}.badge.bad{background:#fee2e2;color:var(--bad)}.badge.wait{background:#fef3c7;color:var(--warn)}
-.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(15rem,1fr));gap:1rem}.cards>*{min-width:0}.cards dd.num{white-space:nowrap}.cards.wide{grid-template-columns:repeat(auto-fit,minmax(min(100%,24rem),1fr))}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(15rem,1fr));gap:1rem}.cards>*{min-width:0}
+.cards dd.num{white-space:nowrap}.cards.wide{grid-template-columns:repeat(auto-fit,minmax(min(100%,24rem),1fr))}
 .pager{display:flex;gap:1rem;margin-top:.75rem}
-.secret{font:15px/1.4 ui-monospace,Menlo,Consolas,monospace;word-break:break-all;background:#fffbeb;border:2px solid var(--warn);padding:.5rem;border-radius:.4rem}
-footer{max-width:80rem;margin:0 auto;padding:0 1rem 2rem;font-size:.85rem}footer form{display:inline}footer button{min-height:0;padding:.2rem .5rem;font-size:.85rem}
-@media (max-width:40rem){header nav.row{display:none}header .menu{display:block;flex:0 0 100%;order:3}main{padding:.5rem}.panel{padding:.75rem}dl{grid-template-columns:1fr}dt{margin-top:.35rem}h1{font-size:1.25rem}}
-td.date{white-space:nowrap}.stat .figure{font-size:1.75rem;font-weight:700;margin:.1rem 0;font-variant-numeric:tabular-nums}.chart{margin:0 0 1rem}.chart svg{display:block;width:100%;max-width:40rem;height:auto}.legend{font-size:.85rem;color:var(--muted);display:flex;flex-wrap:wrap;gap:.25rem .5rem;align-items:center}.swatch{display:inline-block;width:.9rem;height:.9rem;border-radius:.15rem}.swatch.all{background:#bfdbfe;border:1.5px solid #1d4ed8}.swatch.ok{background:#065f46}.cards.stats{grid-template-columns:repeat(auto-fit,minmax(min(100%,13rem),1fr))}.steps li{margin:.2rem 0}.steps a{display:inline-block;min-height:24px}
+.secret{font:15px/1.4 ui-monospace,Menlo,Consolas,monospace;word-break:break-all;background:#fffbeb;
+border:2px solid var(--warn);padding:.5rem;border-radius:.4rem}
+footer{max-width:80rem;margin:0 auto;padding:0 1rem 2rem;font-size:.85rem}footer form{display:inline}
+footer button{min-height:0;padding:.2rem .5rem;font-size:.85rem}
+@media (max-width:40rem){header nav.row{display:none}header .menu{display:block;flex:0 0 100%;order:3}
+main{padding:.5rem}.panel{padding:.75rem}dl{grid-template-columns:1fr}dt{margin-top:.35rem}h1{font-size:1.25rem}}
+td.date{white-space:nowrap}
+.stat .figure{font-size:1.75rem;font-weight:700;margin:.1rem 0;font-variant-numeric:tabular-nums}
+.chart{margin:0 0 1rem}.chart svg{display:block;width:100%;max-width:40rem;height:auto}
+.legend{font-size:.85rem;color:var(--muted);display:flex;flex-wrap:wrap;gap:.25rem .5rem;align-items:center}
+.swatch{display:inline-block;width:.9rem;height:.9rem;border-radius:.15rem}
+.swatch.all{background:#bfdbfe;border:1.5px solid #1d4ed8}.swatch.ok{background:#065f46}
+.cards.stats{grid-template-columns:repeat(auto-fit,minmax(min(100%,13rem),1fr))}.steps li{margin:.2rem 0}
+.steps a{display:inline-block;min-height:24px}
 `.replace(/\n/g, '');
 
 /**
@@ -76,31 +102,19 @@ var d=document,skew=Number(d.body.getAttribute('data-now'))-Date.now();
 d.querySelectorAll('[data-copy]').forEach(function(btn){btn.hidden=false;btn.addEventListener('click',function(){
 var el=d.getElementById(btn.getAttribute('data-copy'));if(!el)return;var text=el.value!==undefined?el.value:el.textContent;
 var done=function(){var old=btn.textContent;btn.textContent=btn.getAttribute('data-copied');setTimeout(function(){btn.textContent=old},2000)};
-if(navigator.clipboard&&window.isSecureContext){navigator.clipboard.writeText(text).then(done,function(){el.select&&el.select()})}else{el.select&&el.select();try{d.execCommand('copy');done()}catch(e){}}});});
-d.querySelectorAll('[data-until]').forEach(function(el){var end=Number(el.getAttribute('data-until')),tpl=el.getAttribute('data-template'),over=el.getAttribute('data-over');
-var tick=function(){var s=Math.ceil((end-(Date.now()+skew))/1000);if(s<=0){el.textContent=over;el.className=el.getAttribute('data-over-class')||el.className;return}el.textContent=tpl.replace('{s}',String(s));setTimeout(tick,1000-((Date.now()+skew)%1000))};tick();});
-d.querySelectorAll('form[data-confirm]').forEach(function(f){f.addEventListener('submit',function(e){if(!window.confirm(f.getAttribute('data-confirm')))e.preventDefault()})});
+if(navigator.clipboard&&window.isSecureContext){navigator.clipboard.writeText(text).then(done,function(){
+el.select&&el.select()})}else{el.select&&el.select();try{d.execCommand('copy');done()}catch(e){}}});});
+d.querySelectorAll('[data-until]').forEach(function(el){
+var end=Number(el.getAttribute('data-until')),tpl=el.getAttribute('data-template'),over=el.getAttribute('data-over');
+var tick=function(){var s=Math.ceil((end-(Date.now()+skew))/1000);if(s<=0){el.textContent=over;
+el.className=el.getAttribute('data-over-class')||el.className;return}el.textContent=tpl.replace('{s}',String(s));
+setTimeout(tick,1000-((Date.now()+skew)%1000))};tick();});
+d.querySelectorAll('form[data-confirm]').forEach(function(f){f.addEventListener('submit',function(e){
+if(!window.confirm(f.getAttribute('data-confirm')))e.preventDefault()})});
 var sm=d.querySelector('.summary');if(sm)sm.focus();
 })();`;
 
 export const CONSOLE_CSP = strictCsp(STYLE, SCRIPT);
-
-const TEXTS = consoleTexts('layout', {
-  console: ['Cashgate console', 'Console Cashgate', 'Consola Cashgate'],
-  mainNav: ['Main', 'Principal', 'Principal'],
-  overview: ['Overview', 'Visão geral', 'Resumen'],
-  keys: ['API keys', 'Chaves de API', 'Claves de API'],
-  callbacks: ['Callbacks', 'Callbacks', 'Callbacks'],
-  orders: ['Orders', 'Pedidos', 'Pedidos'],
-  balances: ['Balances', 'Saldos', 'Saldos'],
-  signature: ['Signature tool', 'Ferramenta de assinatura', 'Herramienta de firma'],
-  requests: ['Request log', 'Log de requisições', 'Registro de solicitudes'],
-  account: ['Account', 'Conta', 'Cuenta'],
-  signOut: ['Sign out', 'Sair', 'Cerrar sesión'],
-  language: ['Language', 'Idioma', 'Idioma'],
-  skip: ['Skip to content', 'Pular para o conteúdo', 'Saltar al contenido'],
-  menu: ['Menu', 'Menu', 'Menú'],
-});
 
 export type NavSection =
   'overview' | 'keys' | 'callbacks' | 'orders' | 'balances' | 'signature' | 'requests' | 'account';
@@ -132,7 +146,7 @@ export interface ConsolePageInput {
 export const csrfField = (token: string): Html => html`<input type="hidden" name="_csrf" value="${token}">`;
 
 export function sendConsolePage(reply: FastifyReply, status: number, page: ConsolePageInput): FastifyReply {
-  const t = translate(TEXTS, page.lang);
+  const t = translator('console.layout', page.lang);
   const frame = page.frame;
   // One list of links, shown as a row on a desktop and inside the "Menu" disclosure on a phone (the
   // other one is display:none, so assistive technology meets one navigation at a time).
@@ -140,18 +154,22 @@ export function sendConsolePage(reply: FastifyReply, status: number, page: Conso
     frame === undefined
       ? html``
       : html`${NAV.map(([section, href]) => html`<a href="${href}"${section === frame.section ? html` aria-current="page"` : ''}>${t(section)}</a>`)}`;
+  const here = frame?.section === undefined ? '' : html` <span class="here">· ${t(frame.section)}</span>`;
   const header =
     frame === undefined
       ? html`<header><div class="bar"><span class="brand">${t('console')}</span></div></header>`
       : html`<header><div class="bar"><a class="brand" href="/console">${t('console')}</a>
 <nav class="row" aria-label="${t('mainNav')}">${links}</nav>
-<details class="menu"><summary>${t('menu')}${frame.section !== undefined ? html` <span class="here">· ${t(frame.section)}</span>` : ''}</summary><nav aria-label="${t('mainNav')}">${links}</nav></details>
-<div class="who"><span>${frame.userName} · ${frame.merchantName}</span><form method="post" action="/console/sign-out">${csrfField(frame.csrfToken)}<button type="submit" class="secondary">${t('signOut')}</button></form></div></div></header>`;
+<details class="menu"><summary>${t('menu')}${here}</summary><nav aria-label="${t('mainNav')}">${links}</nav></details>
+<div class="who"><span>${frame.userName} · ${frame.merchantName}</span><form method="post"
+action="/console/sign-out">${csrfField(frame.csrfToken)}<button type="submit" class="secondary">${t('signOut')}</button></form></div></div></header>`;
   const languages =
     frame !== undefined
-      ? html`<footer><form method="post" action="/console/language">${csrfField(frame.csrfToken)}<input type="hidden" name="back" value="${frame.path}"><span>${t('language')}:</span> ${CONSOLE_LANGUAGES.map(
+      ? html`<footer><form method="post" action="/console/language">${csrfField(frame.csrfToken)}<input type="hidden" name="back"
+value="${frame.path}"><span>${t('language')}:</span> ${CONSOLE_LANGUAGES.map(
           (l) =>
-            html`<button type="submit" name="lang" value="${l}" class="secondary" lang="${l}"${l === page.lang ? html` aria-pressed="true"` : ''}>${CONSOLE_LANGUAGE_NAMES[l]}</button> `,
+            html`<button type="submit" name="lang" value="${l}"
+class="secondary" lang="${l}"${l === page.lang ? html` aria-pressed="true"` : ''}>${CONSOLE_LANGUAGE_NAMES[l]}</button> `,
         )}</form></footer>`
       : html`<footer><span>${t('language')}:</span> ${CONSOLE_LANGUAGES.filter((l) => l !== page.lang).map(
           (l) =>

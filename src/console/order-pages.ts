@@ -37,7 +37,8 @@ import {
   type FieldError,
 } from './forms.js';
 import { csvCell, csvText } from './csv.js';
-import { consoleTexts, dateTime, decimalText, money, translate, type Translator } from './i18n.js';
+import { translator, type Translator } from '../i18n/messages.js';
+import { dateTime, decimalText, money } from './i18n.js';
 import type { ConsoleServices } from './plugin.js';
 import {
   IN_PROGRESS,
@@ -61,262 +62,9 @@ export const PAGE_SIZE = 50;
 const AREAS: readonly OrderArea[] = ['ken', 'bra', 'exchange', 'cashier'];
 const KINDS: readonly OrderKind[] = ['collection', 'transfer', 'fiat_to_token', 'token_to_fiat'];
 
-const TEXTS = consoleTexts('orders', {
-  title: ['Orders', 'Pedidos', 'Pedidos'],
-  search: [
-    'Search by order ID or external order ID, phone or document',
-    'Buscar por ID do pedido ou ID externo, telefone ou documento',
-    'Buscar por ID del pedido o ID externo, teléfono o documento',
-  ],
-  searchHint: [
-    'The exact order ID, or a part of your external order ID, or of the payer’s (for a payout, the payee’s) phone or CPF/CNPJ, with or without punctuation.',
-    'O ID exato do pedido, ou parte do seu ID externo, ou do telefone ou CPF/CNPJ do pagador (numa transferência, do favorecido), com ou sem pontuação.',
-    'El ID exacto del pedido, o una parte de tu ID externo, o del teléfono o CPF/CNPJ del pagador (en una transferencia, del beneficiario), con o sin puntuación.',
-  ],
-  area: ['Area', 'Área', 'Área'],
-  kind: ['Kind', 'Tipo', 'Tipo'],
-  status: ['Status', 'Status', 'Estado'],
-  any: ['Any', 'Qualquer', 'Cualquiera'],
-  apply: ['Search', 'Buscar', 'Buscar'],
-  reset: ['Clear filters', 'Limpar filtros', 'Borrar filtros'],
-  badArea: [
-    'Area: choose one of the listed areas.',
-    'Área: escolha uma das áreas da lista.',
-    'Área: elige una de las áreas de la lista.',
-  ],
-  badKind: [
-    'Kind: choose one of the listed kinds.',
-    'Tipo: escolha um dos tipos da lista.',
-    'Tipo: elige uno de los tipos de la lista.',
-  ],
-  badStatus: [
-    'Status: choose one of the listed statuses.',
-    'Status: escolha um dos status da lista.',
-    'Estado: elige uno de los estados de la lista.',
-  ],
-  statusOfOtherKind: [
-    'Status: this status belongs to another kind of order than the one chosen. Choose a status of that kind, or any kind.',
-    'Status: este status é de outro tipo de pedido que o escolhido. Escolha um status desse tipo, ou qualquer tipo.',
-    'Estado: este estado es de otro tipo de pedido que el elegido. Elige un estado de ese tipo, o cualquier tipo.',
-  ],
-  badPage: [
-    'Page: the paging link is damaged. Start the search again.',
-    'Página: o link de paginação está danificado. Refaça a busca.',
-    'Página: el enlace de paginación está dañado. Vuelve a buscar.',
-  ],
-  badQuery: [
-    'Search: at most 128 characters.',
-    'Busca: no máximo 128 caracteres.',
-    'Búsqueda: como máximo 128 caracteres.',
-  ],
-  groupAny: ['Any kind', 'Qualquer tipo', 'Cualquier tipo'],
-  groupCollections: ['Collections', 'Cobranças', 'Cobros'],
-  groupPayouts: ['Payouts', 'Transferências', 'Transferencias'],
-  stSucceeded: [
-    'Succeeded (paid, paid out, completed)',
-    'Com sucesso (pagos, transferidos, concluídos)',
-    'Con éxito (pagados, transferidos, completados)',
-  ],
-  stUnsuccessful: ['Ended without success', 'Encerrados sem sucesso', 'Terminados sin éxito'],
-  stOpen: ['In progress', 'Em andamento', 'En curso'],
-  stPaid: ['Paid', 'Pago', 'Pagado'],
-  stWaiting: ['Waiting for payment', 'Aguardando pagamento', 'Esperando el pago'],
-  stExpired: ['Expired', 'Expirado', 'Vencido'],
-  stCancelled: ['Cancelled by the payer', 'Cancelado pelo pagador', 'Cancelado por el pagador'],
-  stPaidOut: ['Paid out', 'Transferido', 'Transferido'],
-  stAccepted: ['Accepted, not yet at the bank', 'Aceito, ainda não no banco', 'Aceptado, aún no en el banco'],
-  stAtBank: ['At the bank', 'No banco', 'En el banco'],
-  stRejected: ['Rejected by the bank', 'Recusado pelo banco', 'Rechazado por el banco'],
-  stFailed: ['Failed', 'Falhou', 'Falló'],
-  stCompleted: ['Completed', 'Concluído', 'Completado'],
-  stWaitFiat: ['Waiting for the fiat payment', 'Aguardando o pagamento em moeda', 'Esperando el pago en moneda'],
-  stFiatReceived: [
-    'Fiat received, tokens being sent',
-    'Moeda recebida, tokens em envio',
-    'Moneda recibida, tokens en envío',
-  ],
-  stWaitToken: ['Waiting for the tokens', 'Aguardando os tokens', 'Esperando los tokens'],
-  differsFilter: [
-    'Only orders paid with a different amount',
-    'Só pedidos pagos com outro valor',
-    'Solo pedidos pagados con otro importe',
-  ],
-  differentAmount: ['Paid a different amount', 'Pago com outro valor', 'Pagado con otro importe'],
-  totalsCaption: [
-    'Totals over every order that matches the filters (all pages)',
-    'Totais de todos os pedidos que correspondem aos filtros (todas as páginas)',
-    'Totales de todos los pedidos que coinciden con los filtros (todas las páginas)',
-  ],
-  count: ['Orders', 'Pedidos', 'Pedidos'],
-  download: ['Download CSV', 'Baixar CSV', 'Descargar CSV'],
-  downloadHint: [
-    'Every order that matches the filters, newest first; times in UTC.',
-    'Todos os pedidos que correspondem aos filtros, mais recentes primeiro; horários em UTC.',
-    'Todos los pedidos que coinciden con los filtros, los más recientes primero; horas en UTC.',
-  ],
-  paging: ['Pages', 'Páginas', 'Páginas'],
-  payerPhone: ['Payer’s phone', 'Telefone do pagador', 'Teléfono del pagador'],
-  payeePhone: ['Payee’s phone', 'Telefone do favorecido', 'Teléfono del beneficiario'],
-  promptPhone: ['Prompt sent to', 'Solicitação enviada para', 'Solicitud enviada a'],
-  payerDocument: ['Payer’s document', 'Documento do pagador', 'Documento del pagador'],
-  payeeDocument: ['Payee’s document', 'Documento do favorecido', 'Documento del beneficiario'],
-  pspPayer: [
-    'Paid from (as the bank reported)',
-    'Pago por (conforme o banco informou)',
-    'Pagado desde (según informó el banco)',
-  ],
-  pixE2e: ['Pix end-to-end ID', 'ID fim a fim do Pix (E2E)', 'ID de extremo a extremo del Pix'],
-  txHash: ['Transaction hash', 'Hash da transação', 'Hash de la transacción'],
-  receivingAddress: ['Receiving address', 'Endereço de recebimento', 'Dirección de recepción'],
-  depositAddress: ['Deposit address', 'Endereço de depósito', 'Dirección de depósito'],
-  senderAddress: ['Sender’s address', 'Endereço do remetente', 'Dirección del remitente'],
-  tokensReceived: ['Tokens received', 'Tokens recebidos', 'Tokens recibidos'],
-  empty: [
-    'No orders match these filters.',
-    'Nenhum pedido corresponde a estes filtros.',
-    'Ningún pedido coincide con estos filtros.',
-  ],
-  emptyAll: [
-    'No orders yet. Orders you create through the API appear here.',
-    'Ainda não há pedidos. Os pedidos criados pela API aparecem aqui.',
-    'Aún no hay pedidos. Los pedidos que crees con la API aparecen aquí.',
-  ],
-  older: ['Older orders →', 'Pedidos mais antigos →', 'Pedidos más antiguos →'],
-  newest: ['← Newest orders', '← Pedidos mais recentes', '← Pedidos más recientes'],
-  created: ['Created', 'Criado', 'Creado'],
-  createdUtc: ['Created (UTC)', 'Criado (UTC)', 'Creado (UTC)'],
-  orderId: ['Order ID', 'ID do pedido', 'ID del pedido'],
-  externalOrderId: ['External order ID', 'ID externo do pedido', 'ID externo del pedido'],
-  areaKind: ['Area / kind', 'Área / tipo', 'Área / tipo'],
-  payType: ['Pay type', 'Tipo de pagamento', 'Tipo de pago'],
-  amount: ['Amount', 'Valor', 'Importe'],
-  fee: ['Fee', 'Tarifa', 'Comisión'],
-  actualAmount: ['Actual amount', 'Valor efetivo', 'Importe efectivo'],
-  remark: ['Remark', 'Observação', 'Observación'],
-  tokenAmount: ['Token amount', 'Quantidade de tokens', 'Cantidad de tokens'],
-  ordersCaption: ['Orders, newest first', 'Pedidos, mais recentes primeiro', 'Pedidos, los más recientes primero'],
-  detailTitle: ['Order {orderId}', 'Pedido {orderId}', 'Pedido {orderId}'],
-  backToOrders: ['← All orders', '← Todos os pedidos', '← Todos los pedidos'],
-  channel: ['Channel', 'Canal', 'Canal'],
-  currency: ['Currency', 'Moeda', 'Moneda'],
-  paid: ['Paid', 'Pago', 'Pagado'],
-  completed: ['Completed', 'Concluído', 'Completado'],
-  cashierExpire: ['Cashier expires', 'Caixa expira', 'La caja vence'],
-  notifyUrl: ['Notify URL', 'URL de notificação', 'URL de notificación'],
-  returnUrl: ['Return URL', 'URL de retorno', 'URL de retorno'],
-  errorMessage: ['Error message', 'Mensagem de erro', 'Mensaje de error'],
-  cashier: ['Cashier page', 'Página do caixa', 'Página de la caja'],
-  channelOrderId: ['Channel order ID', 'ID do pedido no canal', 'ID del pedido en el canal'],
-  exchangeRate: ['Exchange rate', 'Taxa de câmbio', 'Tipo de cambio'],
-  history: ['State history', 'Histórico de status', 'Historial de estados'],
-  rail: ['Rail messages', 'Mensagens do meio de pagamento', 'Mensajes del medio de pago'],
-  railHint: [
-    'What Cashgate sent to the rail and what came back; credentials removed, phone numbers masked.',
-    'O que o Cashgate enviou ao meio de pagamento e o que voltou; sem credenciais, telefones mascarados.',
-    'Lo que Cashgate envió al medio de pago y lo que volvió; sin credenciales, teléfonos enmascarados.',
-  ],
-  railDirection: ['Way', 'Sentido', 'Sentido'],
-  railEndpoint: ['Call', 'Chamada', 'Llamada'],
-  railCode: ['Code', 'Código', 'Código'],
-  railBody: ['Body', 'Conteúdo', 'Contenido'],
-  mpesaReceipt: ['M-Pesa receipt', 'Recibo M-Pesa', 'Recibo M-Pesa'],
-  mpesaPhone: ['Paid from', 'Pago pelo telefone', 'Pagado desde'],
-  receiverName: ['Receiver', 'Recebedor', 'Receptor'],
-  time: ['Time', 'Hora', 'Hora'],
-  event: ['Event', 'Evento', 'Evento'],
-  change: ['From → to', 'De → para', 'De → a'],
-  source: ['Source', 'Origem', 'Origen'],
-  noHistory: ['No status changes yet.', 'Ainda sem mudanças de status.', 'Aún sin cambios de estado.'],
-  ledger: ['Ledger entries', 'Lançamentos contábeis', 'Asientos contables'],
-  journalKind: ['Journal', 'Lançamento', 'Asiento'],
-  account: ['Account', 'Conta', 'Cuenta'],
-  memo: ['Memo', 'Memorando', 'Nota'],
-  noEntries: [
-    'This order has moved no money in your accounts.',
-    'Este pedido não movimentou dinheiro nas suas contas.',
-    'Este pedido no ha movido dinero en tus cuentas.',
-  ],
-  voucher: ['Voucher', 'Comprovante', 'Comprobante'],
-  voucherLink: ['Open the PDF voucher', 'Abrir o comprovante em PDF', 'Abrir el comprobante en PDF'],
-  voucherHint: [
-    'Anyone holding this link can open the voucher.',
-    'Qualquer pessoa com este link pode abrir o comprovante.',
-    'Cualquiera que tenga este enlace puede abrir el comprobante.',
-  ],
-  retriggered: ['Callback re-triggered.', 'Callback reenviado.', 'Callback reenviado.'],
-  available: ['available', 'disponível', 'disponible'],
-  frozen: ['frozen', 'congelado', 'congelado'],
-  awaiting_settlement: ['awaiting settlement', 'aguardando liquidação', 'pendiente de liquidación'],
-  ken: ['Kenya', 'Quênia', 'Kenia'],
-  bra: ['Brazil', 'Brasil', 'Brasil'],
-  exchange: ['Exchange', 'Câmbio', 'Cambio'],
-  cashierArea: ['Aggregate cashier', 'Caixa agregado', 'Caja agregada'],
-  collection: ['collection', 'cobrança', 'cobro'],
-  transfer: ['transfer', 'transferência', 'transferencia'],
-  fiat_to_token: ['fiat → token', 'moeda → token', 'fiat → token'],
-  token_to_fiat: ['token → fiat', 'token → moeda', 'token → fiat'],
-});
+type T = Translator<'console.orders'>;
 
-type T = Translator<keyof typeof TEXTS>;
-
-const CHAIN_TEXTS = consoleTexts('chain', {
-  title: ['On chain', 'Na blockchain', 'En la cadena'],
-  hint: [
-    'What Cashgate saw and did on the blockchain for this order. Amounts in USDT; times in UTC.',
-    'O que o Cashgate viu e fez na blockchain para este pedido. Valores em USDT; horários em UTC.',
-    'Lo que Cashgate vio e hizo en la cadena de bloques para este pedido. Importes en USDT; horas en UTC.',
-  ],
-  send: ['Token send', 'Envio de tokens', 'Envío de tokens'],
-  network: ['Network', 'Rede', 'Red'],
-  state: ['State', 'Situação', 'Estado'],
-  from: ['From (Cashgate hot wallet)', 'De (carteira quente do Cashgate)', 'Desde (billetera caliente de Cashgate)'],
-  to: ['To', 'Para', 'A'],
-  amount: ['Amount', 'Valor', 'Importe'],
-  txHash: ['Transaction', 'Transação', 'Transacción'],
-  block: ['Block', 'Bloco', 'Bloque'],
-  confirmations: ['Confirmations', 'Confirmações', 'Confirmaciones'],
-  failure: ['Why it failed', 'Motivo da falha', 'Motivo del fallo'],
-  attempts: ['Transactions signed', 'Transações assinadas', 'Transacciones firmadas'],
-  attemptsHint: [
-    'Oldest first. A transaction stuck unmined is replaced by a new one; only one of them can be mined.',
-    'Da mais antiga à mais recente. Uma transação presa sem ser minerada é substituída por outra; só uma delas pode ser minerada.',
-    'De la más antigua a la más reciente. Una transacción atascada sin minar se reemplaza por otra; solo una de ellas puede minarse.',
-  ],
-  signedAt: ['Signed', 'Assinada', 'Firmada'],
-  outcome: ['Outcome', 'Resultado', 'Resultado'],
-  queued: ['Waiting to be sent', 'Aguardando envio', 'Esperando el envío'],
-  signed: ['Signed, not yet broadcast', 'Assinado, ainda não transmitido', 'Firmado, aún no transmitido'],
-  broadcast: [
-    'Broadcast, waiting for confirmations',
-    'Transmitido, aguardando confirmações',
-    'Transmitido, esperando confirmaciones',
-  ],
-  confirmed: ['Confirmed: final', 'Confirmado: definitivo', 'Confirmado: definitivo'],
-  failed: ['Failed', 'Falhou', 'Falló'],
-  cancelled: ['Cancelled', 'Cancelado', 'Cancelado'],
-  open: ['Pending', 'Pendente', 'Pendiente'],
-  mined: ['Mined', 'Minerada', 'Minada'],
-  replaced: [
-    'Replaced by a later transaction',
-    'Substituída por uma transação posterior',
-    'Reemplazada por una transacción posterior',
-  ],
-  reverted: ['Reverted: {reason}', 'Revertida: {reason}', 'Revertida: {reason}'],
-  refused: ['Refused by the node: {reason}', 'Recusada pelo nó: {reason}', 'Rechazada por el nodo: {reason}'],
-  deposits: ['Deposits received', 'Depósitos recebidos', 'Depósitos recibidos'],
-  depositsHint: [
-    'Every transfer to this order’s deposit address. One counts once it is final (deep enough that no reorganisation can take it).',
-    'Cada transferência para o endereço de depósito deste pedido. Ela conta quando se torna definitiva (profunda o bastante para que nenhuma reorganização a desfaça).',
-    'Cada transferencia a la dirección de depósito de este pedido. Cuenta cuando es definitiva (lo bastante profunda para que ninguna reorganización la deshaga).',
-  ],
-  seenAt: ['Seen', 'Vista', 'Vista'],
-  sender: ['Sender', 'Remetente', 'Remitente'],
-  depositState: ['Status', 'Status', 'Estado'],
-  reported: ['Final', 'Definitivo', 'Definitivo'],
-  seen: ['Waiting for confirmations', 'Aguardando confirmações', 'Esperando confirmaciones'],
-});
-
-type ChainT = Translator<keyof typeof CHAIN_TEXTS>;
+type ChainT = Translator<'console.chain'>;
 type ChainSend = NonNullable<ChainView['send']>;
 
 /** Base units as USDT ("10.5 USDT"), with the order's token decimals (else its chain's); raw units when neither is known. */
@@ -350,7 +98,7 @@ function attemptOutcome(t: ChainT, outcome: string | null): Html {
 /** The order page's "On chain" panel: its token send and the deposits to its address; empty when it has neither. */
 function chainPanel(lang: Language, order: OrderRow, view: ChainView | undefined): Html {
   if (view === undefined || (view.send === null && view.deposits.length === 0)) return html``;
-  const t = translate(CHAIN_TEXTS, lang);
+  const t = translator('console.chain', lang);
   const send = view.send;
   const sendPart =
     send === null
@@ -368,7 +116,8 @@ ${send.failure !== null ? detailRow(t('failure'), send.failure) : ''}
 </dl>${
           send.attempts.length === 0
             ? ''
-            : html`<h3>${t('attempts')}</h3><p class="muted">${t('attemptsHint')}</p><div class="table" tabindex="0"><table><thead><tr><th>${t('txHash')}</th><th>${t('signedAt')}</th><th>${t('outcome')}</th></tr></thead><tbody>${send.attempts.map(
+            : html`<h3>${t('attempts')}</h3><p class="muted">${t('attemptsHint')}</p><div class="table"
+tabindex="0"><table><thead><tr><th>${t('txHash')}</th><th>${t('signedAt')}</th><th>${t('outcome')}</th></tr></thead><tbody>${send.attempts.map(
                 (a) =>
                   html`<tr><td class="mono">${a.txHash}</td><td>${dateTime(lang, a.createdAt)}</td><td>${attemptOutcome(t, a.outcome)}</td></tr>`,
               )}</tbody></table></div>`
@@ -376,10 +125,13 @@ ${send.failure !== null ? detailRow(t('failure'), send.failure) : ''}
   const depositPart =
     view.deposits.length === 0
       ? ''
-      : html`<h3>${t('deposits')}</h3><p class="muted">${t('depositsHint')}</p><div class="table" tabindex="0"><table><thead><tr><th>${t('seenAt')}</th><th>${t('txHash')}</th><th>${t('sender')}</th><th class="num">${t('amount')}</th><th class="num">${t('block')}</th><th>${t('depositState')}</th></tr></thead><tbody>${view.deposits.map(
-          (d) =>
-            html`<tr><td>${dateTime(lang, d.seenAt)}</td><td class="mono">${d.txHash}</td><td class="mono">${d.from}</td><td class="num">${usdt(order, d.chain, d.units)}</td><td class="num">${d.blockNumber}</td><td>${d.state === 'reported' ? badge(t('reported'), 'ok') : badge(t('seen'), 'wait')}</td></tr>`,
-        )}</tbody></table></div>`;
+      : html`<h3>${t('deposits')}</h3><p class="muted">${t('depositsHint')}</p><div class="table"
+tabindex="0"><table><thead><tr><th>${t('seenAt')}</th><th>${t('txHash')}</th><th>${t('sender')}</th><th class="num">${t('amount')}</th><th
+class="num">${t('block')}</th><th>${t('depositState')}</th></tr></thead><tbody>${view.deposits.map((d) => {
+          const state = d.state === 'reported' ? badge(t('reported'), 'ok') : badge(t('seen'), 'wait');
+          const onChain = html`<td class="num">${usdt(order, d.chain, d.units)}</td><td class="num">${d.blockNumber}</td>`;
+          return html`<tr><td>${dateTime(lang, d.seenAt)}</td><td class="mono">${d.txHash}</td><td class="mono">${d.from}</td>${onChain}<td>${state}</td></tr>`;
+        })}</tbody></table></div>`;
   return html`<div class="panel"><h2>${t('title')}</h2><p class="muted">${t('hint')}</p>${sendPart}${depositPart}</div>`;
 }
 
@@ -399,7 +151,10 @@ function kindName(t: T, kind: string): string {
   return (KINDS as readonly string[]).includes(kind) ? t(kind as OrderKind) : kind;
 }
 
-export function accountName(t: Translator<'available' | 'frozen' | 'awaiting_settlement'>, account: string): string {
+export function accountName(
+  t: (key: 'available' | 'frozen' | 'awaiting_settlement') => string,
+  account: string,
+): string {
   return account === 'available' || account === 'frozen' || account === 'awaiting_settlement' ? t(account) : account;
 }
 
@@ -686,7 +441,9 @@ function parseFilters(ctx: ConsoleContext, t: T, f: Filters, beforeAt: string, b
 }
 
 function select(name: string, label: string, options: Html[], error: FieldError | undefined): Html {
-  return html`<div><label for="${name}">${label}</label>${error !== undefined ? html`<p class="error" id="${name}-error">${error.message}</p>` : ''}<select id="${name}" name="${name}"${
+  return html`<div><label for="${name}">${label}</label>${
+    error !== undefined ? html`<p class="error" id="${name}-error">${error.message}</p>` : ''
+  }<select id="${name}" name="${name}"${
     error !== undefined ? html` aria-invalid="true" aria-describedby="${name}-error"` : ''
   }>${options}</select></div>`;
 }
@@ -726,11 +483,14 @@ function shortUtc(ms: number): Html {
 
 function orderRow(lang: Language, t: T, order: OrderRow): Html {
   const token = tokenAmount(order);
-  return html`<tr><td class="date">${shortUtc(order.created_at)}</td><td><a class="mono" href="/console/orders/${encodeURIComponent(order.id)}">${order.id}</a></td>
-<td class="mono">${order.external_order_id}</td><td>${areaName(t, order.area)} / ${kindName(t, order.kind)}</td><td>${payTypeText(order.pay_type)} (${order.pay_type})</td>
+  return html`<tr><td class="date">${shortUtc(order.created_at)}</td>
+<td><a class="mono" href="/console/orders/${encodeURIComponent(order.id)}">${order.id}</a></td>
+<td class="mono">${order.external_order_id}</td><td>${areaName(t, order.area)} / ${kindName(t, order.kind)}</td>
+<td>${payTypeText(order.pay_type)} (${order.pay_type})</td>
 <td class="num">${amountOf(lang, order, order.amount)}${token !== undefined ? html`<br><span class="muted">${token}</span>` : ''}</td>
 <td class="num">${amountOf(lang, order, order.fee)}</td><td class="num">${amountOf(lang, order, order.actual_amount)}</td>
-<td>${statusInWords(t, order.kind, order.status)}${paidDifferently(order) ? html` ${badge(t('differentAmount'), 'wait')}` : ''}</td><td>${order.remark ?? ''}</td></tr>`;
+<td>${statusInWords(t, order.kind, order.status)}${paidDifferently(order) ? html` ${badge(t('differentAmount'), 'wait')}` : ''}</td>
+<td>${order.remark ?? ''}</td></tr>`;
 }
 
 /** The totals over every order the filters match, per currency, summed by the database. */
@@ -740,7 +500,9 @@ function totalsTable(lang: Language, t: T, totals: readonly OrderTotals[]): Html
 <thead><tr><th>${t('currency')}</th><th class="num">${t('count')}</th><th class="num">${t('amount')}</th><th class="num">${t('actualAmount')}</th></tr></thead>
 <tbody>${totals.map(
     (row) =>
-      html`<tr data-currency="${row.currency}"><td>${row.currency}</td><td class="num" data-count="${row.count}">${row.count}</td><td class="num" data-amount="${decimalText(row.amount, row.currency)}">${money(lang, row.amount, row.currency)}</td><td class="num" data-actual="${decimalText(row.actual, row.currency)}">${money(lang, row.actual, row.currency)}</td></tr>`,
+      html`<tr data-currency="${row.currency}"><td>${row.currency}</td><td class="num" data-count="${row.count}">${row.count}</td><td class="num"
+data-amount="${decimalText(row.amount, row.currency)}">${money(lang, row.amount, row.currency)}</td><td class="num"
+data-actual="${decimalText(row.actual, row.currency)}">${money(lang, row.actual, row.currency)}</td></tr>`,
   )}</tbody></table></div>`;
 }
 
@@ -757,28 +519,36 @@ function listPage(
     pixReturns: Html;
   },
 ): FastifyReply {
-  const t = translate(TEXTS, ctx.lang);
+  const t = translator('console.orders', ctx.lang);
   const f = input.filters;
   const filtered = Object.values(f).some((v) => v !== '');
   const table =
     input.orders.length === 0
       ? html`<p>${filtered || input.paged ? t('empty') : t('emptyAll')}</p>`
-      : html`<div class="table" tabindex="0"><table id="orders"><caption class="muted">${t('ordersCaption')}</caption><thead><tr><th>${t('createdUtc')}</th><th>${t('orderId')}</th><th>${t('externalOrderId')}</th><th>${t('areaKind')}</th><th>${t('payType')}</th>
-<th class="num">${t('amount')}</th><th class="num">${t('fee')}</th><th class="num">${t('actualAmount')}</th><th>${t('status')}</th><th>${t('remark')}</th></tr></thead>
+      : html`<div class="table" tabindex="0"><table id="orders"><caption class="muted">${t('ordersCaption')}</caption><thead><tr><th>${t('createdUtc')}</th>
+<th>${t('orderId')}</th><th>${t('externalOrderId')}</th><th>${t('areaKind')}</th><th>${t('payType')}</th>
+<th class="num">${t('amount')}</th><th class="num">${t('fee')}</th><th class="num">${t('actualAmount')}</th>
+<th>${t('status')}</th><th>${t('remark')}</th></tr></thead>
 <tbody>${input.orders.map((o) => orderRow(ctx.lang, t, o))}</tbody></table></div>`;
+  const newest = input.paged ? html`<a href="${filterLink(f)}">${t('newest')}</a>` : '';
+  const older = input.olderLink !== undefined ? html`<a href="${input.olderLink}">${t('older')}</a>` : '';
   const pager =
     input.olderLink !== undefined || input.paged
-      ? html`<nav class="pager" aria-label="${t('paging')}">${input.paged ? html`<a href="${filterLink(f)}">${t('newest')}</a>` : ''}${input.olderLink !== undefined ? html`<a href="${input.olderLink}">${t('older')}</a>` : ''}</nav>`
+      ? html`<nav class="pager" aria-label="${t('paging')}">${newest}${older}</nav>`
       : '';
   const exportLink =
     input.errors.length === 0 && input.totals.length > 0
-      ? html`<p><a class="button secondary" id="orders-csv" href="${filterLink(f, {}, '/console/orders.csv')}" download>${t('download')}</a> <span class="muted">${t('downloadHint')}</span></p>`
+      ? html`<p><a class="button secondary" id="orders-csv"
+href="${filterLink(f, {}, '/console/orders.csv')}" download>${t('download')}</a> <span class="muted">${t('downloadHint')}</span></p>`
       : '';
+  const summary = errorSummary(ctx.lang, input.errors);
+  const form = filterForm(t, ctx.lang, f, input.errors);
+  const totals = totalsTable(ctx.lang, t, input.totals);
   return ctx.page(reply, {
     status: input.errors.length > 0 ? 400 : 200,
     title: t('title'),
     section: 'orders',
-    body: html`<h1>${t('title')}</h1>${errorSummary(ctx.lang, input.errors)}${filterForm(t, ctx.lang, f, input.errors)}<div class="panel">${totalsTable(ctx.lang, t, input.totals)}${exportLink}${table}${pager}</div>${input.pixReturns}`,
+    body: html`<h1>${t('title')}</h1>${summary}${form}<div class="panel">${totals}${exportLink}${table}${pager}</div>${input.pixReturns}`,
   });
 }
 
@@ -790,7 +560,8 @@ function filterLink(f: Filters, extra: Record<string, string> = {}, path = '/con
 const CSV_BATCH = 1_000;
 
 export const ORDERS_CSV_HEADER =
-  'created_utc,order_id,external_order_id,area,kind,status_code,status,pay_type,currency,amount,fee,actual_amount,paid_different_amount,pay_time_utc,complete_time_utc,remark';
+  'created_utc,order_id,external_order_id,area,kind,status_code,status,pay_type,currency,amount,fee,actual_amount,' +
+  'paid_different_amount,pay_time_utc,complete_time_utc,remark';
 
 const isoOrEmpty = (ms: number | null): string => (ms === null ? '' : new Date(ms).toISOString());
 
@@ -840,7 +611,7 @@ async function detailPage(
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<FastifyReply> {
-  const t = translate(TEXTS, ctx.lang);
+  const t = translator('console.orders', ctx.lang);
   const orderId = (request.params as { orderId?: string }).orderId ?? '';
   const order = orderId.length > 64 ? undefined : await merchantOrder(deps.store.read, ctx.merchantId, orderId);
   if (order === undefined) return ctx.notFound(reply);
@@ -856,12 +627,19 @@ async function detailPage(
       : undefined,
   ]);
   const mpesa = order.area === 'ken' ? kenyaDetails(order) : undefined;
+  const railHeadings = [t('time'), t('railDirection'), t('railEndpoint'), t('railCode'), t('railBody')];
   const rail =
     railMessages.length === 0
       ? ''
-      : html`<div class="panel"><h2>${t('rail')}</h2><p class="muted">${t('railHint')}</p><div class="table" tabindex="0"><table><thead><tr><th>${t('time')}</th><th>${t('railDirection')}</th><th>${t('railEndpoint')}</th><th>${t('railCode')}</th><th>${t('railBody')}</th></tr></thead><tbody>${railMessages.map(
-          (m) =>
-            html`<tr><td>${dateTime(lang, m.at)}</td><td>${m.direction === 'out' ? '→' : '←'}</td><td class="mono">${m.endpoint}${m.disposition === null ? '' : ` (${m.disposition})`}</td><td class="mono">${m.code ?? ''}</td><td><details><summary class="mono">${m.ref ?? ''}</summary><pre class="mono">${[m.request, m.response].filter((part) => part !== null).join('\n')}</pre></details></td></tr>`,
+      : html`<div class="panel"><h2>${t('rail')}</h2><p class="muted">${t('railHint')}</p><div class="table"
+tabindex="0"><table><thead><tr>${railHeadings.map((label) => html`<th>${label}</th>`)}</tr></thead><tbody>${railMessages.map(
+          (m) => {
+            const disposition = m.disposition === null ? '' : ` (${m.disposition})`;
+            const exchanged = [m.request, m.response].filter((part) => part !== null).join('\n');
+            return html`<tr><td>${dateTime(lang, m.at)}</td><td>${m.direction === 'out' ? '→' : '←'}</td><td
+class="mono">${m.endpoint}${disposition}</td><td class="mono">${m.code ?? ''}</td><td><details><summary
+class="mono">${m.ref ?? ''}</summary><pre class="mono">${exchanged}</pre></details></td></tr>`;
+          },
         )}</tbody></table></div></div>`;
   const voucher = hasVoucher(order) ? await voucherLink(deps, order) : undefined;
   const final = isFinal(order.kind, order.status);
@@ -869,24 +647,42 @@ async function detailPage(
   const token = tokenAmount(order);
   const rate = token === undefined ? undefined : exchangeRateOf(order);
   const statusOf = (status: number | null): Html | string => (status === null ? '—' : statusBadge(order.kind, status));
+  const retriggered = notice(queryParam(request, 'done') === 'retriggered' ? t('retriggered') : undefined);
+  const errorMessage =
+    order.error_msg !== null || order.error_msg_en !== null
+      ? detailRow(
+          t('errorMessage'),
+          [
+            order.error_msg ?? '',
+            order.error_msg_en !== null && order.error_msg_en !== order.error_msg ? ` / ${order.error_msg_en}` : '',
+          ].join(''),
+        )
+      : '';
+  const cashierUrl = order.cashier_id === null ? undefined : `${deps.publicBaseUrl}/cashier/${order.cashier_id}`;
   const history =
     events.length === 0
       ? html`<p>${t('noHistory')}</p>`
-      : html`<div class="table" tabindex="0"><table><thead><tr><th>${t('time')}</th><th>${t('event')}</th><th>${t('change')}</th><th>${t('source')}</th></tr></thead><tbody>${events.map(
-          (e) =>
-            html`<tr><td>${dateTime(lang, e.at)}</td><td class="mono">${e.event}</td><td>${statusOf(e.from_status)} → ${statusOf(e.to_status)}</td><td>${e.source}</td></tr>`,
+      : html`<div class="table"
+tabindex="0"><table><thead><tr><th>${t('time')}</th><th>${t('event')}</th><th>${t('change')}</th><th>${t('source')}</th></tr></thead><tbody>${events.map(
+          (e) => {
+            const change = html`${statusOf(e.from_status)} → ${statusOf(e.to_status)}`;
+            return html`<tr><td>${dateTime(lang, e.at)}</td><td class="mono">${e.event}</td><td>${change}</td><td>${e.source}</td></tr>`;
+          },
         )}</tbody></table></div>`;
   const ledger =
     entries.length === 0
       ? html`<p>${t('noEntries')}</p>`
-      : html`<div class="table" tabindex="0"><table><thead><tr><th>${t('time')}</th><th>${t('journalKind')}</th><th>${t('account')}</th><th class="num">${t('amount')}</th><th>${t('memo')}</th></tr></thead><tbody>${entries.map(
+      : html`<div class="table"
+tabindex="0"><table><thead><tr><th>${t('time')}</th><th>${t('journalKind')}</th><th>${t('account')}</th><th
+class="num">${t('amount')}</th><th>${t('memo')}</th></tr></thead><tbody>${entries.map(
           (e) =>
-            html`<tr><td>${dateTime(lang, e.createdAt)}</td><td class="mono">${e.journalKind}</td><td>${accountName(t, e.account)}</td><td class="num">${signed(lang, e.amount, e.currency)}</td><td>${e.memo ?? ''}</td></tr>`,
+            html`<tr><td>${dateTime(lang, e.createdAt)}</td><td class="mono">${e.journalKind}</td><td>${accountName(t, e.account)}</td><td
+class="num">${signed(lang, e.amount, e.currency)}</td><td>${e.memo ?? ''}</td></tr>`,
         )}</tbody></table></div>`;
   return ctx.page(reply, {
     title: t('detailTitle', { orderId: order.id }),
     section: 'orders',
-    body: html`<p><a href="/console/orders">${t('backToOrders')}</a></p><h1>${t('detailTitle', { orderId: order.id })}</h1>${notice(queryParam(request, 'done') === 'retriggered' ? t('retriggered') : undefined)}
+    body: html`<p><a href="/console/orders">${t('backToOrders')}</a></p><h1>${t('detailTitle', { orderId: order.id })}</h1>${retriggered}
 <div class="panel"><dl>
 ${detailRow(t('orderId'), html`<code>${order.id}</code>`)}
 ${detailRow(t('externalOrderId'), html`<code>${order.external_order_id}</code>`)}
@@ -912,8 +708,8 @@ ${order.cashier_expire_at !== null ? detailRow(t('cashierExpire'), dateTime(lang
 ${detailRow(t('notifyUrl'), order.notify_url)}
 ${detailRow(t('returnUrl'), order.return_url)}
 ${detailRow(t('remark'), order.remark)}
-${order.error_msg !== null || order.error_msg_en !== null ? detailRow(t('errorMessage'), [order.error_msg ?? '', order.error_msg_en !== null && order.error_msg_en !== order.error_msg ? ` / ${order.error_msg_en}` : ''].join('')) : ''}
-${order.cashier_id !== null ? detailRow(t('cashier'), html`<a href="${`${deps.publicBaseUrl}/cashier/${order.cashier_id}`}">${`${deps.publicBaseUrl}/cashier/${order.cashier_id}`}</a>`) : ''}
+${errorMessage}
+${cashierUrl !== undefined ? detailRow(t('cashier'), html`<a href="${cashierUrl}">${cashierUrl}</a>`) : ''}
 ${voucher !== undefined ? detailRow(t('voucher'), html`<a href="${voucher}">${t('voucherLink')}</a> <span class="muted">${t('voucherHint')}</span>`) : ''}
 </dl></div>
 <div class="panel"><h2>${t('history')}</h2>${history}</div>
@@ -930,7 +726,7 @@ export function signed(lang: Language, amount: bigint, currency: string): string
 /** The console's pages for orders: search with totals and CSV export, and detail; and the overview of their figures. */
 export function registerOrderPages(router: ConsoleRouter, deps: ConsoleServices): void {
   router.get('/console/orders', async (ctx, request, reply) => {
-    const t = translate(TEXTS, ctx.lang);
+    const t = translator('console.orders', ctx.lang);
     const filters = filtersOf(request);
     const beforeAt = queryParam(request, 'before_at');
     const beforeId = queryParam(request, 'before_id');
@@ -960,7 +756,7 @@ export function registerOrderPages(router: ConsoleRouter, deps: ConsoleServices)
   });
 
   router.get('/console/orders.csv', async (ctx, request, reply) => {
-    const t = translate(TEXTS, ctx.lang);
+    const t = translator('console.orders', ctx.lang);
     const filters = filtersOf(request);
     const { search, errors } = parseFilters(ctx, t, filters, '', '');
     if (errors.length > 0) {

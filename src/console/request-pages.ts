@@ -9,57 +9,15 @@ import { describeFailure } from '../http/failures.js';
 import { html, type Html } from '../http/html.js';
 import { allApiKeys } from './keys-pages.js';
 import { badge, copyButton, errorSummary, type FieldError } from './forms.js';
-import { consoleTexts, dateTime, translate, type Translator } from './i18n.js';
+import { translator, type Translator } from '../i18n/messages.js';
+import { dateTime } from './i18n.js';
 import type { ConsoleServices } from './plugin.js';
 import type { RequestLogRow } from './queries.js';
 import { queryParam, type ConsoleContext, type ConsoleRouter } from './router.js';
 
 const PAGE_SIZE = 50;
 
-const TEXTS = consoleTexts('requests', {
-  title: ['Request log', 'Log de requisições', 'Registro de solicitudes'],
-  lead: [
-    'Your recent API requests made with keys in debug mode, newest first, kept for 7 days. Requests with other keys are not recorded.',
-    'As suas requisições recentes à API feitas com chaves em modo de depuração, das mais novas às mais antigas, guardadas por 7 dias. Requisições com outras chaves não são registradas.',
-    'Tus solicitudes recientes a la API hechas con claves en modo de depuración, de la más nueva a la más antigua, guardadas 7 días. Las solicitudes con otras claves no se registran.',
-  ],
-  filter: ['Filter', 'Filtrar', 'Filtrar'],
-  key: ['Access key', 'Access key', 'Access key'],
-  anyKey: ['Any key', 'Qualquer chave', 'Cualquier clave'],
-  failedOnly: ['Failed only', 'Só as que falharam', 'Solo las fallidas'],
-  apply: ['Apply', 'Aplicar', 'Aplicar'],
-  none: [
-    'No request matches. Turn on debug mode on a key (API keys) and make a request with it.',
-    'Nenhuma requisição corresponde. Ative o modo de depuração de uma chave (Chaves de API) e faça uma requisição com ela.',
-    'Ninguna solicitud coincide. Activa el modo de depuración en una clave (Claves de API) y haz una solicitud con ella.',
-  ],
-  time: ['Time', 'Horário', 'Hora'],
-  request: ['Request', 'Requisição', 'Solicitud'],
-  httpStatus: ['HTTP status', 'Status HTTP', 'Estado HTTP'],
-  code: ['Code', 'Código', 'Código'],
-  message: ['Message (msgEn)', 'Mensagem (msgEn)', 'Mensaje (msgEn)'],
-  older: ['Older requests', 'Requisições mais antigas', 'Solicitudes más antiguas'],
-  newest: ['Newest requests', 'Requisições mais recentes', 'Solicitudes más recientes'],
-  detailTitle: ['Request {id}', 'Requisição {id}', 'Solicitud {id}'],
-  requestId: ['Request ID', 'ID da requisição', 'ID de solicitud'],
-  method: ['Method', 'Método', 'Método'],
-  path: ['Path', 'Caminho', 'Ruta'],
-  signedString: ['String the server signed', 'String que o servidor assinou', 'Cadena que firmó el servidor'],
-  noSignedString: [
-    'None: the request did not get as far as checking the sign (for example a header was missing).',
-    'Nenhuma: a requisição não chegou à conferência do sign (por exemplo, faltava um cabeçalho).',
-    'Ninguna: la solicitud no llegó a la comprobación del sign (por ejemplo, faltaba un encabezado).',
-  ],
-  compareHint: [
-    'Compare it, character by character, with the string your code signs. The signature tool builds it from a body and shows the expected sign:',
-    'Compare-a, caractere por caractere, com a string que o seu código assina. A ferramenta de assinatura a monta a partir de um corpo e mostra o sign esperado:',
-    'Compárala, carácter por carácter, con la cadena que firma tu código. La herramienta de firma la construye a partir de un cuerpo y muestra el sign esperado:',
-  ],
-  signatureTool: ['Signature tool', 'Ferramenta de assinatura', 'Herramienta de firma'],
-  back: ['Back to the request log', 'Voltar ao log de requisições', 'Volver al registro de solicitudes'],
-});
-
-type T = Translator<keyof typeof TEXTS>;
+type T = Translator<'console.requests'>;
 
 /** Code 200 is a success; any other code a failure. */
 function codeBadge(code: string): Html {
@@ -84,10 +42,15 @@ function filterForm(
   errors: readonly FieldError[],
 ): Html {
   const keyError = errors.find((e) => e.field === 'key');
+  const keyOptions = keys.map(
+    (k) => html`<option value="${k}"${k === filters.accessKey ? html` selected` : ''}>${k}</option>`,
+  );
   return html`<form method="get" action="/console/requests" class="panel" aria-label="${t('filter')}">${errorSummary(lang, errors)}<div class="filters">
-<div><label for="key">${t('key')}</label>${keyError !== undefined ? html`<p class="error" id="key-error">${keyError.message}</p>` : ''}<select id="key" name="key"${
+<div><label for="key">${t('key')}</label>${
+    keyError !== undefined ? html`<p class="error" id="key-error">${keyError.message}</p>` : ''
+  }<select id="key" name="key"${
     keyError !== undefined ? html` aria-invalid="true" aria-describedby="key-error"` : ''
-  }><option value="">${t('anyKey')}</option>${keys.map((k) => html`<option value="${k}"${k === filters.accessKey ? html` selected` : ''}>${k}</option>`)}</select></div>
+  }><option value="">${t('anyKey')}</option>${keyOptions}</select></div>
 <div><label class="check"><input type="checkbox" name="failed" value="1"${filters.failedOnly ? html` checked` : ''}> ${t('failedOnly')}</label></div>
 <div><button type="submit">${t('apply')}</button></div></div></form>`;
 }
@@ -103,11 +66,15 @@ function listQuery(filters: Filters, before: Filters['before']): string {
 
 function rowsTable(ctx: ConsoleContext, t: T, rows: readonly RequestLogRow[]): Html {
   // Time, key and path stay on one line (they fit at 1366 px); the message wraps in what is left.
-  return html`<div class="table" tabindex="0" role="region" aria-label="${t('title')}"><table class="reqlog"><thead><tr><th scope="col">${t('time')}</th><th scope="col">${t('key')}</th><th scope="col">${t('request')}</th><th scope="col" class="num">${t('httpStatus')}</th><th scope="col">${t('code')}</th><th scope="col">${t('message')}</th></tr></thead><tbody>${rows.map(
+  return html`<div class="table" tabindex="0" role="region" aria-label="${t('title')}"><table class="reqlog"><thead><tr><th
+scope="col">${t('time')}</th><th scope="col">${t('key')}</th><th scope="col">${t('request')}</th><th scope="col"
+class="num">${t('httpStatus')}</th><th scope="col">${t('code')}</th><th scope="col">${t('message')}</th></tr></thead><tbody>${rows.map(
     (
       r,
-    ) => html`<tr><td class="nowrap"><a href="${requestPath(r.request_id)}">${dateTime(ctx.lang, r.created_at)}</a></td><td class="mono nowrap">${r.access_key}</td>
-<td class="mono nowrap">${r.method} ${r.path}</td><td class="num">${r.http_status}</td><td class="nowrap">${codeBadge(r.code)}</td><td class="msg">${r.msg_en}</td></tr>`,
+    ) => html`<tr><td class="nowrap"><a href="${requestPath(r.request_id)}">${dateTime(ctx.lang, r.created_at)}</a></td>
+<td class="mono nowrap">${r.access_key}</td>
+<td class="mono nowrap">${r.method} ${r.path}</td><td class="num">${r.http_status}</td><td class="nowrap">${codeBadge(r.code)}</td>
+<td class="msg">${r.msg_en}</td></tr>`,
   )}</tbody></table></div>`;
 }
 
@@ -119,7 +86,7 @@ async function listPage(
   filters: Filters,
   errors: FieldError[],
 ): Promise<FastifyReply> {
-  const t = translate(TEXTS, ctx.lang);
+  const t = translator('console.requests', ctx.lang);
   const rows =
     errors.length > 0
       ? []
@@ -183,7 +150,7 @@ export function registerRequestPages(router: ConsoleRouter, deps: ConsoleService
   });
 
   router.get('/console/requests/:requestId', async (ctx, request, reply) => {
-    const t = translate(TEXTS, ctx.lang);
+    const t = translator('console.requests', ctx.lang);
     const { requestId = '' } = request.params as { requestId?: string };
     const entry = requestId.length > 40 ? undefined : await deps.requestLog.find(ctx.merchantId, requestId);
     if (entry === undefined) return ctx.notFound(reply);

@@ -12,7 +12,8 @@ import { html, type Html } from '../http/html.js';
 import type { Language } from '../http/language.js';
 import type { Merchant, MerchantService } from '../merchants/service.js';
 import type { ConsoleAccounts, ConsoleSession } from './accounts.js';
-import { consoleTexts, languageOfRequest, translate } from './i18n.js';
+import { translator } from '../i18n/messages.js';
+import { languageOfRequest } from './i18n.js';
 import { csrfField, sendConsolePage, type NavSection } from './layout.js';
 
 export const SESSION_COOKIE = 'cashgate_session';
@@ -20,22 +21,6 @@ export const SESSION_COOKIE = 'cashgate_session';
 export const SIGN_IN_CSRF_COOKIE = 'cashgate_signin';
 /** Forms are small; the signature tool's pasted body is the largest (the API's own 64 KB limit). */
 const FORM_LIMIT_BYTES = 80 * 1024;
-
-const TEXTS = consoleTexts('router', {
-  notFound: ['Not found', 'Não encontrado', 'No encontrado'],
-  notFoundText: [
-    'There is nothing here for your merchant account. Check the address, or go back to the overview.',
-    'Não há nada aqui para a sua conta de lojista. Confira o endereço ou volte à visão geral.',
-    'No hay nada aquí para tu cuenta de comercio. Revisa la dirección o vuelve al resumen.',
-  ],
-  expired: ['This form has expired', 'Este formulário expirou', 'Este formulario ha caducado'],
-  expiredText: [
-    'The form was not sent: its security token is missing or out of date. Go back, reload the page and try again.',
-    'O formulário não foi enviado: o token de segurança está ausente ou desatualizado. Volte, recarregue a página e tente de novo.',
-    'El formulario no se envió: su token de seguridad falta o está desactualizado. Vuelve, recarga la página e inténtalo de nuevo.',
-  ],
-  backToOverview: ['Back to the overview', 'Voltar à visão geral', 'Volver al resumen'],
-});
 
 export interface ConsoleDeps {
   accounts: ConsoleAccounts;
@@ -213,7 +198,7 @@ export class ConsoleRouter {
           },
         }),
       notFound: (r) => {
-        const t = translate(TEXTS, lang);
+        const t = translator('console.router', lang);
         return ctx.page(r, {
           status: 404,
           title: t('notFound'),
@@ -230,12 +215,12 @@ export class ConsoleRouter {
 
 /** The 404 page's content: unknown here, or another merchant's. */
 function notFoundBody(lang: Language, panel: 'panel' | 'panel narrow'): Html {
-  const t = translate(TEXTS, lang);
+  const t = translator('console.router', lang);
   return html`<div class="${panel}"><h1>${t('notFound')}</h1><p>${t('notFoundText')}</p><p><a href="/console">${t('backToOverview')}</a></p></div>`;
 }
 
 export function sendCsrfRefusal(reply: FastifyReply, lang: Language, now: number): FastifyReply {
-  const t = translate(TEXTS, lang);
+  const t = translator('console.router', lang);
   return sendConsolePage(reply, 403, {
     lang,
     now,
@@ -247,7 +232,7 @@ export function sendCsrfRefusal(reply: FastifyReply, lang: Language, now: number
 /** The console's 404 for a path no route has, before anything about the caller is known. */
 export function sendConsoleNotFound(request: FastifyRequest, reply: FastifyReply, now: number): FastifyReply {
   const lang = languageOfRequest(undefined, request.headers['accept-language']);
-  const t = translate(TEXTS, lang);
+  const t = translator('console.router', lang);
   return sendConsolePage(reply, 404, {
     lang,
     now,

@@ -13,107 +13,11 @@ import { describeFailure } from '../http/failures.js';
 import { html, type Html } from '../http/html.js';
 import type { ApiKeyView } from '../merchants/service.js';
 import { badge, copyButton, errorSummary, textField, type FieldError } from './forms.js';
-import { consoleTexts, translate, type Translator } from './i18n.js';
+import { translator, type Translator } from '../i18n/messages.js';
 import type { ConsoleServices } from './plugin.js';
 import { formOf, type ConsoleContext, type ConsoleRouter } from './router.js';
 
-const TEXTS = consoleTexts('signature', {
-  title: ['Signature tool', 'Ferramenta de assinatura', 'Herramienta de firma'],
-  lead: [
-    'Paste the body (or query string) of a request and see the exact string to sign, the sign it gives and the headers to send. Compare them with what your code builds.',
-    'Cole o corpo (ou a query string) de uma requisição e veja a string exata a assinar, o sign resultante e os cabeçalhos a enviar. Compare com o que o seu código monta.',
-    'Pega el cuerpo (o la query string) de una solicitud y mira la cadena exacta a firmar, el sign que produce y los encabezados a enviar. Compáralos con lo que construye tu código.',
-  ],
-  keyRule: [
-    'The tool needs a valid (active) access key whose IP whitelist is exactly 0.0.0.0. Use a key made for debugging only, and delete it once you are done.',
-    'A ferramenta precisa de uma access key válida (ativa) cuja lista de IPs seja exatamente 0.0.0.0. Use uma chave só para depuração e exclua-a quando terminar.',
-    'La herramienta necesita una access key válida (activa) cuya lista blanca de IP sea exactamente 0.0.0.0. Usa una clave solo para depurar y elimínala cuando termines.',
-  ],
-  nothingStored: [
-    'Nothing you enter here is stored.',
-    'Nada do que você digita aqui é armazenado.',
-    'Nada de lo que introduces aquí se guarda.',
-  ],
-  noKey: [
-    'You have no active key whose IP whitelist is exactly 0.0.0.0. Create one for debugging (and delete it afterwards):',
-    'Você não tem chave ativa cuja lista de IPs seja exatamente 0.0.0.0. Crie uma para depuração (e exclua-a depois):',
-    'No tienes ninguna clave activa cuya lista blanca de IP sea exactamente 0.0.0.0. Crea una para depurar (y elimínala después):',
-  ],
-  goToKeys: ['API keys', 'Chaves de API', 'Claves de API'],
-  method: ['Request', 'Requisição', 'Solicitud'],
-  post: ['POST: JSON body', 'POST: corpo JSON', 'POST: cuerpo JSON'],
-  get: ['GET: query string', 'GET: query string', 'GET: query string'],
-  params: ['Body or query string', 'Corpo ou query string', 'Cuerpo o query string'],
-  paramsHint: [
-    'POST: the JSON object you send as the body. GET: the query string, e.g. orderId=123&currencyType=BRL.',
-    'POST: o objeto JSON enviado como corpo. GET: a query string, por exemplo orderId=123&currencyType=BRL.',
-    'POST: el objeto JSON que envías como cuerpo. GET: la query string, por ejemplo orderId=123&currencyType=BRL.',
-  ],
-  accessKey: ['Access key', 'Access key', 'Access key'],
-  timestamp: ['timestamp', 'timestamp', 'timestamp'],
-  timestampHint: [
-    'Unix time in milliseconds (13 digits).',
-    'Horário Unix em milissegundos (13 dígitos).',
-    'Hora Unix en milisegundos (13 dígitos).',
-  ],
-  nonce: ['nonce', 'nonce', 'nonce'],
-  nonceHint: ['A fresh UUID for each request.', 'Um UUID novo a cada requisição.', 'Un UUID nuevo en cada solicitud.'],
-  sign: ['Your sign (optional)', 'Seu sign (opcional)', 'Tu sign (opcional)'],
-  signHint: [
-    'Paste the sign your code computed to compare it.',
-    'Cole o sign calculado pelo seu código para comparar.',
-    'Pega el sign que calculó tu código para compararlo.',
-  ],
-  compute: ['Compute the signature', 'Calcular a assinatura', 'Calcular la firma'],
-  result: ['Result', 'Resultado', 'Resultado'],
-  stringToSign: ['String to sign', 'String a assinar', 'Cadena a firmar'],
-  signResult: [
-    'sign (Base64 HMAC-SHA1 of the string with the secret key)',
-    'sign (HMAC-SHA1 em Base64 da string com a secret key)',
-    'sign (HMAC-SHA1 en Base64 de la cadena con la secret key)',
-  ],
-  headers: ['Headers to send', 'Cabeçalhos a enviar', 'Encabezados a enviar'],
-  matches: ['Your sign matches.', 'O seu sign confere.', 'Tu sign coincide.'],
-  differs: [
-    'Your sign differs: compare your string to sign with the one above, character by character.',
-    'O seu sign é diferente: compare a sua string a assinar com a de cima, caractere por caractere.',
-    'Tu sign es distinto: compara tu cadena a firmar con la de arriba, carácter por carácter.',
-  ],
-  jsonInvalid: [
-    'Body: not valid JSON ({detail}).',
-    'Corpo: não é um JSON válido ({detail}).',
-    'Cuerpo: no es un JSON válido ({detail}).',
-  ],
-  jsonNotObject: [
-    'Body: must be a JSON object ({…}), not an array or a single value.',
-    'Corpo: deve ser um objeto JSON ({…}), não uma lista nem um valor isolado.',
-    'Cuerpo: debe ser un objeto JSON ({…}), no una lista ni un valor suelto.',
-  ],
-  queryBad: [
-    'Query string: {detail}. Write it as name=value pairs joined by &, each name once, with valid %-escapes.',
-    'Query string: {detail}. Escreva pares nome=valor unidos por &, cada nome uma vez, com escapes % válidos.',
-    'Query string: {detail}. Escríbela como pares nombre=valor unidos por &, cada nombre una vez, con escapes % válidos.',
-  ],
-  queryDuplicate: [
-    'the parameter {name} appears more than once',
-    'o parâmetro {name} aparece mais de uma vez',
-    'el parámetro {name} aparece más de una vez',
-  ],
-  queryEscape: ['a %-escape is broken', 'um escape % está quebrado', 'un escape % está roto'],
-  keyRefused: [
-    'Access key: choose one of your active keys whose IP whitelist is exactly 0.0.0.0.',
-    'Access key: escolha uma das suas chaves ativas cuja lista de IPs seja exatamente 0.0.0.0.',
-    'Access key: elige una de tus claves activas cuya lista blanca de IP sea exactamente 0.0.0.0.',
-  ],
-  methodBad: ['Request: choose POST or GET.', 'Requisição: escolha POST ou GET.', 'Solicitud: elige POST o GET.'],
-  expectedSign: [
-    'The sign these values give is {sign}.',
-    'O sign que estes valores dão é {sign}.',
-    'El sign que dan estos valores es {sign}.',
-  ],
-});
-
-type T = Translator<keyof typeof TEXTS>;
+type T = Translator<'console.signature'>;
 
 const WHITELIST_ANY = '0.0.0.0';
 
@@ -207,9 +111,17 @@ function toolForm(
 ${keys.length === 0 ? html`<p class="warning">${t('noKey')} <a href="/console/keys">${t('goToKeys')}</a></p>` : ''}
 <form method="post" action="/console/signature" novalidate>${ctx.csrf}
 <label for="method">${t('method')}</label>${methodError !== undefined ? html`<p class="error" id="method-error">${methodError.message}</p>` : ''}
-<select id="method" name="method"${methodError !== undefined ? html` aria-invalid="true" aria-describedby="method-error"` : ''}><option value="POST"${values.method === 'POST' ? html` selected` : ''}>${t('post')}</option><option value="GET"${values.method === 'GET' ? html` selected` : ''}>${t('get')}</option></select>
-<label for="params">${t('params')}</label><p class="muted" id="params-hint">${t('paramsHint')}</p>${paramsError !== undefined ? html`<p class="error" id="params-error">${paramsError.message}</p>` : ''}
-<textarea id="params" name="params" spellcheck="false" aria-describedby="params-hint${paramsError !== undefined ? ' params-error' : ''}"${paramsError !== undefined ? html` aria-invalid="true"` : ''}>${values.params}</textarea>
+<select id="method" name="method"${
+    methodError !== undefined ? html` aria-invalid="true" aria-describedby="method-error"` : ''
+  }><option value="POST"${values.method === 'POST' ? html` selected` : ''}>${t('post')}</option><option
+value="GET"${values.method === 'GET' ? html` selected` : ''}>${t('get')}</option></select>
+<label for="params">${t('params')}</label><p class="muted" id="params-hint">${t('paramsHint')}</p>${
+    paramsError !== undefined ? html`<p class="error" id="params-error">${paramsError.message}</p>` : ''
+  }
+<textarea id="params" name="params" spellcheck="false"
+aria-describedby="params-hint${paramsError !== undefined ? ' params-error' : ''}"${
+    paramsError !== undefined ? html` aria-invalid="true"` : ''
+  }>${values.params}</textarea>
 <label for="accessKey">${t('accessKey')}</label>${keyError !== undefined ? html`<p class="error" id="accessKey-error">${keyError.message}</p>` : ''}
 <select id="accessKey" name="accessKey"${keyError !== undefined ? html` aria-invalid="true" aria-describedby="accessKey-error"` : ''}>${keyOptions.map(
     (k) => html`<option value="${k}"${k === values.accessKey ? html` selected` : ''}>${labelOf(k)}</option>`,
@@ -221,11 +133,12 @@ ${textField({ name: 'sign', label: t('sign'), value: values.sign, hint: t('signH
 }
 
 function resultPanel(t: T, lang: Language, result: ToolResult): Html {
+  const headers = result.headers.map(([name, value]) => `${name}: ${value}`).join('\n');
   return html`<div class="panel" id="result"><h2>${t('result')}</h2>
 <h3>${t('stringToSign')}</h3><pre id="string-to-sign">${result.signed}</pre>${copyButton('string-to-sign', lang)}
 <h3>${t('signResult')}</h3><p><code id="computed-sign">${result.sign}</code> ${copyButton('computed-sign', lang)}</p>
 ${result.matches === undefined ? '' : result.matches ? html`<p>${badge(t('matches'), 'ok')}</p>` : html`<p class="warning">${badge(t('differs'), 'bad')}</p>`}
-<h3>${t('headers')}</h3><pre id="signed-headers">${result.headers.map(([name, value]) => `${name}: ${value}`).join('\n')}</pre>${copyButton('signed-headers', lang)}</div>`;
+<h3>${t('headers')}</h3><pre id="signed-headers">${headers}</pre>${copyButton('signed-headers', lang)}</div>`;
 }
 
 function toolPage(
@@ -233,7 +146,7 @@ function toolPage(
   reply: FastifyReply,
   input: { status?: number; keys: ApiKeyView[]; values: ToolValues; errors?: FieldError[]; result?: ToolResult },
 ): FastifyReply {
-  const t = translate(TEXTS, ctx.lang);
+  const t = translator('console.signature', ctx.lang);
   void reply.header('cache-control', 'no-store');
   return ctx.page(reply, {
     status: input.status ?? 200,
@@ -262,7 +175,7 @@ export function registerSignaturePages(router: ConsoleRouter, deps: ConsoleServi
   });
 
   router.post('/console/signature', async (ctx, request, reply) => {
-    const t = translate(TEXTS, ctx.lang);
+    const t = translator('console.signature', ctx.lang);
     const form = formOf(request);
     const rawMethod = form.get('method') ?? 'POST';
     const values: ToolValues = {

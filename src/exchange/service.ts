@@ -2,7 +2,8 @@ import type { Static } from '@sinclair/typebox';
 import type { Clock } from '../clock.js';
 import type { MerchantCaller } from '../http/caller.js';
 import { ApiError } from '../http/failures.js';
-import type { Language } from '../http/language.js';
+import { LANGUAGES, type Language } from '../http/language.js';
+import { translator, type Translator } from '../i18n/messages.js';
 import { feeFor } from '../ledger/fees.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { amountField } from '../ledger/amount-field.js';
@@ -70,58 +71,24 @@ export type Caller = Pick<MerchantCaller, 'merchantId' | 'accessKey' | 'nonce'>;
 
 type Texts = Record<Language, string>;
 
+/** A failure text in every language, from its `api.exchange` message. */
+function texts(text: (t: Translator<'api.exchange'>) => string): Texts {
+  return Object.fromEntries(LANGUAGES.map((lang) => [lang, text(translator('api.exchange', lang))])) as Texts;
+}
+
 /** errorMsg / errorMsgEn of exchange orders that end in 32. */
 const FAILURES = {
-  quoteLapsed: {
-    en: 'the quote expired before the fiat was taken; the fiat was returned to the available balance',
-    'pt-BR': 'a cotação expirou antes de o valor em moeda ser debitado; o valor voltou ao saldo disponível',
-    es: 'la cotización venció antes de debitar el monto en moneda; el monto volvió al saldo disponible',
-  },
-  failedBeforeSend: {
-    en: 'the exchange failed before any token was sent; the fiat was returned to the available balance',
-    'pt-BR': 'a conversão falhou antes de qualquer token ser enviado; o valor em moeda voltou ao saldo disponível',
-    es: 'el cambio falló antes de enviar ningún token; el monto en moneda volvió al saldo disponible',
-  },
-  sendFailed: {
-    en: 'the token transfer failed on the chain; the fiat was returned to the available balance',
-    'pt-BR': 'a transferência de tokens falhou na rede; o valor em moeda voltou ao saldo disponível',
-    es: 'la transferencia de tokens falló en la red; el monto en moneda volvió al saldo disponible',
-  },
-  sendRefused: (detail: string): Texts => ({
-    en: `the tokens were not sent: ${detail}; the fiat was returned to the available balance`,
-    'pt-BR': `os tokens não foram enviados (${detail}); o valor em moeda voltou ao saldo disponível`,
-    es: `los tokens no se enviaron (${detail}); el monto en moneda volvió al saldo disponible`,
-  }),
-  sendReverted: (hash: string, why: string): Texts => ({
-    en: `the token transfer ${hash} failed on the chain (${why}); the fiat was returned to the available balance`,
-    'pt-BR': `a transferência de tokens ${hash} falhou na rede (${why}); o valor em moeda voltou ao saldo disponível`,
-    es: `la transferencia de tokens ${hash} falló en la red (${why}); el monto en moneda volvió al saldo disponible`,
-  }),
-  depositFailed: {
-    en: 'the chain reported the deposit as failed',
-    'pt-BR': 'a rede informou que o depósito falhou',
-    es: 'la red informó que el depósito falló',
-  },
-  expired: {
-    en: 'no deposit arrived before the quote expired',
-    'pt-BR': 'nenhum depósito chegou antes de a cotação expirar',
-    es: 'ningún depósito llegó antes de que venciera la cotización',
-  },
-  underpaid: (received: string, expected: string, token: string): Texts => ({
-    en: `under-payment: the deposit carried ${received} ${token}, the order expected ${expected} ${token}; nothing was credited`,
-    'pt-BR': `pagamento menor: o depósito trouxe ${received} ${token}, o pedido esperava ${expected} ${token}; nada foi creditado`,
-    es: `pago menor: el depósito trajo ${received} ${token}, la orden esperaba ${expected} ${token}; no se acreditó nada`,
-  }),
-  late: (deadline: number): Texts => ({
-    en: `the deposit arrived after the quote expired at ${new Date(deadline).toISOString()}; nothing was credited`,
-    'pt-BR': `o depósito chegou depois de a cotação expirar em ${new Date(deadline).toISOString()}; nada foi creditado`,
-    es: `el depósito llegó después de que venciera la cotización a las ${new Date(deadline).toISOString()}; no se acreditó nada`,
-  }),
-  wrongSender: (from: string, expected: string): Texts => ({
-    en: `the deposit came from ${from}, not from addressFrom ${expected}; nothing was credited`,
-    'pt-BR': `o depósito veio de ${from}, não de addressFrom ${expected}; nada foi creditado`,
-    es: `el depósito vino de ${from}, no de addressFrom ${expected}; no se acreditó nada`,
-  }),
+  quoteLapsed: texts((t) => t('quoteLapsed')),
+  failedBeforeSend: texts((t) => t('failedBeforeSend')),
+  sendFailed: texts((t) => t('sendFailed')),
+  sendRefused: (detail: string): Texts => texts((t) => t('sendRefused', { detail })),
+  sendReverted: (hash: string, why: string): Texts => texts((t) => t('sendReverted', { hash, why })),
+  depositFailed: texts((t) => t('depositFailed')),
+  expired: texts((t) => t('expired')),
+  underpaid: (received: string, expected: string, token: string): Texts =>
+    texts((t) => t('underpaid', { received, expected, token })),
+  late: (deadline: number): Texts => texts((t) => t('late', { deadline: new Date(deadline).toISOString() })),
+  wrongSender: (from: string, expected: string): Texts => texts((t) => t('wrongSender', { from, expected })),
 } as const;
 
 /** The source recorded on events a live chain's sender or watcher applies. */
@@ -202,14 +169,23 @@ export class ExchangeService {
       throw new ApiError({
         kind: 'exchange_amount_too_large',
         field: 'currencyAmount',
-        detail: `it buys ${formatUnits(units, d.tokenDecimals)} ${d.tokenType}, above the ${formatUnits(ceiling, d.tokenDecimals)} ${d.tokenType} one send may carry on ${d.chainType}`,
+        tokens: formatUnits(units, d.tokenDecimals),
+        token: d.tokenType,
+        ceiling: formatUnits(ceiling, d.tokenDecimals),
+        chainType: d.chainType,
       });
     }
     if (units === 0n) {
       throw new ApiError({
         kind: 'exchange_amount_too_small',
         field: 'currencyAmount',
-        detail: `${formatMoney(amount, currency)} ${currency}, less the fee of ${formatMoney(fee, currency)} ${currency}, buys no ${d.tokenType} at ${formatRate(rate)} ${currency} per token`,
+        reason: 'buys_nothing',
+        tokens: '0',
+        token: d.tokenType,
+        amount: formatMoney(amount, currency),
+        fee: formatMoney(fee, currency),
+        currency,
+        rate: formatRate(rate),
       });
     }
     order.fee = toDbMinor(fee);
@@ -232,7 +208,13 @@ export class ExchangeService {
       throw new ApiError({
         kind: 'exchange_amount_too_small',
         field: 'tokenAmount',
-        detail: `${formatUnits(BigInt(d.tokenUnits), d.tokenDecimals)} ${d.tokenType} are worth ${formatMoney(gross, currency)} ${currency} at ${formatRate(quotedRate(d))}, which the fee of ${formatMoney(fee, currency)} ${currency} takes whole`,
+        reason: 'fee_takes_all',
+        tokens: formatUnits(BigInt(d.tokenUnits), d.tokenDecimals),
+        token: d.tokenType,
+        amount: formatMoney(gross, currency),
+        fee: formatMoney(fee, currency),
+        currency,
+        rate: formatRate(quotedRate(d)),
       });
     }
     const deposit = await this.deps.addresses.reserve(tx, 'tron');

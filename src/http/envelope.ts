@@ -92,7 +92,8 @@ export function failureEnvelope(
 
 export function sendFailure(reply: FastifyReply, error: ApiError, context: FailureContext): FastifyReply {
   const debugSuffix = context.debug
-    ? ` [debug: request ${context.requestId}${context.logViewUrl === undefined ? '' : `; log: ${context.logViewUrl}`}${error.debugDetail === undefined ? '' : `; ${error.debugDetail}`}]`
+    ? ` [debug: request ${context.requestId}${context.logViewUrl === undefined ? '' : `; log: ${context.logViewUrl}`}` +
+      `${error.debugDetail === undefined ? '' : `; ${error.debugDetail}`}]`
     : '';
   if (error.failure.kind === 'rate_limited') {
     void reply.header('retry-after', String(error.failure.retryAfterSeconds));

@@ -232,7 +232,9 @@ const ADMIN_FAILURES: Readonly<Record<string, { name: string; description: strin
   '403': {
     name: 'AdminForbidden',
     description:
-      'forbidden (the role lacks the route’s permission: role and permission named), approval_own, admin_api_disabled (no token sent and no root token), or a refused sandbox action (sandbox_disabled, sandbox_live_rail)',
+      'forbidden (the role lacks the route’s permission: role and permission named), approval_own, ' +
+      'admin_api_disabled (no token sent and no root token), or a refused sandbox action (sandbox_disabled, ' +
+      'sandbox_live_rail)',
   },
   '404': {
     name: 'AdminNotFound',
@@ -383,7 +385,8 @@ function webhooks(registry: SchemaRegistry, named: ReadonlySet<string>): Record<
     paymentCallback: hook(
       'paymentCallback',
       'A collection was paid, expired or was cancelled',
-      'Kenya and Brazil collections and orders of an aggregate cashier (paid in USDT: payType 112, payTypeName WALLET, the deposit address as payParam), at status 2, 3 or 4.',
+      'Kenya and Brazil collections and orders of an aggregate cashier (paid in USDT: payType 112, payTypeName ' +
+        'WALLET, the deposit address as payParam), at status 2, 3 or 4.',
       registry.named('PaymentCallback', PaymentCallback),
     ),
     kenyaTransferCallback: hook(
@@ -500,13 +503,17 @@ export function buildOpenApiDocument(catalog: RouteCatalog, serverUrl: string): 
         nonce: header('nonce', 'UUID (36 characters, 8-4-4-4-12), single use per access key'),
         sign: header(
           'sign',
-          'Base64(HMAC-SHA1(secret_key, string to sign)); the string to sign is the sorted k=v&k=v of the body members (or query parameters) plus access_key, timestamp and nonce',
+          'Base64(HMAC-SHA1(secret_key, string to sign)); the string to sign is the sorted k=v&k=v of the body ' +
+            'members (or query parameters) plus access_key, timestamp and nonce',
         ),
         adminToken: {
           type: 'http',
           scheme: 'bearer',
           description:
-            'Authorization: Bearer <personal token> (cashgate operator token create), acting with its operator’s role; or the break-glass root CASHGATE_ADMIN_TOKEN (every permission, every use audited; refused with ADMIN_ROOT_TOKEN_DISABLED=true). Each operation’s x-permission names the permission it needs and x-roles the roles that hold it.',
+            'Authorization: Bearer <personal token> (cashgate operator token create), acting with its operator’s ' +
+            'role; or the break-glass root CASHGATE_ADMIN_TOKEN (every permission, every use audited; refused with ' +
+            'ADMIN_ROOT_TOKEN_DISABLED=true). Each operation’s x-permission names the permission it needs and ' +
+            'x-roles the roles that hold it.',
         },
       },
     },

@@ -234,7 +234,8 @@ export class DarajaKenya {
             await q.updateDarajaRequest(tx, r.id, { state: 'unknown', updated_at: clock.now() });
         });
         throw new RailOutcomeUnknown(
-          'an earlier STK prompt got no answer from Daraja and STK Push offers no way to ask for it: no new prompt is sent; its callback still counts, and the payer may ask for another',
+          'an earlier STK prompt got no answer from Daraja and STK Push offers no way to ask for it: no new prompt ' +
+            'is sent; its callback still counts, and the payer may ask for another',
         );
       }
     }

@@ -89,7 +89,9 @@ export function registerLedgerAdminRoutes(
     tag: TAG,
     summary: 'Credit (or debit, with a negative amount) the available balance, as a ledger entry',
     description:
-      'A debit that would take the available balance below zero is refused with 409 insufficient_balance. At or above APPROVAL_THRESHOLD for its currency (either sign), the adjustment is created pending (state "pending", with its approval) and moves money only when another operator with finance or admin approves it.',
+      'A debit that would take the available balance below zero is refused with 409 insufficient_balance. At or ' +
+      'above APPROVAL_THRESHOLD for its currency (either sign), the adjustment is created pending (state ' +
+      '"pending", with its approval) and moves money only when another operator with finance or admin approves it.',
     body: Type.Object({
       currency: CurrencyCode,
       amount: Amount,
@@ -137,7 +139,9 @@ export function registerLedgerAdminRoutes(
           ? 'Approve a pending balance adjustment: the money moves now, in the same unit of work'
           : 'Reject a pending balance adjustment: no money moves',
       description:
-        'Only an operator other than the one who asked, with finance or admin (403 approval_own otherwise). 409 approval_decided when it was decided already; an approved debit that would now overdraw is refused with 409 insufficient_balance and stays pending.',
+        'Only an operator other than the one who asked, with finance or admin (403 approval_own otherwise). 409 ' +
+        'approval_decided when it was decided already; an approved debit that would now overdraw is refused with ' +
+        '409 insufficient_balance and stays pending.',
       body: Type.Object(decision === 'approve' ? { reason: Type.Optional(Reason) } : { reason: Reason }, {
         additionalProperties: false,
       }),

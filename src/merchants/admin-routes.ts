@@ -97,7 +97,8 @@ export function registerMerchantAdminRoutes(
     summary:
       'Set how long a payer has on a cashier page (default 30 minutes) and the methods its aggregate cashiers offer (default all)',
     description:
-      'Either member or both. The lifetime applies to collections and aggregate cashiers created from now on; the methods to aggregate cashier pages shown from now on.',
+      'Either member or both. The lifetime applies to collections and aggregate cashiers created from now on; the ' +
+      'methods to aggregate cashier pages shown from now on.',
     body: Type.Object({
       lifetimeMs: Type.Optional(Type.Integer({ minimum: 60_000, maximum: 30 * 86_400_000 })),
       methods: Type.Optional(

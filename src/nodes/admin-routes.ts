@@ -20,7 +20,9 @@ export const NodeView = Type.Object({
   lastHeartbeatAt: Type.Integer({ description: 'ms since the epoch' }),
   state: Type.Union([Type.Literal('alive'), Type.Literal('silent'), Type.Literal('dead'), Type.Literal('gone')], {
     description:
-      '`alive`: its heartbeat is fresh; `silent`: marked alive but its heartbeat is older than NODE_DEAD_AFTER_MS (the next heartbeat of any node declares it dead); `dead`: declared dead, its leases freed; `gone`: stopped cleanly, its leases released',
+      '`alive`: its heartbeat is fresh; `silent`: marked alive but its heartbeat is older than NODE_DEAD_AFTER_MS ' +
+      '(the next heartbeat of any node declares it dead); `dead`: declared dead, its leases freed; `gone`: stopped ' +
+      'cleanly, its leases released',
   }),
   endedAt: Type.Union([Type.Integer(), Type.Null()], { description: 'when it was declared dead or stopped' }),
   leases: Type.Record(Type.String(), Type.Integer(), {
@@ -42,7 +44,8 @@ export function registerNodeAdminRoutes(
     summary: 'The nodes on this database: heartbeat, state and the leases each holds',
     description:
       'Every Cashgate process (serve or worker) on this database, alive ones first, then those that ended in the last seven days. ' +
-      'A node whose heartbeat is older than NODE_DEAD_AFTER_MS is declared dead by the next heartbeat of any other node, and every lease it held is freed at once.',
+      'A node whose heartbeat is older than NODE_DEAD_AFTER_MS is declared dead by the next heartbeat of any other ' +
+      'node, and every lease it held is freed at once.',
     response: Type.Object({
       nodeId: Type.String({ description: 'the node that answered' }),
       deadAfterMs: Type.Integer(),

@@ -27,7 +27,9 @@ export interface LeaseKind {
 export function leasesFreedCounter(registry: Registry): Counter<'kind' | 'reason'> {
   return counterOn<'kind' | 'reason'>(registry, {
     name: 'cashgate_leases_freed_total',
-    help: 'Leases freed before their holder finished with them, by kind and reason (dead: its node was declared dead; released: its node stopped cleanly; expired: it ran out and another node took it)',
+    help:
+      'Leases freed before their holder finished with them, by kind and reason (dead: its node was declared dead; ' +
+      'released: its node stopped cleanly; expired: it ran out and another node took it)',
     labelNames: ['kind', 'reason'],
   });
 }

@@ -158,7 +158,8 @@ export class NodeLiveness {
       const old = identity.renew();
       logger.warn(
         { node: old, newNode: this.id },
-        'this node was declared dead (its heartbeat stopped for longer than NODE_DEAD_AFTER_MS); it rejoins under a new id and records nothing under its old leases',
+        'this node was declared dead (its heartbeat stopped for longer than NODE_DEAD_AFTER_MS); it rejoins under ' +
+          'a new id and records nothing under its old leases',
       );
       await store.transact(async (tx) => {
         await q.insertNode(tx, this.#row(now));

@@ -77,7 +77,9 @@ export function registerOperatorAdminRoutes(
     tag: TAG,
     summary: 'Staff actions, newest first, 100 a page (admin and auditor)',
     description:
-      'Filters combine. actor: an operator id or e-mail, root-token or cli; from (inclusive) and to (exclusive): ISO 8601. Give nextCursor back as cursor for the page after. `cashgate audit-log verify` checks the hash chain.',
+      'Filters combine. actor: an operator id or e-mail, root-token or cli; from (inclusive) and to (exclusive): ' +
+      'ISO 8601. Give nextCursor back as cursor for the page after. `cashgate audit-log verify` checks the hash ' +
+      'chain.',
     query: Type.Object(
       {
         actor: Type.Optional(Type.String({ maxLength: 254 })),

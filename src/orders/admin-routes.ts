@@ -21,7 +21,8 @@ export function registerOrderAdminRoutes(
     tag: 'Admin: orders',
     summary: "Reveal one order's personal data unmasked (every call is an audited pii.reveal)",
     description:
-      'Everywhere else, a role without personal_data.read sees phones, documents, account numbers and payer names masked. This route shows one order’s as the merchant sent them, and records who looked.',
+      'Everywhere else, a role without personal_data.read sees phones, documents, account numbers and payer names ' +
+      'masked. This route shows one order’s as the merchant sent them, and records who looked.',
     response: Type.Object({
       orderId: Type.String(),
       merchantId: Type.String(),
@@ -53,8 +54,11 @@ export function registerOrderAdminRoutes(
     description:
       'Collections: paid (optional amount: what the payer actually paid; default the order amount), expired. ' +
       'Transfers: processing (→2), succeeded (→8), bank_rejected (→4), failed (→16). ' +
-      'Fiat → token exchanges: paid or currency_received (→2, the fiat is taken), token_sent (→4, optional tradeHash), token_received (→8), failed (→32), complete (the remaining steps to 8). ' +
-      'Token → fiat exchanges: token_received (a confirmed deposit: optional amount in tokens, default the quoted amount; optional from, default addressFrom; optional tradeHash) → 8, or → 32 when it is short or from another address; expired and failed (→32); complete. ' +
+      'Fiat → token exchanges: paid or currency_received (→2, the fiat is taken), token_sent (→4, optional ' +
+      'tradeHash), token_received (→8), failed (→32), complete (the remaining steps to 8). ' +
+      'Token → fiat exchanges: token_received (a confirmed deposit: optional amount in tokens, default the quoted ' +
+      'amount; optional from, default addressFrom; optional tradeHash) → 8, or → 32 when it is short or from ' +
+      'another address; expired and failed (→32); complete. ' +
       'An event the state does not allow is a 409 listing allowedEvents.',
     body: Type.Object({
       event: Type.String({ maxLength: 32 }),

@@ -70,7 +70,9 @@ export const ORDER_ENTRIES_CHECK: AuditCheck = {
       return [
         {
           check: this.name,
-          detail: `${row.kind} ${row.id} in status ${row.status} has journals: ${describeCounts(actual)}; expected ${expected.map(describeCounts).join(' or ')}`,
+          detail:
+            `${row.kind} ${row.id} in status ${row.status} has journals: ${describeCounts(actual)}; ` +
+            `expected ${expected.map(describeCounts).join(' or ')}`,
         },
       ];
     });

@@ -6,7 +6,8 @@ import type { Clock } from '../clock.js';
 import type { RequestNonce } from '../http/caller.js';
 import { reviveExact } from '../http/exact-json.js';
 import { ApiError } from '../http/failures.js';
-import { isLanguage, type Language } from '../http/language.js';
+import { isLanguage, LANGUAGES, type Language } from '../http/language.js';
+import { translator, type PlainKey } from '../i18n/messages.js';
 import { feeFor, type FeeChannel, type FeeRule } from '../ledger/fees.js';
 import { InsufficientBalanceError } from '../ledger/ledger.js';
 import { formatMoney, toDbMinor, type Currency, type Minor } from '../money.js';
@@ -117,32 +118,14 @@ export class EventNotAllowedError extends Error {
   }
 }
 
-/** errorMsg / errorMsgEn of an order that ends without success. */
-const FAILURE_REASONS: Record<string, Record<Language, string>> = {
-  expired: {
-    en: 'the payer did not pay before the cashier expired',
-    'pt-BR': 'o pagador não pagou antes de o caixa expirar',
-    es: 'el pagador no pagó antes de que venciera la caja',
-  },
-  cancelled: {
-    en: 'the payer cancelled the payment',
-    'pt-BR': 'o pagador cancelou o pagamento',
-    es: 'el pagador canceló el pago',
-  },
-  bank_rejected: {
-    en: 'the receiving bank rejected the transfer',
-    'pt-BR': 'o banco recebedor rejeitou a transferência',
-    es: 'el banco receptor rechazó la transferencia',
-  },
-  failed: {
-    en: 'the transfer failed at the payment rail',
-    'pt-BR': 'a transferência falhou no meio de pagamento',
-    es: 'la transferencia falló en el medio de pago',
-  },
-};
+/** The events that end an order without success; errorMsg / errorMsgEn are their `api.order` texts. */
+const FAILURE_REASONS: readonly PlainKey<'api.order'>[] = ['expired', 'cancelled', 'bank_rejected', 'failed'];
 
 function failureReason(event: string): Record<Language, string> | undefined {
-  return Object.hasOwn(FAILURE_REASONS, event) ? FAILURE_REASONS[event] : undefined;
+  const reason = FAILURE_REASONS.find((name) => name === event);
+  if (reason === undefined) return undefined;
+  const text = (lang: Language): string => translator('api.order', lang)(reason);
+  return Object.fromEntries(LANGUAGES.map((lang) => [lang, text(lang)])) as Record<Language, string>;
 }
 
 export function orderKindOf(order: Pick<q.OrderRow, 'area' | 'kind'>): string {

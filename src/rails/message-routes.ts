@@ -61,7 +61,10 @@ export function registerRailMessageAdminRoutes(
     tag: 'Admin: rails',
     summary: 'Ask the order’s live rail again now, as its reconciliation would (never a second request)',
     description:
-      'For an order whose answer from Daraja or the PSP is late: its waiting requests are made due and the reconciliation asks at once (Daraja’s status query, the PSP’s payout and received-Pix lists). What comes back moves the order as a callback confirmed by the rail would. 409 nothing_to_ask when no live rail is waiting on the order (a sandbox order, or one that ended).',
+      'For an order whose answer from Daraja or the PSP is late: its waiting requests are made due and the ' +
+      'reconciliation asks at once (Daraja’s status query, the PSP’s payout and received-Pix lists). What comes ' +
+      'back moves the order as a callback confirmed by the rail would. 409 nothing_to_ask when no live rail is ' +
+      'waiting on the order (a sandbox order, or one that ended).',
     response: Type.Object({
       orderId: Type.String(),
       asked: Type.Array(Type.Object({ rail: Type.String(), waiting: Type.Integer() })),

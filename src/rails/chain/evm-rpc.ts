@@ -83,7 +83,9 @@ export function chainRpcMetrics(registry: Registry): RpcMetrics {
     metrics = {
       calls: new Counter({
         name: 'cashgate_chain_rpc_requests_total',
-        help: 'Calls to chain nodes (EVM JSON-RPC methods, TRON API paths) by chain, method and outcome (ok, rpc-<code>, rejected-<code>, not-sent, unknown, invalid)',
+        help:
+          'Calls to chain nodes (EVM JSON-RPC methods, TRON API paths) by chain, method and outcome ' +
+          '(ok, rpc-<code>, rejected-<code>, not-sent, unknown, invalid)',
         labelNames: ['chain', 'method', 'outcome'],
         registers: [registry],
       }),

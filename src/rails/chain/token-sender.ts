@@ -361,7 +361,8 @@ export class TokenSender {
     if (today + units > this.options.maxPerDay)
       return refusal(
         'day-ceiling',
-        `the send of ${token(units)} would take today's sends on ${this.chain} to ${token(today + units)}, above the ceiling of ${token(this.options.maxPerDay)} per day (UTC)`,
+        `the send of ${token(units)} would take today's sends on ${this.chain} to ${token(today + units)}, ` +
+          `above the ceiling of ${token(this.options.maxPerDay)} per day (UTC)`,
       );
     const balances = await wallet.balances();
     if (balances.token - inFlight < units)
