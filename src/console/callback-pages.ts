@@ -247,22 +247,11 @@ class="num">${a.attempt_no}</td><td><code>${redactUrl(a.url) ?? ''}</code></td><
     maxlength: 2048,
     errors: fieldErrors,
   });
-  const bulkFromField = textField({
-    name: 'retrigger-from',
-    label: dayRangeLabels(ctx.lang).from,
-    type: 'date',
-    value: input.bulkFrom ?? '',
-    required: true,
-    errors: fieldErrors,
-  });
-  const bulkToField = textField({
-    name: 'retrigger-to',
-    label: dayRangeLabels(ctx.lang).to,
-    type: 'date',
-    value: input.bulkTo ?? '',
-    required: true,
-    errors: fieldErrors,
-  });
+  const days = dayRangeLabels(ctx.lang);
+  const dayField = (name: string, label: string, value: string | undefined) =>
+    textField({ name, label, type: 'date', value: value ?? '', required: true, errors: fieldErrors });
+  const bulkFromField = dayField('retrigger-from', days.from, input.bulkFrom);
+  const bulkToField = dayField('retrigger-to', days.to, input.bulkTo);
   const body = html`<h1>${t('title')}</h1>${input.done ?? ''}${errorSummary(ctx.lang, fieldErrors)}
 <section class="panel" id="address"><h2>${t('addressTitle')}</h2><p>${t('addressLead')}</p>
 <dl><dt>${t('current')}</dt><dd>${merchant.callbackUrl === null ? t('notSet') : html`<code>${redactUrl(merchant.callbackUrl)}</code>`}</dd></dl>
