@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import type { MerchantCaller } from '../http/caller.js';
 import { ApiError } from '../http/failures.js';
 import { LANGUAGES, type Language } from '../http/language.js';
-import { translator, type Translator } from '../i18n/messages.js';
+import { inEach, translator, type Translator } from '../i18n/messages.js';
 import { feeFor } from '../ledger/fees.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { amountField } from '../ledger/amount-field.js';
@@ -73,7 +73,7 @@ type Texts = Record<Language, string>;
 
 /** A failure text in every language, from its `api.exchange` message. */
 function texts(text: (t: Translator<'api.exchange'>) => string): Texts {
-  return Object.fromEntries(LANGUAGES.map((lang) => [lang, text(translator('api.exchange', lang))])) as Texts;
+  return inEach(LANGUAGES, (lang) => text(translator('api.exchange', lang)));
 }
 
 /** errorMsg / errorMsgEn of exchange orders that end in 32. */

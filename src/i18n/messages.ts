@@ -118,6 +118,11 @@ export function translator<N extends Namespace>(namespace: N, locale: Locale): T
   return made as Translator<N>;
 }
 
+/** A text in each of the given locales (an order's errorMsg in every language a merchant may read). */
+export function inEach<L extends Locale>(locales: readonly L[], text: (locale: L) => string): Record<L, string> {
+  return Object.fromEntries(locales.map((locale) => [locale, text(locale)])) as Record<L, string>;
+}
+
 /** Whether a namespace has a message of that name (for keys that come from data, such as a permission's name). */
 export function hasMessage<N extends Namespace>(namespace: N, key: string): key is MessageKey<N> {
   return Object.hasOwn(CATALOGS.en, `${namespace}.${key}`);

@@ -7,7 +7,7 @@ import type { RequestNonce } from '../http/caller.js';
 import { reviveExact } from '../http/exact-json.js';
 import { ApiError } from '../http/failures.js';
 import { isLanguage, LANGUAGES, type Language } from '../http/language.js';
-import { translator, type PlainKey } from '../i18n/messages.js';
+import { inEach, translator, type PlainKey } from '../i18n/messages.js';
 import { feeFor, type FeeChannel, type FeeRule } from '../ledger/fees.js';
 import { InsufficientBalanceError } from '../ledger/ledger.js';
 import { formatMoney, toDbMinor, type Currency, type Minor } from '../money.js';
@@ -124,8 +124,7 @@ const FAILURE_REASONS: readonly PlainKey<'api.order'>[] = ['expired', 'cancelled
 function failureReason(event: string): Record<Language, string> | undefined {
   const reason = FAILURE_REASONS.find((name) => name === event);
   if (reason === undefined) return undefined;
-  const text = (lang: Language): string => translator('api.order', lang)(reason);
-  return Object.fromEntries(LANGUAGES.map((lang) => [lang, text(lang)])) as Record<Language, string>;
+  return inEach(LANGUAGES, (lang) => translator('api.order', lang)(reason));
 }
 
 export function orderKindOf(order: Pick<q.OrderRow, 'area' | 'kind'>): string {
