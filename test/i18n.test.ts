@@ -73,12 +73,8 @@ describe('message catalogs', () => {
 
   it('has a regional variant fall back to its base language, then English', () => {
     assert.deepEqual(FALLBACKS['es-MX'], ['es', 'en']);
-    for (const key of Object.keys(CATALOGS.es)) {
-      if (key.startsWith('cashier.page.') && !Object.hasOwn(CATALOGS['es-MX'], key)) {
-        assert.equal(translator('cashier.page', 'es-MX')('copy'), translator('cashier.page', 'es')('copy'));
-        break;
-      }
-    }
+    assert.ok(!Object.hasOwn(CATALOGS['es-MX'], 'cashier.page.copy'), 'es-MX does not say "copy" its own way');
+    assert.equal(translator('cashier.page', 'es-MX')('copy'), translator('cashier.page', 'es')('copy'));
     assert.equal(translator('console.layout', 'sw')('overview'), translator('console.layout', 'en')('overview'));
   });
 

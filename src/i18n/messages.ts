@@ -83,15 +83,26 @@ function compile(message: string, locale: Locale): Compiled {
   };
 }
 
-/** Every key of every locale compiled, its fallbacks merged in: `COMPILED[locale][key]`. */
-const COMPILED = new Map<Locale, Map<string, Compiled>>();
-for (const locale of LOCALES) {
-  const compiled = new Map<string, Compiled>();
-  for (const source of [...FALLBACKS[locale]].reverse().concat(locale)) {
-    for (const [key, message] of Object.entries(CATALOGS[source])) compiled.set(key, compile(message, source));
-  }
-  COMPILED.set(locale, compiled);
-}
+/** Each catalog's messages compiled once, in the catalog's own locale. */
+const OWN = new Map(
+  LOCALES.map((locale) => [
+    locale,
+    Object.entries(CATALOGS[locale]).map(([key, message]) => [key, compile(message, locale)] as const),
+  ]),
+);
+
+/** Every key of every locale, its fallbacks' messages under its own: `COMPILED[locale][key]`. */
+const COMPILED = new Map(
+  LOCALES.map((locale) => [
+    locale,
+    new Map(
+      [...FALLBACKS[locale]]
+        .reverse()
+        .concat(locale)
+        .flatMap((source) => OWN.get(source) ?? []),
+    ),
+  ]),
+);
 
 type Untyped = (key: string, values?: Values) => string;
 const translators = new Map<string, Untyped>();
