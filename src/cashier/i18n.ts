@@ -5,13 +5,13 @@
  * the catalogs (`src/i18n/locales/`, namespace `cashier.page`).
  */
 import { rankedLanguageTags } from '../http/language.js';
-import { LOCALE_NAMES } from '../i18n/locales.js';
+import { LOCALE_NAMES, SURFACES } from '../i18n/locales.js';
 import { translator, type PlainKey, type Translator } from '../i18n/messages.js';
 
 /** The languages a page offers in its links when it names none of its own. */
 export const CASHIER_LANGUAGES = ['en', 'pt-BR', 'es', 'sw'] as const;
-/** Every language a page can be read in: those offered, and Mexican Spanish (for `es-MX` browsers and peso orders). */
-export const CASHIER_LOCALES = [...CASHIER_LANGUAGES, 'es-MX'] as const;
+/** Every language a page can be read in (the cashier surface's): those offered, and Mexican Spanish for `es-MX` browsers and peso orders. */
+export const CASHIER_LOCALES = SURFACES.cashier;
 export type CashierLanguage = (typeof CASHIER_LOCALES)[number];
 
 export const LANGUAGE_NAMES: Record<CashierLanguage, string> = LOCALE_NAMES;
