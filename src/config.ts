@@ -87,6 +87,8 @@ export interface Config {
   kenya: KenyaRailConfig;
   /** The Brazil Pix rail: the sandbox simulator, or a PSP's API Pix. */
   brazil: BrazilRailConfig;
+  /** Brazil's boletos: the sandbox simulator, or registered at Efí or Banco Inter (independent of the Pix rail). */
+  boleto: BoletoRailConfig;
   /** The USDT chains: the sandbox simulator, or TRON and EVM nodes with the operator's hot wallets. */
   chain: ChainRailConfig;
   trustProxy: TrustProxy;
@@ -122,6 +124,39 @@ export type BrazilRailConfig =
       /** How long a payout waits for its result webhook before the PSP is asked. */
       resultTimeoutMs: number;
     };
+
+/** Efí's API Cobranças (BRAZIL_BOLETO_RAIL=efi): Basic → Bearer, no client certificate. */
+export interface EfiIssuerConfig {
+  baseUrl: string;
+  clientId: string;
+  clientSecret: string;
+  timeoutMs: number;
+}
+
+/** Banco Inter's API Cobrança v3 (BRAZIL_BOLETO_RAIL=inter): OAuth2 client credentials over mutual TLS. */
+export interface InterIssuerConfig {
+  baseUrl: string;
+  clientId: string;
+  clientSecret: string;
+  certPem: string;
+  keyPem: string;
+  caPem: string | undefined;
+  /** Sent as `x-conta-corrente` when the application is linked to more than one account. */
+  account: string | undefined;
+  timeoutMs: number;
+}
+
+export interface BoletoRailConfig {
+  rail: 'sandbox' | 'efi' | 'inter';
+  /** Calendar days from today (in Brasília) to a boleto's due date; a live issuer's moves to the next business day. */
+  dueDays: number;
+  /** How long a create waits for the issuer to register its boleto before it answers without the linha digitável. */
+  issueWaitMs: number;
+  /** How often the reconciliation worker asks the issuer for paid charges and follows registrations. */
+  reconcileIntervalMs: number;
+  efi?: EfiIssuerConfig;
+  inter?: InterIssuerConfig;
+}
 
 /**
  * A hot wallet's private key, as read from the environment or its file: it is never printed
@@ -443,6 +478,65 @@ function brazilConfig(read: EnvReader, cwd: string): BrazilRailConfig {
   };
 }
 
+/** The variables each live boleto issuer needs, each named when missing. */
+const BOLETO_REQUIRED = {
+  efi: ['EFI_CLIENT_ID', 'EFI_CLIENT_SECRET'],
+  inter: ['INTER_CLIENT_ID', 'INTER_CLIENT_SECRET', 'INTER_CERT', 'INTER_KEY'],
+} as const;
+
+function boletoConfig(read: EnvReader, cwd: string): BoletoRailConfig {
+  const rail = read.oneOf('BRAZIL_BOLETO_RAIL', 'sandbox', ['sandbox', 'efi', 'inter'] as const);
+  const common = {
+    rail,
+    dueDays: read.integer('BOLETO_DUE_DAYS', 3, 1, 60),
+    issueWaitMs: read.integer('BOLETO_ISSUE_WAIT_MS', 5_000, 0, 60_000),
+    reconcileIntervalMs: read.integer('BOLETO_RECONCILE_INTERVAL_MS', 60_000, 10, 3_600_000),
+  };
+  if (rail === 'sandbox') return common;
+  const missing: readonly string[] = BOLETO_REQUIRED[rail].filter((name) => read.optionalString(name) === undefined);
+  for (const name of missing) read.problems.push(`${name}: required when BRAZIL_BOLETO_RAIL=${rail}`);
+  const baseUrl = (name: string, fallback: string) =>
+    (read.url(name, fallback, ['https:', 'http:']) ?? '').replace(/\/+$/, '');
+  const timeoutMs = read.integer('BOLETO_ISSUER_TIMEOUT_MS', 15_000, 100, 120_000);
+  if (rail === 'efi') {
+    return {
+      ...common,
+      efi: {
+        baseUrl: baseUrl('EFI_BASE_URL', 'https://cobrancas.api.efipay.com.br'),
+        clientId: read.string('EFI_CLIENT_ID', ''),
+        clientSecret: read.string('EFI_CLIENT_SECRET', ''),
+        timeoutMs,
+      },
+    };
+  }
+  const file = (name: string, what: RegExp, described: string) =>
+    missing.includes(name) ? '' : pemFile(read, cwd, name, what, described);
+  return {
+    ...common,
+    inter: {
+      baseUrl: baseUrl('INTER_BASE_URL', 'https://cdpj.partners.bancointer.com.br'),
+      clientId: read.string('INTER_CLIENT_ID', ''),
+      clientSecret: read.string('INTER_CLIENT_SECRET', ''),
+      certPem: file('INTER_CERT', PEM_CERTIFICATE, 'a certificate'),
+      keyPem: file('INTER_KEY', PEM_PRIVATE_KEY, 'a private key'),
+      caPem:
+        read.optionalString('INTER_CA') === undefined
+          ? undefined
+          : pemFile(read, cwd, 'INTER_CA', PEM_CERTIFICATE, 'a certificate'),
+      account:
+        read.optionalString('INTER_ACCOUNT') === undefined
+          ? undefined
+          : read.matching(
+              'INTER_ACCOUNT',
+              '',
+              /^[1-9][0-9]*$/,
+              'the account number with its check digit, no leading zeros',
+            ),
+      timeoutMs,
+    },
+  };
+}
+
 function kenyaConfig(read: EnvReader, cwd: string): KenyaRailConfig {
   const rail = read.oneOf('KENYA_RAIL', 'sandbox', ['sandbox', 'daraja'] as const);
   if (rail === 'sandbox') return { rail };
@@ -679,6 +773,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     exchange: exchangeConfig(read, sandbox),
     kenya: kenyaConfig(read, cwd),
     brazil: brazilConfig(read, cwd),
+    boleto: boletoConfig(read, cwd),
     chain: chainConfig(read, cwd, env.EXCHANGE_EVM_XPUB !== undefined && env.EXCHANGE_EVM_XPUB.trim() !== ''),
     trustProxy: read.trustProxy('TRUST_PROXY'),
     publicBaseUrl: '',

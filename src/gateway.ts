@@ -12,6 +12,10 @@ import { LedgerService } from './ledger/service.js';
 import { brazilKinds } from './brazil/kinds.js';
 import { PixLocationSigner } from './brazil/pix-location.js';
 import { ApiPixBrazil } from './brazil/api-pix.js';
+import { BoletoLive } from './brazil/boleto-live.js';
+import { EfiIssuer } from './rails/boleto/efi-client.js';
+import { InterIssuer } from './rails/boleto/inter-client.js';
+import type { BoletoIssuer } from './rails/boleto/issuer.js';
 import { DarajaKenya } from './kenya/daraja.js';
 import { kenyaKinds } from './kenya/kinds.js';
 import { DarajaClient } from './rails/daraja/client.js';
@@ -36,6 +40,7 @@ import { noncePruner } from './workers/nonce-pruner.js';
 import { expiryWorker } from './workers/expiry.js';
 import { darajaReconcileWorker } from './workers/daraja-reconcile.js';
 import { pixReconcileWorker } from './workers/pix-reconcile.js';
+import { boletoReconcileWorker } from './workers/boleto-reconcile.js';
 import { railHandOverWorker } from './workers/rail-hand-over.js';
 import { settlementWorker } from './workers/settlement.js';
 import { startWorkers } from './workers/worker.js';
@@ -64,6 +69,8 @@ export interface Gateway {
   /** The people who operate Cashgate, and their sign-in. */
   operators: OperatorService;
   operatorSignIn: OperatorSignIn;
+  /** Boletos at an issuer (BRAZIL_BOLETO_RAIL=efi|inter), when they are live. */
+  boleto: BoletoLive | undefined;
   close(): Promise<void>;
 }
 
@@ -197,14 +204,53 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
           },
         )
       : undefined;
-  const rails: Rails = { ...sandboxRails(), ...daraja?.rails(), ...apiPix?.rails() };
+  // Boletos at an issuer, independent of the Pix rail; the token in the notification path is derived like Pix's.
+  const boletoToken = secrets.derive('cashgate boleto notification path');
+  const boletoConfig = config.boleto;
+  const issuer: BoletoIssuer | undefined =
+    boletoConfig.efi !== undefined
+      ? new EfiIssuer(boletoConfig.efi, () => clock.now(), metrics)
+      : boletoConfig.inter !== undefined
+        ? new InterIssuer(boletoConfig.inter, () => clock.now(), metrics)
+        : undefined;
+  const boleto =
+    issuer === undefined
+      ? undefined
+      : new BoletoLive(
+          {
+            issuer,
+            store,
+            orders,
+            ledger: ledger.ledger,
+            clock,
+            logger: logger.child({ component: 'boleto', issuer: issuer.name }),
+            registry: metrics,
+          },
+          {
+            notificationUrl: `${publicBaseUrl}/rails/boleto/${boletoToken}/${issuer.name}`,
+            issueWaitMs: boletoConfig.issueWaitMs,
+            reconcileIntervalMs: boletoConfig.reconcileIntervalMs,
+          },
+        );
+  const rails: Rails = {
+    ...sandboxRails(),
+    ...daraja?.rails(),
+    ...apiPix?.rails(),
+    ...(boleto !== undefined && { boleto: boleto.rail() }),
+  };
   const kinds: OrderKinds = {
     kenya: kenyaKinds({ rails, ledger: ledger.ledger, publicBaseUrl }),
     brazil: brazilKinds({
       rails,
       ledger: ledger.ledger,
       publicBaseUrl,
-      codes: { pix: config.pix, boletoBankCode: config.boletoBankCode, live: config.brazil.rail === 'apipix' },
+      codes: {
+        pix: config.pix,
+        boletoBankCode: config.boletoBankCode,
+        live: config.brazil.rail === 'apipix',
+        boleto: { dueDays: boletoConfig.dueDays, issuer: boleto?.issuer },
+      },
+      boletoLimits: boleto?.limits,
       clock,
     }),
   };
@@ -251,6 +297,7 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
       ...(apiPix === undefined ? [] : (['bra'] as const)),
       ...(chains === undefined ? [] : (['exchange'] as const)),
     ]),
+    new Set(boleto === undefined ? [] : ['BOLETO']),
   );
   sandbox.registerDriver(
     ['fiat_to_token', 'token_to_fiat'],
@@ -287,6 +334,10 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
       apiPix === undefined || brazil.rail !== 'apipix'
         ? undefined
         : { connector: apiPix, token: pixToken, reconcileIntervalMs: brazil.reconcileIntervalMs },
+    boleto:
+      boleto === undefined
+        ? undefined
+        : { connector: boleto, token: boletoToken, reconcileIntervalMs: boletoConfig.reconcileIntervalMs },
     chains,
     sandbox,
     exchange,
@@ -311,6 +362,7 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
       await callbacks.close();
       await daraja?.close();
       await apiPix?.close();
+      await boleto?.close();
       await chains?.close();
       await nodes.stop();
       await store.close();
@@ -337,6 +389,9 @@ export function startBackgroundWork(
       ...(services.apiPix === undefined
         ? []
         : [pixReconcileWorker({ pix: services.apiPix.connector, logger }, services.apiPix.reconcileIntervalMs)]),
+      ...(services.boleto === undefined
+        ? []
+        : [boletoReconcileWorker({ boleto: services.boleto.connector, logger }, services.boleto.reconcileIntervalMs)]),
       ...(services.chains?.workers(services) ?? []),
     ],
     logger,
@@ -412,6 +467,7 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
       sandbox: config.sandbox,
       kenyaRail: config.kenya.rail,
       brazilRail: config.brazil.rail,
+      boletoRail: config.boleto.rail,
       chainRail: config.chain.rail,
     },
     'Cashgate is serving',
@@ -443,6 +499,7 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
     nodes: services.nodes,
     operators: services.operators,
     operatorSignIn: services.operatorSignIn,
+    boleto: services.boleto?.connector,
     async close() {
       // New work stops at once: requests get 503, workers and the dispatcher claim nothing more.
       await Promise.all([app.close(), workers?.stop()]);

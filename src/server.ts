@@ -31,6 +31,7 @@ import { registerOperatorAdminRoutes } from './operators/admin-routes.js';
 import { registerOperatorSignInRoutes } from './operators/signin-routes.js';
 import { registerNodeAdminRoutes } from './nodes/admin-routes.js';
 import { registerDarajaCallbacks } from './kenya/daraja-routes.js';
+import { registerBoletoAdminRoutes } from './brazil/boleto-admin-routes.js';
 import { registerPixAdminRoutes } from './brazil/pix-admin-routes.js';
 import { registerRailCallbacks } from './rails/callback-routes.js';
 import { registerRailMessageAdminRoutes, type RailAsker } from './rails/message-routes.js';
@@ -135,6 +136,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clock,
     pix: config.pix,
     boletoBankCode: config.boletoBankCode,
+    boleto: deps.boleto?.connector,
   });
   await registerConsole(app, {
     store: deps.store,
@@ -163,6 +165,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       logger: deps.logger,
       answer: {},
       handlers: { pix: (body) => pix.webhook(body) },
+    });
+  }
+  if (deps.boleto !== undefined) {
+    const boleto = deps.boleto.connector;
+    await registerRailCallbacks(app, {
+      rail: 'boleto',
+      token: deps.boleto.token,
+      logger: deps.logger,
+      answer: {},
+      handlers: { [boleto.issuer]: (body) => boleto.notified(body) },
     });
   }
   registerOperatorSignInRoutes(app, { signIn: deps.operatorSignIn, publicBaseUrl: config.publicBaseUrl });
@@ -219,8 +231,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (daraja !== undefined) askers.push({ rail: 'daraja', askAgain: (id) => daraja.askAgain(id) });
     const apiPix = deps.apiPix?.connector;
     if (apiPix !== undefined) askers.push({ rail: 'apipix', askAgain: (id) => apiPix.askAgain(id) });
+    const boleto = deps.boleto?.connector;
+    if (boleto !== undefined) askers.push({ rail: `boleto-${boleto.issuer}`, askAgain: (id) => boleto.askAgain(id) });
     registerRailMessageAdminRoutes(admin, catalog, { store: deps.store, askers });
     if (deps.apiPix !== undefined) registerPixAdminRoutes(admin, catalog, { pix: deps.apiPix.connector });
+    registerBoletoAdminRoutes(admin, catalog, { store: deps.store });
     registerExchangeAdminRoutes(admin, catalog, { rates: deps.rates, orders: deps.orders, store: deps.store });
     registerNodeAdminRoutes(admin, catalog, { nodes: deps.nodes, store: deps.store, clock: deps.clock });
   });

@@ -9,6 +9,7 @@ import type { OperatorRates } from './exchange/rates.js';
 import type { ExchangeService } from './exchange/service.js';
 import type { PixLocationSigner } from './brazil/pix-location.js';
 import type { ApiPixBrazil } from './brazil/api-pix.js';
+import type { BoletoLive } from './brazil/boleto-live.js';
 import type { DarajaKenya } from './kenya/daraja.js';
 import type { LiveChains } from './chains.js';
 import type { KenyaKinds } from './kenya/kinds.js';
@@ -43,6 +44,8 @@ export interface Services {
   daraja: { connector: DarajaKenya; token: string; reconcileIntervalMs: number } | undefined;
   /** Brazil on a PSP's API Pix (BRAZIL_RAIL=apipix): the connector, its webhook path token, its reconciliation interval. */
   apiPix: { connector: ApiPixBrazil; token: string; reconcileIntervalMs: number } | undefined;
+  /** Brazil's boletos at an issuer (BRAZIL_BOLETO_RAIL=efi|inter): the connector, its notification path token, its reconciliation interval. */
+  boleto: { connector: BoletoLive; token: string; reconcileIntervalMs: number } | undefined;
   /** The USDT chains under CHAIN_RAIL=live: their watchers and senders; undefined in the sandbox. */
   chains: LiveChains | undefined;
   sandbox: OrderSandbox;

@@ -2,12 +2,11 @@ import { createHash } from 'node:crypto';
 import { formatMoney, type Minor } from '../money.js';
 import { boletoBarcode, formatLinhaDigitavel, linhaDigitavel } from '../rails/boleto/boleto.js';
 import { dynamicBrCode, staticBrCode } from '../rails/pix/br-code.js';
+import { boletoDueDate } from './business-days.js';
 import { locationUrl, newLocationId } from './pix-location.js';
 
 export type BrazilCollectionChannel = 'PIX' | 'PIX_DYNAMIC' | 'BOLETO';
 
-/** A boleto is due three days after it is issued; its cashier stays open to the end of that day in Brasília. */
-export const BOLETO_DUE_DAYS = 3;
 const BRASILIA_OFFSET_MS = -3 * 3_600_000;
 
 export interface BrazilRails {
@@ -15,6 +14,19 @@ export interface BrazilRails {
   boletoBankCode: string;
   /** BRAZIL_RAIL=apipix: Pix collections are charges (cob) at the PSP, whose code the PSP issues. */
   live?: boolean;
+  /**
+   * BOLETO_DUE_DAYS, and the issuer that registers boletos (BRAZIL_BOLETO_RAIL), if one does: its
+   * boletos are issued after the order is written, their due dates moved to business days.
+   */
+  boleto: { dueDays: number; issuer?: 'efi' | 'inter' | undefined };
+}
+
+/**
+ * The reference of an order's boleto at its issuer (Inter's seuNumero, at most 15 characters): 15
+ * letters and digits derived from the order id, the same on every attempt.
+ */
+export function boletoReference(orderId: string): string {
+  return createHash('sha256').update(`boleto:${orderId}`).digest('hex').slice(0, 15).toUpperCase();
 }
 
 /**
@@ -32,10 +44,10 @@ function boletoFreeField(orderId: string): string {
   return (digest % 10n ** 25n).toString().padStart(25, '0');
 }
 
-/** The boleto's due date (in Brasília) and the end of that day, from now. */
-function boletoDue(now: number): { dueDate: string; endOfDay: number } {
+/** The sandbox boleto's due date (in Brasília) and the end of that day, from now: `days` calendar days on. */
+function boletoDue(now: number, days: number): { dueDate: string; endOfDay: number } {
   const local = new Date(now + BRASILIA_OFFSET_MS);
-  const due = new Date(Date.UTC(local.getUTCFullYear(), local.getUTCMonth(), local.getUTCDate() + BOLETO_DUE_DAYS));
+  const due = new Date(Date.UTC(local.getUTCFullYear(), local.getUTCMonth(), local.getUTCDate() + days));
   return { dueDate: due.toISOString().slice(0, 10), endOfDay: due.getTime() + 86_400_000 - 1 - BRASILIA_OFFSET_MS };
 }
 
@@ -64,8 +76,17 @@ export function brazilCollectionCode(input: {
 }): CollectionCode {
   const { rails, amount, orderId } = input;
   const lifetime = { lifetimeMs: input.cashierLifetimeMs };
+  if (input.channelType === 'BOLETO' && rails.boleto.issuer !== undefined) {
+    // The issuer makes the linha digitável once the boleto is registered (the order's hand-over).
+    const due = boletoDueDate(input.now, rails.boleto.dueDays);
+    return {
+      details: { payParam: '', boletoDueDate: due.dueDate },
+      railRef: `${rails.boleto.issuer}:${boletoReference(orderId)}`,
+      cashierExpiry: { at: due.endOfDay },
+    };
+  }
   if (input.channelType === 'BOLETO') {
-    const due = boletoDue(input.now);
+    const due = boletoDue(input.now, rails.boleto.dueDays);
     const barcode = boletoBarcode({
       bankCode: rails.boletoBankCode,
       dueDate: due.dueDate,

@@ -10,6 +10,16 @@ export interface BrazilSettlement {
   voucherToken: string;
 }
 
+/** The payer's address, as the cashier page asks it (Inter registers no boleto without one). */
+export interface PayerAddress {
+  street: string;
+  number?: string;
+  district?: string;
+  city: string;
+  uf: string;
+  cep: string;
+}
+
 /** What a Brazil order keeps in its details: payer or payee, payment parameter, and what the rail settled. */
 export interface BrazilDetails extends Partial<BrazilSettlement> {
   payParam?: string;
@@ -34,6 +44,17 @@ export interface BrazilDetails extends Partial<BrazilSettlement> {
   pixLocation?: string;
   /** An aggregate cashier's order: where userInfoNo came from. */
   documentSource?: 'saved' | 'entered' | 'generated';
+  // A boleto registered at an issuer (BRAZIL_BOLETO_RAIL=efi|inter): what the payer gave, what the issuer made and said.
+
+  payerAddress?: PayerAddress;
+  boletoBarcode?: string;
+  boletoPixCode?: string;
+  boletoNossoNumero?: string;
+  /** How it was paid (BOLETO, PIX, UNKNOWN), when, and the issuer's word for the charge at the time. */
+  boletoPaidBy?: string;
+  boletoPaidAt?: string;
+  /** Why the issuer did not register it. */
+  boletoFailure?: string;
 }
 
 /**

@@ -8,6 +8,7 @@ import type { OrderRow } from '../orders/queries.js';
 import { MARK_STATUS_NONE, money, paymentCallbackPayload, payTypeText } from '../orders/records.js';
 import { transferResult, type TransferResultData } from '../orders/schemas.js';
 import type { OrderKindSpec } from '../orders/service.js';
+import type { BoletoDetails } from './boleto-live.js';
 import { statusText } from '../orders/state-machine.js';
 import type { Rails } from '../rails/rails.js';
 import {
@@ -98,13 +99,19 @@ export function successDetails(
   order: OrderRow,
   now: number,
   data: Readonly<Record<string, string>> = {},
-): BrazilSettlement & Pick<BrazilDetails, 'payerName' | 'payerDocument'> {
+): BrazilSettlement &
+  Pick<BrazilDetails, 'payerName' | 'payerDocument'> &
+  Pick<BoletoDetails, 'boletoPaidBy' | 'boletoPaidAt' | 'boletoNossoNumero'> {
   const stamp = new Date(now).toISOString().replace(/[-:T]/g, '').slice(0, 12);
   const random = randomBytes(16).toString('hex').toUpperCase();
   return {
     endToEndId: data.endToEndId ?? `E${SANDBOX_ISPB}${stamp}${random.slice(0, 11)}`,
     ...(data.payerName !== undefined && { payerName: data.payerName }),
     ...(data.payerDocument !== undefined && { payerDocument: data.payerDocument }),
+    // A boleto at an issuer: how and when it was paid, and the bank's nosso número, as the issuer said.
+    ...(data.boletoPaidBy !== undefined && { boletoPaidBy: data.boletoPaidBy }),
+    ...(data.boletoPaidAt !== undefined && { boletoPaidAt: data.boletoPaidAt }),
+    ...(data.boletoNossoNumero !== undefined && { boletoNossoNumero: data.boletoNossoNumero }),
     authenticationCode: random.slice(11, 31),
     settledAt: now,
     voucherToken: randomBytes(24).toString('base64url'),
@@ -112,8 +119,10 @@ export function successDetails(
 }
 
 export interface BrazilKinds {
-  /** False when Pix is live on a PSP and boletos are not yet (BRAZIL_RAIL=apipix). */
+  /** False when Pix is live on a PSP (BRAZIL_RAIL=apipix) and boletos are still the sandbox's. */
   boletoLive: boolean;
+  /** The amounts the boleto issuer registers, centavos, when one does (BRAZIL_BOLETO_RAIL=efi|inter). */
+  boletoLimits: { min: Minor; max: Minor } | undefined;
   collection: OrderKindSpec<Static<typeof BrazilCollectionResult>>;
   transfer: OrderKindSpec<TransferResultData>;
   /** The payment code of a new collection (also one made on an aggregate cashier), from its order id. */
@@ -132,10 +141,12 @@ export function brazilKinds(deps: {
   publicBaseUrl: string;
   /** The operator's Pix key and boleto bank, written into the codes. */
   codes: BrazilRails;
+  boletoLimits?: { min: Minor; max: Minor } | undefined;
   clock: Clock;
 }): BrazilKinds {
   return {
-    boletoLive: deps.codes.live !== true,
+    boletoLive: deps.codes.live !== true || deps.codes.boleto.issuer !== undefined,
+    boletoLimits: deps.boletoLimits,
     collectionCode: (orderId, channelType, amount, cashierLifetimeMs) =>
       brazilCollectionCode({
         orderId,

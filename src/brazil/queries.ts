@@ -6,6 +6,8 @@
  */
 import type { Kysely, Selectable } from 'kysely';
 import type {
+  BoletoChargeState,
+  BoletoChargeTable,
   Database,
   PixChargeState,
   PixChargeTable,
@@ -238,4 +240,129 @@ export async function pixOrderDueNow(db: Db, orderId: string, now: number): Prom
     .where('state', '=', 'active')
     .executeTakeFirstOrThrow();
   return Number(payouts.numUpdatedRows) + charges.n;
+}
+
+// ---- boletos registered at an issuer ----------------------------------------------------------
+
+export type BoletoChargeRow = Selectable<BoletoChargeTable>;
+
+/** Records an order's boleto; nothing when it is already recorded (a repeated attempt). */
+export async function insertBoletoCharge(db: Db, row: BoletoChargeRow): Promise<void> {
+  await db
+    .insertInto('boleto_charges')
+    .values(row)
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+}
+
+export function boletoCharge(db: ReadDb, orderId: string): Promise<BoletoChargeRow | undefined> {
+  return db.selectFrom('boleto_charges').selectAll().where('order_id', '=', orderId).executeTakeFirst();
+}
+
+/** The boleto the issuer knows by `chargeId`, or whose reference (seuNumero) is `reference`. */
+export function boletoChargeOfIssuer(
+  db: ReadDb,
+  issuer: BoletoChargeRow['issuer'],
+  chargeId: string,
+  reference: string | undefined,
+): Promise<BoletoChargeRow | undefined> {
+  return db
+    .selectFrom('boleto_charges')
+    .selectAll()
+    .where('issuer', '=', issuer)
+    .where((eb) =>
+      reference === undefined
+        ? eb('charge_id', '=', chargeId)
+        : eb.or([eb('charge_id', '=', chargeId), eb('reference', '=', reference), eb('order_id', '=', reference)]),
+    )
+    .executeTakeFirst();
+}
+
+/** Changes an order's boleto; only while it is in one of `from` when given. Whether it changed. */
+export async function updateBoletoCharge(
+  db: Db,
+  orderId: string,
+  changes: Partial<Omit<BoletoChargeRow, 'order_id' | 'issuer' | 'reference' | 'created_at'>>,
+  from?: readonly BoletoChargeState[],
+): Promise<boolean> {
+  let update = db.updateTable('boleto_charges').set(changes).where('order_id', '=', orderId);
+  if (from !== undefined) update = update.where('state', 'in', from);
+  const result = await update.executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/**
+ * Claims the issue of a boleto due to be issued: only the attempt that saw `attempts` earlier
+ * requests moves it (one node issues it); it counts one more request and holds it until `until`.
+ */
+export async function claimBoletoIssue(
+  db: Db,
+  orderId: string,
+  attempts: number,
+  until: number,
+  now: number,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('boleto_charges')
+    .set({ issue_attempts: attempts + 1, next_check_at: until, updated_at: now })
+    .where('order_id', '=', orderId)
+    .where('state', '=', 'to_issue')
+    .where('issue_attempts', '=', attempts)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/**
+ * Records what became of a boleto's payment, once: only a boleto with no disposition yet moves, so
+ * when several nodes or notifications report one payment, the first records it.
+ */
+export async function claimBoletoPayment(
+  db: Db,
+  orderId: string,
+  changes: Pick<BoletoChargeRow, 'disposition' | 'paid_amount' | 'paid_at' | 'paid_method' | 'state' | 'updated_at'> &
+    Partial<Pick<BoletoChargeRow, 'issuer_status' | 'next_check_at'>>,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('boleto_charges')
+    .set(changes)
+    .where('order_id', '=', orderId)
+    .where('disposition', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Boletos with something due: an issue to send, a registration to follow. */
+export function boletoChargesDue(db: ReadDb, now: number, limit: number): Promise<BoletoChargeRow[]> {
+  return db
+    .selectFrom('boleto_charges')
+    .selectAll()
+    .where('next_check_at', 'is not', null)
+    .where('next_check_at', '<=', now)
+    .orderBy('next_check_at')
+    .limit(limit)
+    .execute();
+}
+
+/** Boletos still registered (or on their way) at the issuer whose order no longer waits for a payment: to be written off. */
+export function boletoChargesToCancel(db: ReadDb, pending: number, limit: number): Promise<BoletoChargeRow[]> {
+  return db
+    .selectFrom('boleto_charges')
+    .innerJoin('orders', 'orders.id', 'boleto_charges.order_id')
+    .selectAll('boleto_charges')
+    .where('boleto_charges.state', 'in', ['open', 'processing'])
+    .where('orders.status', '<>', pending)
+    .orderBy('boleto_charges.created_at')
+    .limit(limit)
+    .execute();
+}
+
+/** Boletos paid when their order no longer took a payment, newest first. */
+export function boletoSuspense(db: ReadDb, limit: number): Promise<BoletoChargeRow[]> {
+  return db
+    .selectFrom('boleto_charges')
+    .selectAll()
+    .where('disposition', '=', 'suspense')
+    .orderBy('updated_at', 'desc')
+    .limit(limit)
+    .execute();
 }

@@ -191,8 +191,12 @@ export function brazilRoutes(deps: {
           body.userInfoType === undefined || body.userInfoNo === undefined
             ? undefined
             : checkDocument('userInfoNo', body.userInfoType, body.userInfoNo);
+        // A boleto issuer registers amounts within its own limits (Efí from R$ 5.00, Inter from R$ 2.50).
+        const limits = body.channelType === 'BOLETO' ? kinds.boletoLimits : undefined;
+        const maximum = MAX_COLLECTION_CENTS[body.channelType];
         const amount = amountField('amount', body.amount, BRAZIL_CURRENCY, {
-          maximum: MAX_COLLECTION_CENTS[body.channelType],
+          ...(limits !== undefined && { minimum: limits.min }),
+          maximum: limits === undefined || limits.max > maximum ? maximum : limits.max,
         });
         const merchant = await deps.merchants.getMerchant(caller.merchantId);
         const id = newOrderId(kinds.collection);

@@ -58,7 +58,13 @@ export interface BoletoVoucherFacts {
   dueDate: string;
   /** The issuing bank (the linha digitável's first three digits), when it is on the bank list. */
   bank?: Bank | undefined;
+  /** A boleto at an issuer: the bank's nosso número, and when (as the issuer wrote it) and how it was paid. */
+  nossoNumero?: string | undefined;
+  paidAt?: string | undefined;
+  paidBy?: string | undefined;
 }
+
+const PAID_BY: Record<string, PlainKey<'document.voucher'>> = { BOLETO: 'paidByBoleto', PIX: 'paidByPix' };
 
 const pt = translator('document.voucher', 'pt-BR');
 const en = translator('document.voucher', 'en');
@@ -217,6 +223,10 @@ export async function renderVoucher(facts: VoucherFacts): Promise<Uint8Array> {
       w.row(both('boletoNumber'), boleto.linhaDigitavel);
       w.row(both('dueDate'), brazilianDate(boleto.dueDate));
       if (boleto.bank !== undefined) w.row(both('issuingBank'), bankLine(boleto.bank));
+      // A boleto registered at an issuer: the bank's own number for it, and when and how the issuer says it was paid.
+      if (boleto.nossoNumero !== undefined) w.row(both('nossoNumero'), boleto.nossoNumero);
+      if (boleto.paidAt !== undefined) w.row(both('paidOn'), boleto.paidAt);
+      if (boleto.paidBy !== undefined) w.row(both('paidBy'), both(PAID_BY[boleto.paidBy] ?? 'paidByUnknown'));
     }
   } else {
     w.row(both('endToEndId'), facts.endToEndId);
@@ -324,6 +334,9 @@ export function voucherFacts(
       boleto: {
         linhaDigitavel: d.linhaFormatted ?? linha,
         dueDate: d.boletoDueDate ?? '',
+        nossoNumero: d.boletoNossoNumero,
+        paidAt: d.boletoPaidAt,
+        paidBy: d.boletoPaidBy,
         bank: BRAZILIAN_BANKS.find((bank) => bank.code === linha.slice(0, 3)),
       },
     };

@@ -8,7 +8,10 @@ import type { OrderRow } from '../orders/queries.js';
 import type { OrderSandbox } from '../orders/sandbox.js';
 import { EventNotAllowedError, type OrderService } from '../orders/service.js';
 import { COLLECTION_STATUS } from '../orders/state-machine.js';
+import { boletoPayer, type BoletoLive } from '../brazil/boleto-live.js';
+import { brazilDetails } from '../brazil/details.js';
 import { boletoPdfFactsOf, renderBoletoPdf } from './boleto-pdf.js';
+import { payerFormView, readPayerForm, type PayerField } from './boleto-payer.js';
 import { CheckoutExpiredError, CheckoutInputError, type CheckoutChoice, type CheckoutService } from './checkout.js';
 import { CASHIER_LOCALES, PAGE_LANGUAGES, pickLanguage, cashierTranslator } from './i18n.js';
 import { sendPage } from './layout.js';
@@ -36,6 +39,8 @@ export interface CashierPageDeps {
   /** The Pix recipient (the BR Code's merchant name) and the bank that issues boletos. */
   pix: { key: string; merchantName: string; merchantCity: string };
   boletoBankCode: string;
+  /** Boletos registered at an issuer (BRAZIL_BOLETO_RAIL=efi|inter): their payer form and the issuer's PDF. */
+  boleto?: BoletoLive | undefined;
 }
 
 /** A waiting page reloads itself this often when the browser runs no script. */
@@ -115,9 +120,24 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
     return sendPage(reply, 404, { lang, t, path, ...notFoundView(t) });
   };
 
-  app.get<{ Params: { cashierId: string }; Querystring: Record<string, string | undefined> }>(
-    '/cashier/:cashierId',
-    async (request, reply) => {
+  /**
+   * What the issuer still needs from the payer before it registers the order's boleto (the form
+   * asks for it), or undefined when nothing is asked (not a live boleto, or already registered).
+   */
+  const payerMissing = async (order: OrderRow) => {
+    const boleto = deps.boleto;
+    if (boleto === undefined || payPageOf(order) !== 'boleto') return undefined;
+    if ((await boleto.charge(order.id))?.state !== 'awaiting_payer') return undefined;
+    const payer = boletoPayer(brazilDetails(order), boleto.issuer);
+    return 'missing' in payer ? payer.missing : undefined;
+  };
+
+  const cashierPage = async (
+    request: CashierRequest,
+    reply: FastifyReply,
+    form?: { input: Record<string, string | undefined>; problems: PayerField[] },
+  ) => {
+    {
       const order = await deps.orders.findByCashier(request.params.cashierId);
       if (order === undefined)
         return notFound(request, reply, `/cashier/${encodeURIComponent(request.params.cashierId)}`);
@@ -126,8 +146,13 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
       const data = { 'status-url': `${ctx.path}/status`, state, now: String(ctx.now) };
       const languages = PAGE_LANGUAGES[countryOf(order)];
       if (state === 'pending') {
-        const view = pendingView(ctx, order, { sandboxError: request.query.sandbox === 'amount' });
-        return sendPage(reply, 200, {
+        const missing = await payerMissing(order);
+        const boletoPanel =
+          missing === undefined
+            ? undefined
+            : payerFormView(ctx.t, `${ctx.path}/boleto-payer${ctx.langQuery}`, missing, form?.input, form?.problems);
+        const view = pendingView(ctx, order, { sandboxError: request.query.sandbox === 'amount', boletoPanel });
+        return sendPage(reply, form === undefined ? 200 : 400, {
           ...ctx,
           ...view,
           data,
@@ -136,6 +161,29 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
         });
       }
       return sendPage(reply, HTTP_STATUS[state], { ...ctx, ...finalView(ctx, order, state), languages });
+    }
+  };
+
+  app.get<{ Params: { cashierId: string }; Querystring: Record<string, string | undefined> }>(
+    '/cashier/:cashierId',
+    (request, reply) => cashierPage(request, reply),
+  );
+
+  // The payer gives what the boleto issuer needs (name, CPF or CNPJ, address); the boleto is then issued.
+  app.post<{ Params: { cashierId: string }; Querystring: Record<string, string | undefined> }>(
+    '/cashier/:cashierId/boleto-payer',
+    async (request, reply) => {
+      const order = await deps.orders.findByCashier(request.params.cashierId);
+      const path = `/cashier/${encodeURIComponent(request.params.cashierId)}`;
+      if (order === undefined) return notFound(request, reply, path);
+      const missing = cashierState(order, deps.clock.now()) === 'pending' ? await payerMissing(order) : undefined;
+      if (missing === undefined || deps.boleto === undefined)
+        return reply.redirect(`${path}${langSuffix(request)}`, 303);
+      const input = formOf(request);
+      const read = readPayerForm(input, missing);
+      if ('problems' in read) return cashierPage(request, reply, { input, problems: read.problems });
+      await deps.boleto.payerGiven(order.id, read.given);
+      return reply.redirect(`${path}${langSuffix(request)}`, 303);
     },
   );
 
@@ -161,6 +209,18 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
       // Only a boleto that can still be paid is handed out: an expired or cancelled one would be refused.
       if (cashierState(order, deps.clock.now()) !== 'pending')
         return reply.redirect(`${path}${langSuffix(request)}`, 303);
+      const attachment = `attachment; filename="boleto-${order.external_order_id.replace(/[^\w.-]/g, '_')}.pdf"`;
+      if (deps.boleto !== undefined && (await deps.boleto.charge(order.id)) !== undefined) {
+        // The issuer's own boleto, fetched by Cashgate: the payer's browser asks no third party.
+        const issued = await deps.boleto.pdf(order.id);
+        if (issued === undefined) return reply.redirect(`${path}${langSuffix(request)}`, 303);
+        return reply
+          .header('cache-control', 'no-store')
+          .header('x-content-type-options', 'nosniff')
+          .header('content-disposition', attachment)
+          .type('application/pdf')
+          .send(issued);
+      }
       const merchant = await deps.merchants.getMerchant(order.merchant_id);
       const pdf = await renderBoletoPdf(
         boletoPdfFactsOf(order, { bankCode: deps.boletoBankCode, pix: deps.pix, merchantName: merchant.name }),
@@ -168,10 +228,7 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
       return reply
         .header('cache-control', 'no-store')
         .header('x-content-type-options', 'nosniff')
-        .header(
-          'content-disposition',
-          `attachment; filename="boleto-${order.external_order_id.replace(/[^\w.-]/g, '_')}.pdf"`,
-        )
+        .header('content-disposition', attachment)
         .type('application/pdf')
         .send(Buffer.from(pdf));
     },

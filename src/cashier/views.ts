@@ -2,7 +2,8 @@
  * The cashier's page bodies: what a payer sees for each kind of collection and each state, and the
  * aggregate cashier's form. Pure functions of the order (or cashier) and the language.
  */
-import { brazilDetails } from '../brazil/details.js';
+import type { BoletoDetails } from '../brazil/boleto-live.js';
+import { brazilDetails, type BrazilDetails } from '../brazil/details.js';
 import { maskDocument } from '../brazil/voucher.js';
 import { kenyaDetails } from '../kenya/kinds.js';
 import { maskKenyanMobile } from '../kenya/phone.js';
@@ -151,7 +152,7 @@ const waiting = (ctx: ViewContext) => html`<p class="status" role="status" aria-
 export function pendingView(
   ctx: ViewContext,
   order: OrderRow,
-  extra: { sandboxError: boolean },
+  extra: { sandboxError: boolean; boletoPanel?: Html | undefined },
 ): { title: string; body: Html } {
   const page = payPageOf(order);
   const sandbox = sandboxPanel(ctx, order, extra.sandboxError);
@@ -198,14 +199,28 @@ id="no-manual">${ctx.t('mpesaNoManual', { merchant: ctx.merchantName })}</p>${sa
       };
     }
     case 'boleto': {
-      const d = brazilDetails(order);
+      const d: BrazilDetails & BoletoDetails = brazilDetails(order);
       const line = d.payParam ?? '';
       const title = ctx.t('boletoTitle');
-      const barcode = itfBarcodeSvg(barcodeFromLinha(line), {
+      if (line === '') {
+        // A boleto at an issuer not registered yet: the payer gives what the issuer needs, or waits.
+        const panel = extra.boletoPanel ?? html`<p id="boleto-registering">${ctx.t('boletoRegistering')}</p>`;
+        return { title, body: html`${header(ctx, order, title)}${note}${panel}${waiting(ctx)}${sandbox}` };
+      }
+      const barcode = itfBarcodeSvg(d.boletoBarcode ?? barcodeFromLinha(line), {
         title: ctx.t('boletoBarcode', { line }),
         narrow: 1,
         height: 50,
       });
+      // The issuer's boleto (Bolix, BolePix) can also be paid by Pix, and a bank's payment takes time to confirm.
+      const pixCode = d.boletoPixCode;
+      const pix =
+        pixCode === undefined
+          ? ''
+          : html`${trusted(qrSvg(pixCode, { title: ctx.t('boletoPixQrTitle'), moduleSize: 4 }).replace('<svg ', '<svg class="qr" '))}
+${copyable(ctx, 'boleto-pix', ctx.t('boletoPixCode'), pixCode, 3)}`;
+      const live =
+        d.boletoBarcode === undefined ? '' : html`<p id="boleto-confirm-wait">${ctx.t('boletoConfirmWait')}</p>`;
       return {
         title,
         body: html`${header(ctx, order, title)}<p>${ctx.t('payee', { payee: ctx.payeeName })}</p>
@@ -213,7 +228,7 @@ id="no-manual">${ctx.t('mpesaNoManual', { merchant: ctx.merchantName })}</p>${sa
 ${copyable(ctx, 'boleto-line', ctx.t('boletoLine'), d.linhaFormatted ?? line, 2)}
 ${trusted(barcode.replace('<svg ', '<svg class="barcode" preserveAspectRatio="none" '))}
 <p><a class="button secondary" href="${ctx.path}/boleto.pdf" download>${ctx.t('boletoPdf')}</a></p>
-<p>${ctx.t('boletoSteps')}</p>${waiting(ctx)}${sandbox}`,
+<p>${ctx.t('boletoSteps')}</p>${pix}${live}${waiting(ctx)}${sandbox}`,
       };
     }
     case 'usdt': {

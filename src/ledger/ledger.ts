@@ -12,10 +12,17 @@ export type MerchantAccountKind = 'available' | 'frozen' | 'awaiting_settlement'
 /**
  * `pix_returns`: Pix received that belong to no payable order, until they are returned to their
  * payers. `pix_unmatched`: Pix received that no charge of Cashgate's asked for, until the operator
- * has them returned.
+ * has them returned. `boleto_suspense`: boletos paid when their order no longer took a payment (a
+ * slip printed before its cancellation, paid at a branch), until the operator settles them.
  */
 export type SystemAccountKind =
-  'fee_income' | 'rail_clearing' | 'token_clearing' | 'adjustments' | 'pix_returns' | 'pix_unmatched';
+  | 'fee_income'
+  | 'rail_clearing'
+  | 'token_clearing'
+  | 'adjustments'
+  | 'pix_returns'
+  | 'pix_unmatched'
+  | 'boleto_suspense';
 
 export type AccountRef =
   { merchantId: string; kind: MerchantAccountKind } | { merchantId?: undefined; kind: SystemAccountKind };

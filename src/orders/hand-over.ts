@@ -147,6 +147,11 @@ export class RailHandOver {
     return this.deps.railOf(order).startsAfterAnswer !== true;
   }
 
+  /** How long at most the create waits for the rail's first attempt (see `Rail.answerWaitMs`); undefined: to its end. */
+  answerWaitMs(order: q.OrderRow): number | undefined {
+    return this.deps.railOf(order).answerWaitMs;
+  }
+
   /**
    * One attempt of a leased hand-over: the rail is asked (outside any transaction), then what it
    * answered is recorded in one unit of work: the rail's reference on the order and the hand-over
@@ -192,20 +197,7 @@ export class RailHandOver {
         await q.setChannelOrderId(tx, order.id, outcome.channelOrderId, task.action === 'start');
         const issued = started?.details;
         if (issued !== undefined && Object.keys(issued).length > 0) {
-          const current = await q.lockOrder(tx, this.deps.store.dialect, order.id);
-          if (current !== undefined) {
-            const details = withDetails(current.details, issued);
-            const recorded = {
-              details,
-              create_result: this.deps.createResultOf({
-                ...current,
-                details,
-                channel_order_id: current.channel_order_id ?? outcome.channelOrderId,
-              }),
-            };
-            await q.updateOrder(tx, order.id, recorded);
-            outcome.recorded = recorded;
-          }
+          outcome.recorded = await this.recordIssued(tx, order.id, issued, outcome.channelOrderId);
         }
         await started?.record?.(tx);
         return true;
@@ -236,6 +228,31 @@ export class RailHandOver {
       );
     }
     return outcome;
+  }
+
+  /**
+   * Merges what a rail issued for the merchant (a PSP's Pix code, an issuer's linha digitável) into
+   * the order's details and into the create result kept for identical repeats, in the unit of work `tx`.
+   */
+  async recordIssued(
+    tx: Tx,
+    orderId: string,
+    issued: Readonly<Record<string, string>>,
+    channelOrderId?: string,
+  ): Promise<Pick<q.OrderRow, 'details' | 'create_result'> | undefined> {
+    const current = await q.lockOrder(tx, this.deps.store.dialect, orderId);
+    if (current === undefined) return undefined;
+    const details = withDetails(current.details, issued);
+    const recorded = {
+      details,
+      create_result: this.deps.createResultOf({
+        ...current,
+        details,
+        channel_order_id: current.channel_order_id ?? channelOrderId ?? null,
+      }),
+    };
+    await q.updateOrder(tx, orderId, recorded);
+    return recorded;
   }
 
   /** A restart that did not reach the payer does not count against the limit. */

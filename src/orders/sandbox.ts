@@ -30,11 +30,13 @@ export class OrderSandbox {
     private readonly clock: Clock,
     /** Areas whose orders a live rail carries: only that rail moves them, never the sandbox. */
     private readonly liveAreas: ReadonlySet<OrderArea> = new Set(),
+    /** Channels a live rail carries in an area whose other channels are simulated (a boleto issuer's BOLETO). */
+    private readonly liveChannels: ReadonlySet<string> = new Set(),
   ) {}
 
   /** Whether sandbox events may drive this order (the sandbox is on and its rail is a simulator). */
-  enabledFor(order: Pick<OrderRow, 'area'>): boolean {
-    return this.enabled && !this.liveAreas.has(order.area);
+  enabledFor(order: Pick<OrderRow, 'area' | 'channel_type'>): boolean {
+    return this.enabled && !this.liveAreas.has(order.area) && !this.liveChannels.has(order.channel_type);
   }
 
   /**

@@ -152,6 +152,17 @@ export function newOrderId(kind: Pick<OrderKindSpec, 'area' | 'kind'>): string {
   return `${prefix}${randomHex(12).toUpperCase()}`;
 }
 
+/** What `work` settles to within `ms`, or undefined when it takes longer (it goes on). */
+async function within<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** At most this many first hand-over attempts run after their creates' answers at once, per process. */
 export const MAX_BACKGROUND_HANDOVERS = 64;
 
@@ -244,16 +255,17 @@ export class OrderService implements CallbackOrderSource {
         // Started without holding the answer; a failure is the hand-over's to retry, as ever. Past
         // the limit, the create waits for its own attempt: a burst of creates cannot become an
         // unbounded burst of calls to the provider.
-        const started = this.#handOver(leased, { ...order })
-          .then(() => undefined)
-          .catch((error: unknown) =>
-            this.logger.error({ err: error, orderId: order.id }, 'an order could not be handed to its rail now'),
-          )
-          .finally(() => this.#background.delete(started));
-        this.#background.add(started);
+        this.#inBackground(order.id, this.#handOver(leased, { ...order }));
         return { order, data, created: true };
       }
-      const handed = await this.#handOver(leased, order);
+      const waitMs = this.handOver.answerWaitMs(order);
+      const handing = this.#handOver(leased, order);
+      const handed = waitMs === undefined ? await handing : await within(handing, waitMs);
+      if (handed === undefined) {
+        // The rail is slow to issue: the answer goes without it, and the attempt goes on.
+        this.#inBackground(order.id, handing);
+        return { order, data, created: true };
+      }
       // What the rail issued for the merchant (a PSP's Pix code) is in the result kept for repeats.
       const recorded = handed.ok ? handed.recorded : undefined;
       return {
@@ -289,6 +301,17 @@ export class OrderService implements CallbackOrderSource {
     if (row.request_hash !== requestHash(input.requestBody))
       throw new ApiError({ kind: 'duplicate_external_order_id', externalOrderId });
     return reviveExact(JSON.parse(row.create_result)) as R;
+  }
+
+  /** A first attempt that goes on after the create's answer; drained before the store closes. */
+  #inBackground(orderId: string, attempt: Promise<unknown>): void {
+    const started: Promise<void> = attempt
+      .then(() => undefined)
+      .catch((error: unknown) =>
+        this.logger.error({ err: error, orderId }, 'an order could not be handed to its rail now'),
+      )
+      .finally(() => this.#background.delete(started));
+    this.#background.add(started);
   }
 
   /** Works a hand-over this node holds; the order carries the rail's reference when the rail took it. */

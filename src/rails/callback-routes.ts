@@ -7,8 +7,8 @@ const sameToken = (given: string, token: string) =>
 
 /**
  * Where a rail calls back: `/rails/<rail>/<token>/<path>`, the token unguessable and the same on
- * every node of a deployment (derived from the master key). Any body is taken as JSON (or as
- * nothing when it is not); the rail is always answered `answer` once its handler ran, whatever
+ * every node of a deployment (derived from the master key). Any body is taken as JSON (a form as
+ * its fields, or as nothing when it is neither); the rail is always answered `answer` once its handler ran, whatever
  * the body said: an unknown id is the operator's to look at, and no body is ever trusted alone
  * (each handler confirms what it says with the rail's own query before an order changes). A
  * handler that fails is logged: the rail's reconciliation asks about everything not yet settled.
@@ -25,7 +25,12 @@ export async function registerRailCallbacks(
 ): Promise<void> {
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: 1024 * 1024 }, (_request, text, done) => {
+    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: 1024 * 1024 }, (request, text, done) => {
+      // A form (Efí posts its notification token as one) is taken as an object of its fields.
+      if ((request.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')) {
+        done(null, Object.fromEntries(new URLSearchParams(typeof text === 'string' ? text : text.toString('utf8'))));
+        return;
+      }
       try {
         done(null, JSON.parse(String(text)) as unknown);
       } catch {

@@ -78,6 +78,12 @@ export interface Rail {
    * MAX_BACKGROUND_HANDOVERS such attempts running at once in a process, a create waits for its own.)
    */
   readonly startsAfterAnswer?: boolean;
+  /**
+   * The merchant's create waits at most this long for the first attempt (a boleto issuer that
+   * registers slowly): past it, the create answers without what the rail issues, and the attempt
+   * goes on; the query, the cashier and the callback carry it once recorded.
+   */
+  readonly answerWaitMs?: number;
 }
 
 /** The fiat rails of the gateway, one per way money moves; the composition root builds them. */

@@ -121,7 +121,8 @@ export type LedgerAccountKind =
   | 'token_clearing'
   | 'adjustments'
   | 'pix_returns'
-  | 'pix_unmatched';
+  | 'pix_unmatched'
+  | 'boleto_suspense';
 
 /** A ledger account: `code` is `<merchantId or "system">/<currency>/<kind>`. */
 export interface LedgerAccountTable {
@@ -448,6 +449,37 @@ export interface PixPayoutTable {
   updated_at: number;
 }
 
+export type BoletoChargeState =
+  'awaiting_payer' | 'to_issue' | 'processing' | 'open' | 'paid' | 'settled' | 'cancelled' | 'expired' | 'failed';
+
+/** A boleto registered (or to be registered) at an issuer for a collection, and what the issuer says of it. */
+export interface BoletoChargeTable {
+  order_id: string;
+  issuer: 'efi' | 'inter';
+  /** Derived from the order: Inter's seuNumero; the order's channelOrderId. */
+  reference: string;
+  /** The issuer's id (Efí's charge_id, Inter's codigoSolicitacao) once it answered. */
+  charge_id: string | null;
+  state: BoletoChargeState;
+  issuer_status: string | null;
+  due_date: string;
+  amount: number;
+  issue_attempts: number;
+  next_check_at: number | null;
+  linha_digitavel: string | null;
+  barcode: string | null;
+  pix_code: string | null;
+  nosso_numero: string | null;
+  pdf_url: string | null;
+  paid_amount: number | null;
+  paid_at: string | null;
+  paid_method: 'BOLETO' | 'PIX' | 'UNKNOWN' | null;
+  disposition: 'credited' | 'suspense' | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
 /** Where a chain's deposit watcher has read up to, and which node holds the watch (its lease). */
 export interface ChainWatchTable {
   chain: string;
@@ -679,6 +711,7 @@ export interface Database {
   pix_charges: PixChargeTable;
   pix_received: PixReceivedTable;
   pix_payouts: PixPayoutTable;
+  boleto_charges: BoletoChargeTable;
   rail_cursors: RailCursorTable;
   chain_watches: ChainWatchTable;
   chain_transfers: ChainTransferTable;

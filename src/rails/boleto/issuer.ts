@@ -138,6 +138,16 @@ export class IssuerError extends Error {
   }
 }
 
+/**
+ * A charge a notification speaks of. `paidAmount` only when the issuer itself stated the amount it
+ * received in an answer Cashgate asked for (Efí's redeemed token carries the payment's `value`,
+ * which its charge detail does not); never from a notification's body.
+ */
+export interface NotifiedCharge {
+  id: string;
+  paidAmount?: Minor;
+}
+
 export interface Called<T> {
   value: T;
   /** Every call it took (a token fetch is not one of them), in order. */
@@ -177,7 +187,7 @@ export interface BoletoIssuer {
    * what tells Efí it was delivered); Inter's array of callbacks is read for its `codigoSolicitacao`s.
    * Nothing in the body itself is trusted.
    */
-  notified(body: unknown): Promise<Called<string[]>>;
+  notified(body: unknown): Promise<Called<NotifiedCharge[]>>;
   /** Tells the issuer where to notify (Inter `PUT /cobranca/v3/cobrancas/webhook`); Efí's is per charge (a no-op). */
   registerWebhook(url: string): Promise<Called<void>>;
   close(): Promise<void>;

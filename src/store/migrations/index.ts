@@ -18,6 +18,7 @@ import * as consoleCreatedKey from './0016_console_created_key.js';
 import * as apiKeyRoll from './0017_api_key_roll.js';
 import * as nodes from './0018_nodes.js';
 import * as operators from './0019_operators.js';
+import * as boletoCharges from './0020_boleto_charges.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '0017_api_key_roll': apiKeyRoll,
   '0018_nodes': nodes,
   '0019_operators': operators,
+  '0020_boleto_charges': boletoCharges,
 };
 
 export const migrationProvider: MigrationProvider = {

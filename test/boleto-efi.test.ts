@@ -1,0 +1,247 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { COLLECTION_STATUS } from '../src/orders/state-machine.js';
+import { formatLinhaDigitavel, isValidLinhaDigitavel } from '../src/rails/boleto/boleto.js';
+import { databaseLabel } from './support/database.js';
+import { freePort } from './support/fake-daraja.js';
+import { efiGatewayEnv, startFakeEfi, type FakeEfi } from './support/fake-efi.js';
+import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
+import { startReceiver, until, type CallbackReceiver } from './support/receiver.js';
+
+const COLLECT = '/api/v3/bra/createCollectingOrder';
+const PAYER = { userInfoType: 'CPF', userInfoNo: '529.982.247-25', userInfoName: 'Maria Souza' };
+
+describe('Boleto at Efí: configuration', () => {
+  it('refuses BRAZIL_BOLETO_RAIL=efi at start-up naming each missing variable; the sandbox stays the default', () => {
+    assert.throws(
+      () => loadConfig({ BRAZIL_BOLETO_RAIL: 'efi', EFI_CLIENT_ID: 'id' }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.ok(
+          error.problems.some((p) => p.startsWith('EFI_CLIENT_SECRET:')),
+          error.message,
+        );
+        assert.ok(!error.problems.some((p) => p.startsWith('EFI_CLIENT_ID:')), error.message);
+        return true;
+      },
+    );
+    assert.throws(
+      () => loadConfig({ BRAZIL_BOLETO_RAIL: 'inter' }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        ['INTER_CLIENT_ID', 'INTER_CLIENT_SECRET', 'INTER_CERT', 'INTER_KEY'].every((name) =>
+          error.problems.some((p) => p.startsWith(`${name}:`)),
+        ),
+    );
+    const config = loadConfig({});
+    assert.equal(config.boleto.rail, 'sandbox');
+    assert.equal(config.boleto.dueDays, 3);
+    assert.equal(config.boleto.issueWaitMs, 5000);
+  });
+});
+
+describe(`Boleto at Efí (${databaseLabel})`, () => {
+  let efi: FakeEfi;
+  let gw: TestGateway;
+  let receiver: CallbackReceiver;
+  let merchant: Awaited<ReturnType<TestGateway['merchantWithKey']>>;
+  let seq = 0;
+  const call = (path: string, body: unknown) =>
+    signedCall(gw.url, merchant.credentials, { path, body }, gw.clock.now());
+  const collect = async (overrides: Record<string, unknown> = {}) => {
+    const body = {
+      amount: '125.50',
+      channelType: 'BOLETO',
+      externalOrderId: `bol-${Date.now()}-${++seq}`,
+      remark: 'Pedido 42',
+      ...PAYER,
+      ...overrides,
+    };
+    const response = await call(COLLECT, body);
+    assert.equal(response.body.code, '200', response.body.msgEn);
+    return { orderId: response.body.data.currencyOrderVo.orderId as string, data: response.body.data };
+  };
+  const order = async (orderId: string) => {
+    const found = await gw.gateway.orders.find(orderId);
+    assert.ok(found !== undefined);
+    return found;
+  };
+  const chargeOf = (orderId: string) => [...efi.charges.values()].filter((c) => c.custom_id === orderId);
+  const chargeIdOf = (orderId: string) => String(chargeOf(orderId)[0]?.charge_id ?? 'none');
+  const boletoRow = (orderId: string) => gw.gateway.boleto?.charge(orderId);
+  /** The order's rail messages, to say what happened when an assertion fails. */
+  const story = async (orderId: string) =>
+    JSON.stringify((await gw.admin('GET', `/admin/v1/orders/${orderId}/rail-messages`)).body);
+  const callbacksFor = (orderId: string) =>
+    receiver.received.map((r) => JSON.parse(r.body) as Record<string, any>).filter((json) => json.orderId === orderId);
+
+  before(async () => {
+    efi = await startFakeEfi({ notificationRetryMs: 100 });
+    const port = await freePort();
+    gw = await startTestGateway({
+      env: {
+        ...efiGatewayEnv(efi, port),
+        BOLETO_RECONCILE_INTERVAL_MS: '200',
+        BOLETO_ISSUE_WAIT_MS: '1500',
+        BOLETO_ISSUER_TIMEOUT_MS: '1000',
+        RAIL_POLL_INTERVAL_MS: '100',
+        CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
+        CALLBACK_POLL_INTERVAL_MS: '50',
+      },
+    });
+    receiver = await startReceiver();
+    merchant = await gw.merchantWithKey();
+    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/callback`, { url: `${receiver.url}/cb` });
+  });
+  after(async () => {
+    const breaches = await gw.auditBreaches();
+    await gw.close();
+    await efi.close();
+    await receiver.close();
+    assert.deepEqual(breaches, [], 'the ledger audits clean after the suite');
+  });
+
+  it('registers the boleto at Efí after the commit and answers with the issuer’s linha digitável; the cashier shows it, its Pix and the issuer’s PDF', async () => {
+    const created = await collect();
+    const charges = chargeOf(created.orderId);
+    assert.equal(charges.length, 1, 'one charge at Efí');
+    const line = created.data.currencyOrderVo.payParam as string;
+    assert.ok(isValidLinhaDigitavel(line), `a valid linha digitável: ${line}`);
+    assert.equal(line, String(charges[0].payment.banking_billet.barcode).replace(/\D/g, ''));
+    assert.equal((await order(created.orderId)).channel_order_id?.length, 15);
+    const page = await fetch(created.data.cashierUrl as string);
+    const html = await page.text();
+    assert.equal(page.status, 200);
+    assert.match(html, /id="boleto-pix"/);
+    assert.match(html, /id="boleto-confirm-wait"/);
+    assert.doesNotMatch(html, /class="sandbox"/, 'no sandbox controls on a live boleto');
+    const pdf = await fetch(`${created.data.cashierUrl as string}/boleto.pdf`);
+    assert.equal(pdf.status, 200);
+    const bytes = Buffer.from(await pdf.arrayBuffer());
+    assert.equal(bytes.subarray(0, 5).toString(), '%PDF-');
+    assert.ok(
+      bytes.toString('latin1').includes(formatLinhaDigitavel(line)),
+      'the issuer’s own PDF, served by Cashgate',
+    );
+  });
+
+  it('refuses an amount under Efí’s minimum with code 300 naming the limit, and changes nothing', async () => {
+    const before = efi.charges.size;
+    const response = await call(COLLECT, {
+      amount: '4.99',
+      channelType: 'BOLETO',
+      externalOrderId: `bol-min-${++seq}`,
+      ...PAYER,
+    });
+    assert.equal(response.body.code, '300');
+    assert.match(response.body.msgEn, /amount/);
+    assert.match(response.body.msgEn, /5\.00/);
+    assert.equal(efi.charges.size, before);
+  });
+
+  it('a payment notified by token is confirmed with Efí’s own query, then pays the order once', async () => {
+    const created = await collect();
+    await efi.pay(chargeIdOf(created.orderId), { method: 'BOLETO', notify: 'twice' });
+    await until(async () => assert.equal((await order(created.orderId)).status, COLLECTION_STATUS.paid));
+    await until(() => assert.equal(callbacksFor(created.orderId).length, 1));
+    const row = await boletoRow(created.orderId);
+    assert.equal(row?.disposition, 'credited');
+    // Efí does not say whether a Bolix was paid at a bank or by its Pix (docs/boleto-efi.md).
+    assert.equal(row.paid_method, 'UNKNOWN');
+    assert.equal(callbacksFor(created.orderId)[0]?.orderStatus, 'PAYMENT_SUCCESS');
+  });
+
+  it('a forged notification changes nothing', async () => {
+    const created = await collect();
+    const url = String(chargeOf(created.orderId)[0]?.notification_url ?? '');
+    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/rails\/boleto\/[0-9a-f]{32}\/efi$/);
+    const forged = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'notification=forged-token-0000',
+    });
+    assert.equal(forged.status, 200);
+    assert.equal((await order(created.orderId)).status, COLLECTION_STATUS.pending);
+    assert.equal((await boletoRow(created.orderId))?.state, 'open');
+    const metrics = await (await fetch(new URL('/metrics', gw.url))).text();
+    assert.match(metrics, /cashgate_boleto_notifications_total\{issuer="efi",disposition="refused"\} [1-9]/);
+    assert.match(metrics, /cashgate_boleto_issuer_requests_total\{issuer="efi",operation="issue",outcome="ok"\} [1-9]/);
+  });
+
+  it('a payment whose notification is lost is found by reconciliation', async () => {
+    const created = await collect();
+    await efi.pay(chargeIdOf(created.orderId), { method: 'PIX', notify: 'skip' });
+    await until(async () => assert.equal((await order(created.orderId)).status, COLLECTION_STATUS.paid), 15_000);
+    // Efí's list states no paid value (docs/boleto-efi.md): the charge's total is taken.
+    assert.equal(String((await order(created.orderId)).actual_amount), '12550');
+    assert.equal((await boletoRow(created.orderId))?.disposition, 'credited');
+  });
+
+  it('a different amount received (fine, interest) is what Efí’s notification states: the order’s actual amount', async () => {
+    const created = await collect();
+    await efi.pay(chargeIdOf(created.orderId), { method: 'BOLETO', value: 12_600 });
+    await until(async () => assert.equal((await order(created.orderId)).status, COLLECTION_STATUS.paid), 15_000);
+    assert.equal(String((await order(created.orderId)).actual_amount), '12600');
+    await until(() => assert.equal(callbacksFor(created.orderId)[0]?.orderActualAmount, '126.00'));
+  });
+
+  it('asks the payer on the cashier page for what Efí needs, checks it, then issues the boleto', async () => {
+    const created = await collect({ userInfoType: undefined, userInfoNo: undefined, userInfoName: undefined });
+    assert.equal(created.data.currencyOrderVo.payParam, '');
+    assert.equal(chargeOf(created.orderId).length, 0, 'nothing issued without a payer');
+    const url = created.data.cashierUrl as string;
+    assert.match(await (await fetch(url)).text(), /name="document"/);
+    const bad = await fetch(`${url}/boleto-payer?lang=en`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'name=Maria&document=123',
+      redirect: 'manual',
+    });
+    assert.equal(bad.status, 400);
+    const text = await bad.text();
+    assert.match(text, /CPF \(11 digits\) or CNPJ/);
+    assert.match(text, /first name and a surname/);
+    assert.equal(chargeOf(created.orderId).length, 0);
+    const good = await fetch(`${url}/boleto-payer`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'name=Maria+Souza&document=529.982.247-25',
+      redirect: 'manual',
+    });
+    assert.equal(good.status, 303);
+    await until(() => assert.equal(chargeOf(created.orderId).length, 1));
+    await until(async () =>
+      assert.ok(isValidLinhaDigitavel((await order(created.orderId)).details.match(/"payParam":"(\d+)"/)?.[1] ?? '')),
+    );
+  });
+
+  it('an issue whose answer was lost is asked about before it is sent again: one charge', async () => {
+    efi.failNext('issue', 'timeout-after');
+    const created = await collect();
+    await until(
+      async () => assert.equal((await boletoRow(created.orderId))?.state, 'open', await story(created.orderId)),
+      15_000,
+    );
+    assert.equal(chargeOf(created.orderId).length, 1, 'exactly one charge');
+  });
+
+  it('writes the boleto off at Efí when its order expires; a payment after that is kept in suspense', async () => {
+    const created = await collect();
+    const expiry = (await order(created.orderId)).cashier_expire_at ?? 0;
+    gw.clock.advance(expiry - gw.clock.now() + 1000);
+    await until(
+      async () =>
+        assert.equal((await order(created.orderId)).status, COLLECTION_STATUS.expired, await story(created.orderId)),
+      15_000,
+    );
+    await until(async () => assert.equal((await boletoRow(created.orderId))?.state, 'cancelled'), 15_000);
+    assert.equal(chargeOf(created.orderId)[0]?.status, 'canceled');
+    await efi.pay(chargeIdOf(created.orderId), { method: 'BOLETO' });
+    await until(async () => assert.equal((await boletoRow(created.orderId))?.disposition, 'suspense'), 15_000);
+    const listed = await gw.admin('GET', '/admin/v1/boleto/suspense');
+    assert.equal(listed.status, 200);
+    assert.ok(listed.body.boletos.some((b: { orderId: string }) => b.orderId === created.orderId));
+    assert.equal((await order(created.orderId)).status, COLLECTION_STATUS.expired, 'the order stays as it ended');
+  });
+});
