@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { COLLECTION_STATUS } from '../src/orders/state-machine.js';
 import { formatLinhaDigitavel, isValidLinhaDigitavel } from '../src/rails/boleto/boleto.js';
+import { processMerchant, startCrashRig, type CrashRig } from './support/crash-rig.js';
 import { databaseLabel } from './support/database.js';
 import { freePort } from './support/fake-daraja.js';
 import { efiGatewayEnv, startFakeEfi, type FakeEfi } from './support/fake-efi.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
-import { startReceiver, until, type CallbackReceiver } from './support/receiver.js';
+import { sleep, startReceiver, until, type CallbackReceiver } from './support/receiver.js';
 
 const COLLECT = '/api/v3/bra/createCollectingOrder';
 const PAYER = { userInfoType: 'CPF', userInfoNo: '529.982.247-25', userInfoName: 'Maria Souza' };
@@ -243,5 +244,75 @@ describe(`Boleto at Efí (${databaseLabel})`, () => {
     assert.equal(listed.status, 200);
     assert.ok(listed.body.boletos.some((b: { orderId: string }) => b.orderId === created.orderId));
     assert.equal((await order(created.orderId)).status, COLLECTION_STATUS.expired, 'the order stays as it ended');
+  });
+});
+
+describe(`Boleto at Efí: a node killed between the commit and the issue (${databaseLabel})`, () => {
+  let efi: FakeEfi;
+  let receiver: CallbackReceiver;
+  let rig: CrashRig;
+  before(async () => {
+    efi = await startFakeEfi({ notificationRetryMs: 100 });
+    receiver = await startReceiver();
+    rig = await startCrashRig('boleto-crash');
+  });
+  afterEach(() => rig.killAll());
+  after(async () => {
+    await efi.close();
+    await receiver.close();
+    await rig.close();
+  });
+
+  it('registers exactly one charge when the node dies while Efí holds its answer, and the order is paid', async () => {
+    const port = await freePort();
+    const env = {
+      ...efiGatewayEnv(efi, port),
+      BOLETO_ISSUER_TIMEOUT_MS: '20000',
+      BOLETO_ISSUE_WAIT_MS: '300',
+      BOLETO_RECONCILE_INTERVAL_MS: '200',
+      RAIL_POLL_INTERVAL_MS: '100',
+      CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
+      CALLBACK_POLL_INTERVAL_MS: '50',
+      ...rig.env,
+    };
+    const first = await rig.start(env);
+    const { credentials } = await processMerchant(first, {
+      callbackUrl: `${receiver.url}/cb`,
+      currency: 'BRL',
+      amount: '1',
+    });
+    // Efí registers the charge and holds its answer: the node dies meanwhile.
+    efi.failNext('issue', 'timeout-after');
+    const body = { amount: '77.40', channelType: 'BOLETO', externalOrderId: `crash-bol-${Date.now()}`, ...PAYER };
+    const sign = (server: { url: string }) => signedCall(server.url, credentials, { path: COLLECT, body }, Date.now());
+    const created = await sign(first);
+    assert.equal(created.body.code, '200', created.body.msgEn);
+    assert.equal(created.body.data.currencyOrderVo.payParam, '', 'answered without waiting for the held issue');
+    const orderId = created.body.data.currencyOrderVo.orderId as string;
+    const chargesOf = () => [...efi.charges.values()].filter((c) => c.custom_id === orderId);
+    await until(() => assert.equal(chargesOf().length, 1));
+    await rig.crash(first);
+
+    const second = await rig.start(env);
+    // The charge is looked up at Efí (by custom_id) before any new issue; its linha is answered.
+    let payParam = '';
+    await until(async () => {
+      const repeat = await sign(second);
+      payParam = (repeat.body.data?.currencyOrderVo?.payParam as string | undefined) ?? '';
+      assert.notEqual(payParam, '');
+    }, 45_000);
+    assert.equal(payParam, String(chargesOf()[0]?.payment.banking_billet.barcode).replace(/\D/g, ''));
+    efi.pay(String(chargesOf()[0]?.charge_id));
+    await until(() => {
+      const outcomes = receiver.received.map((r) => JSON.parse(r.body) as Record<string, unknown>);
+      assert.ok(
+        outcomes.some((o) => o.orderId === orderId && o.orderStatus === 'PAYMENT_SUCCESS'),
+        'paid',
+      );
+    }, 20_000);
+    await sleep(300);
+    assert.equal(chargesOf().length, 1, 'one charge');
+    const issued = efi.requests.filter((r) => r.operation === 'issue' && r.body?.metadata?.custom_id === orderId);
+    assert.equal(issued.length, 1, 'issued once: asked about, never sent blindly again');
   });
 });
