@@ -172,7 +172,7 @@ export class CheckoutService {
       /** The fiat rails of its Pix and boleto orders. */
       rails: Pick<Rails, 'pix' | 'boleto'>;
       /** Brazil's payment codes and success details, shared with Brazil's own collections. */
-      brazil: Pick<BrazilKinds, 'collectionCode'>;
+      brazil: Pick<BrazilKinds, 'collectionCode' | 'boletoLimits'>;
     },
   ) {
     this.orderKind = this.#orderKind();
@@ -362,11 +362,15 @@ export class CheckoutService {
     const method = isCashierMethod(choice.method) && offered !== undefined ? choice.method : undefined;
     if (method === undefined) problems.push({ field: 'method', rule: 'choose' });
     else if (offered?.available !== true) problems.push({ field: 'method', rule: 'unavailable' });
-    const maximum =
+    // A boleto at an issuer takes only what the issuer registers (Efí from R$ 5.00, Inter from R$ 2.50).
+    const issuer = method === 'BOLETO' ? this.deps.brazil.boletoLimits : undefined;
+    const ceiling =
       method === undefined || method === 'USDT_TRC20' ? MAX_COLLECTION_CENTS.PIX : MAX_COLLECTION_CENTS[method];
+    const maximum = issuer !== undefined && issuer.max < ceiling ? issuer.max : ceiling;
+    const minimum = issuer !== undefined && issuer.min > MIN_CASHIER_CENTS ? issuer.min : MIN_CASHIER_CENTS;
     const amount = parsePayerAmount(choice.amount ?? '');
-    if (amount === undefined || amount < MIN_CASHIER_CENTS || amount > maximum)
-      problems.push({ field: 'amount', rule: 'amount', minimum: MIN_CASHIER_CENTS, maximum });
+    if (amount === undefined || amount < minimum || amount > maximum)
+      problems.push({ field: 'amount', rule: 'amount', minimum, maximum });
     let document: { type: DocumentType; number: string; source: 'saved' | 'entered' | 'generated' } | undefined;
     // The document is checked when the method needs it, and when one was typed before a method was chosen.
     const typed = (choice.document ?? '').trim() !== '';
