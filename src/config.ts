@@ -2,6 +2,8 @@ import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { certificateKey, type DarajaConfig } from './rails/daraja/client.js';
+import type { EfiConfig } from './rails/boleto/efi-client.js';
+import type { InterConfig } from './rails/boleto/inter-client.js';
 import type { ApiPixConfig } from './rails/pix/api-pix-client.js';
 import { whitelistEntryProblem } from './auth/ip-whitelist.js';
 import { PIX_KEY_TYPES, pixKeyProblem } from './brazil/pix-keys.js';
@@ -125,27 +127,6 @@ export type BrazilRailConfig =
       resultTimeoutMs: number;
     };
 
-/** Efí's API Cobranças (BRAZIL_BOLETO_RAIL=efi): Basic → Bearer, no client certificate. */
-export interface EfiIssuerConfig {
-  baseUrl: string;
-  clientId: string;
-  clientSecret: string;
-  timeoutMs: number;
-}
-
-/** Banco Inter's API Cobrança v3 (BRAZIL_BOLETO_RAIL=inter): OAuth2 client credentials over mutual TLS. */
-export interface InterIssuerConfig {
-  baseUrl: string;
-  clientId: string;
-  clientSecret: string;
-  certPem: string;
-  keyPem: string;
-  caPem: string | undefined;
-  /** Sent as `x-conta-corrente` when the application is linked to more than one account. */
-  account: string | undefined;
-  timeoutMs: number;
-}
-
 export interface BoletoRailConfig {
   rail: 'sandbox' | 'efi' | 'inter';
   /** Calendar days from today (in Brasília) to a boleto's due date; a live issuer's moves to the next business day. */
@@ -154,8 +135,10 @@ export interface BoletoRailConfig {
   issueWaitMs: number;
   /** How often the reconciliation worker asks the issuer for paid charges and follows registrations. */
   reconcileIntervalMs: number;
-  efi?: EfiIssuerConfig;
-  inter?: InterIssuerConfig;
+  /** Efí's API Cobranças: Basic → Bearer, no client certificate. */
+  efi?: EfiConfig;
+  /** Banco Inter's API Cobrança v3: OAuth2 client credentials over mutual TLS. */
+  inter?: InterConfig;
 }
 
 /**

@@ -169,21 +169,12 @@ export class ApiPixBrazil {
     orderId: string | null,
     ref: string | null,
   ): railq.RailMessageRow {
-    return {
-      id: newId('rlm'),
-      order_id: orderId,
-      rail: 'apipix',
-      direction: 'out',
-      endpoint: exchange.endpoint,
-      ref,
-      http_status: exchange.httpStatus,
-      code: exchange.code,
-      request: exchange.request === null ? null : JSON.stringify(redactPix(exchange.request, this.#token)),
-      response: exchange.response === null ? null : JSON.stringify(redactPix(exchange.response, this.#token)),
-      duration_ms: exchange.durationMs,
-      disposition: null,
-      at: this.deps.clock.now(),
-    };
+    return railq.outboundMessage(
+      'apipix',
+      { ...exchange, operation: exchange.endpoint },
+      { orderId, ref, at: this.deps.clock.now() },
+      (v) => redactPix(v, this.#token),
+    );
   }
 
   #inbound(

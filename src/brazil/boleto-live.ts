@@ -177,21 +177,9 @@ export class BoletoLive {
   // ---- records ---------------------------------------------------------------------------------
 
   #message(exchange: IssuerExchange, orderId: string | null, ref: string | null): railq.RailMessageRow {
-    return {
-      id: newId('rlm'),
-      order_id: orderId,
-      rail: `boleto-${this.issuer}`,
-      direction: 'out',
-      endpoint: exchange.operation,
-      ref,
-      http_status: exchange.httpStatus,
-      code: exchange.code,
-      request: exchange.request === null ? null : JSON.stringify(redactBoleto(exchange.request, this.#token)),
-      response: exchange.response === null ? null : JSON.stringify(redactBoleto(exchange.response, this.#token)),
-      duration_ms: exchange.durationMs,
-      disposition: null,
-      at: this.deps.clock.now(),
-    };
+    return railq.outboundMessage(`boleto-${this.issuer}`, exchange, { orderId, ref, at: this.deps.clock.now() }, (v) =>
+      redactBoleto(v, this.#token),
+    );
   }
 
   #messages(exchanges: readonly IssuerExchange[], orderId: string | null, ref: string | null) {

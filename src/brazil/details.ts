@@ -1,5 +1,6 @@
 import { detailsOf } from '../orders/details.js';
 import type { OrderRow } from '../orders/queries.js';
+import type { BoletoPayer } from '../rails/boleto/issuer.js';
 import type { DocumentType } from './documents.js';
 
 /** What a paid Brazil order keeps of its settlement (also an aggregate cashier's order paid on a Brazil rail). */
@@ -11,14 +12,7 @@ export interface BrazilSettlement {
 }
 
 /** The payer's address, as the cashier page asks it (Inter registers no boleto without one). */
-export interface PayerAddress {
-  street: string;
-  number?: string;
-  district?: string;
-  city: string;
-  uf: string;
-  cep: string;
-}
+export type PayerAddress = NonNullable<BoletoPayer['address']>;
 
 /** What a Brazil order keeps in its details: payer or payee, payment parameter, and what the rail settled. */
 export interface BrazilDetails extends Partial<BrazilSettlement> {

@@ -15,11 +15,46 @@ import type {
   Database,
   RailMessageTable,
 } from '../store/schema.js';
+import { newId } from '../store/ids.js';
 import type { ReadDb } from '../store/store.js';
 
 type Db = Kysely<Database>;
 
 export type RailMessageRow = Selectable<RailMessageTable>;
+
+/**
+ * The record of one call Cashgate made to a rail's provider: what was called, the body sent and the
+ * answer, each passed through `redact` (tokens, payers' documents) before it is kept.
+ */
+export function outboundMessage(
+  rail: string,
+  exchange: {
+    operation: string;
+    httpStatus: number | null;
+    code: string;
+    durationMs: number;
+    request: unknown;
+    response: unknown;
+  },
+  about: { orderId: string | null; ref: string | null; at: number },
+  redact: (value: unknown) => unknown,
+): RailMessageRow {
+  return {
+    id: newId('rlm'),
+    order_id: about.orderId,
+    rail,
+    direction: 'out',
+    endpoint: exchange.operation,
+    ref: about.ref,
+    http_status: exchange.httpStatus,
+    code: exchange.code,
+    request: exchange.request === null ? null : JSON.stringify(redact(exchange.request)),
+    response: exchange.response === null ? null : JSON.stringify(redact(exchange.response)),
+    duration_ms: exchange.durationMs,
+    disposition: null,
+    at: about.at,
+  };
+}
 
 export async function insertRailMessages(db: Db, rows: readonly RailMessageRow[]): Promise<void> {
   if (rows.length === 0) return;

@@ -475,27 +475,16 @@ export class EfiIssuer implements BoletoIssuer {
     exchanges: IssuerExchange[],
   ): Promise<IssuerAnswer> {
     const url = `${this.config.baseUrl}${path}`;
+    const send = async () =>
+      this.#send(operation, method, url, { authorization: `Bearer ${await this.#tokens.get()}` }, body, exchanges);
     try {
-      return await this.#send(
-        operation,
-        method,
-        url,
-        { authorization: `Bearer ${await this.#tokens.get()}` },
-        body,
-        exchanges,
-      );
+      return await send();
     } catch (error) {
       if (!(error instanceof IssuerError) || error.exchange.operation === 'oauth' || error.exchange.httpStatus !== 401)
         throw error;
+      // A token Efí no longer takes (revoked, expired early): fetched again once.
       this.#tokens.drop();
-      return this.#send(
-        operation,
-        method,
-        url,
-        { authorization: `Bearer ${await this.#tokens.get()}` },
-        body,
-        exchanges,
-      );
+      return send();
     }
   }
 
