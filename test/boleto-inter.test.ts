@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { boletoReference } from '../src/brazil/collection-codes.js';
 import { COLLECTION_STATUS } from '../src/orders/state-machine.js';
 import { isValidLinhaDigitavel } from '../src/rails/boleto/boleto.js';
+import { processMerchant, startCrashRig, type CrashRig } from './support/crash-rig.js';
 import { databaseLabel } from './support/database.js';
+import { pdfText } from './support/pdf.js';
 import { freePort } from './support/fake-daraja.js';
 import { interGatewayEnv, startFakeInter, type FakeInter } from './support/fake-inter.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
@@ -11,6 +13,7 @@ import { startReceiver, until, type CallbackReceiver } from './support/receiver.
 
 const COLLECT = '/api/v3/bra/createCollectingOrder';
 const QUERY = '/api/v3/bra/query/collectingOrder';
+const VOUCHER = '/api/v3/bra/query/voucher';
 const PAYER = { userInfoType: 'CPF', userInfoNo: '529.982.247-25', userInfoName: 'Maria Souza' };
 const ADDRESS = 'street=Rua+das+Flores&number=120&district=Centro&city=S%C3%A3o+Paulo&uf=SP&cep=01001-000';
 
@@ -146,6 +149,14 @@ describe(`Boleto at Banco Inter (${databaseLabel})`, () => {
     assert.equal(row?.paid_method, 'PIX');
     assert.equal(row.disposition, 'credited');
     assert.match((await order(created.orderId)).details, /"boletoPaidBy":"PIX"/);
+    // The voucher (endpoint 17) names the bank's nosso número, when and how the boleto was paid.
+    const voucher = await call(VOUCHER, { orderId: created.orderId });
+    assert.equal(voucher.body.code, '200', voucher.body.msgEn);
+    const text = await pdfText(new Uint8Array(await (await fetch(voucher.body.data as string)).arrayBuffer()));
+    const nossoNumero = String(chargesOf(created.orderId)[0]?.boleto.nossoNumero);
+    assert.ok(text.includes(nossoNumero), `the nosso número ${nossoNumero} is on the voucher`);
+    assert.match(text, /Pago com \/ Paid with/);
+    assert.match(text, /o Pix do boleto/);
   });
 
   it('a forged callback (RECEBIDO for an open charge) changes nothing: Inter’s own query says A_RECEBER', async () => {
@@ -232,5 +243,80 @@ describe(`Boleto at Banco Inter (${databaseLabel})`, () => {
       .executeTakeFirst();
     assert.ok((suspense?.balance ?? 0) >= 12_550);
     assert.equal((await order(created.orderId)).status, COLLECTION_STATUS.expired);
+  });
+});
+
+describe(`Boleto at Banco Inter: a node killed between the payer's data and the issue (${databaseLabel})`, () => {
+  let inter: FakeInter;
+  let receiver: CallbackReceiver;
+  let rig: CrashRig;
+  before(async () => {
+    inter = await startFakeInter({ allowHttpWebhook: true, tokenCallsPerMinute: 100 });
+    receiver = await startReceiver();
+    rig = await startCrashRig('boleto-inter-crash');
+  });
+  afterEach(() => rig.killAll());
+  after(async () => {
+    await inter.close();
+    await receiver.close();
+    await rig.close();
+  });
+
+  it('registers exactly one charge when the node dies while Inter holds its answer: found by seuNumero', async () => {
+    const port = await freePort();
+    const env = {
+      ...interGatewayEnv(inter, port),
+      BOLETO_ISSUER_TIMEOUT_MS: '20000',
+      BOLETO_ISSUE_WAIT_MS: '300',
+      BOLETO_RECONCILE_INTERVAL_MS: '200',
+      RAIL_POLL_INTERVAL_MS: '100',
+      CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
+      CALLBACK_POLL_INTERVAL_MS: '50',
+      ...rig.env,
+    };
+    const first = await rig.start(env);
+    const { credentials } = await processMerchant(first, {
+      callbackUrl: `${receiver.url}/cb`,
+      currency: 'BRL',
+      amount: '1',
+    });
+    const body = { amount: '88.20', channelType: 'BOLETO', externalOrderId: `crash-inter-${Date.now()}`, ...PAYER };
+    const created = await signedCall(first.url, credentials, { path: COLLECT, body }, Date.now());
+    assert.equal(created.body.code, '200', created.body.msgEn);
+    const orderId = created.body.data.currencyOrderVo.orderId as string;
+    const cashierUrl = created.body.data.cashierUrl as string;
+    // Inter registers the charge and holds its answer: the node dies meanwhile.
+    inter.failNext('issue', 'timeout-after');
+    const given = fetch(`${cashierUrl}/boleto-payer`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: ADDRESS,
+      redirect: 'manual',
+    }).catch(() => undefined);
+    const chargesOf = () =>
+      [...inter.charges.values()].filter((c) => c.cobranca.seuNumero === boletoReference(orderId));
+    await until(() => assert.equal(chargesOf().length, 1));
+    await rig.crash(first);
+    await given;
+
+    const second = await rig.start(env);
+    // After the claim's 30 s, reconciliation asks Inter by seuNumero and finds the charge.
+    await until(async () => {
+      const repeat = await signedCall(second.url, credentials, { path: COLLECT, body }, Date.now());
+      assert.notEqual((repeat.body.data?.currencyOrderVo?.payParam as string | undefined) ?? '', '');
+    }, 60_000);
+    await inter.pay(String(chargesOf()[0]?.cobranca.codigoSolicitacao), { pagarCom: 'BOLETO' });
+    await until(() => {
+      const outcomes = receiver.received.map((r) => JSON.parse(r.body) as Record<string, unknown>);
+      assert.ok(
+        outcomes.some((o) => o.orderId === orderId && o.orderStatus === 'PAYMENT_SUCCESS'),
+        'paid',
+      );
+    }, 20_000);
+    assert.equal(chargesOf().length, 1, 'one charge');
+    const issued = inter.requests.filter(
+      (r) => r.operation === 'issue' && r.body?.seuNumero === boletoReference(orderId),
+    );
+    assert.equal(issued.length, 1, 'issued once: looked up by seuNumero, never sent blindly again');
   });
 });
