@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { UNSTATED_GRACE_MS } from '../src/brazil/boleto-live.js';
 import { COLLECTION_STATUS } from '../src/orders/state-machine.js';
 import { formatLinhaDigitavel, isValidLinhaDigitavel } from '../src/rails/boleto/boleto.js';
 import { processMerchant, startCrashRig, type CrashRig } from './support/crash-rig.js';
@@ -173,6 +174,11 @@ describe(`Boleto at Efí (${databaseLabel})`, () => {
   it('a payment whose notification is lost is found by reconciliation', async () => {
     const created = await collect();
     await efi.pay(chargeIdOf(created.orderId), { method: 'PIX', notify: 'skip' });
+    // Efí's list states no amount received: reconciliation first waits for the notification that does.
+    await until(async () => assert.notEqual((await boletoRow(created.orderId))?.paid_seen_at ?? null, null), 15_000);
+    await sleep(500);
+    assert.equal((await order(created.orderId)).status, COLLECTION_STATUS.pending, 'not credited within the grace');
+    gw.clock.advance(UNSTATED_GRACE_MS + 1000);
     await until(async () => assert.equal((await order(created.orderId)).status, COLLECTION_STATUS.paid), 15_000);
     // Efí's list states no paid value (docs/boleto-efi.md): the charge's total is taken.
     assert.equal(String((await order(created.orderId)).actual_amount), '12550');
@@ -225,6 +231,41 @@ describe(`Boleto at Efí (${databaseLabel})`, () => {
       15_000,
     );
     assert.equal(chargeOf(created.orderId).length, 1, 'exactly one charge');
+  });
+
+  it('the aggregate cashier takes Efí’s minimum, asks the name Efí needs, and keeps an amount its rules refuse in suspense', async () => {
+    const form = (path: string, fields: Record<string, string>) =>
+      fetch(new URL(path, gw.url), {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(fields).toString(),
+        redirect: 'manual',
+      });
+    const opened = await call('/api/v3/polymerize/createCollectingOrder', {
+      externalOrderId: `agg-${Date.now()}-${++seq}`,
+      dynamicAmountNotify: 2,
+    });
+    assert.equal(opened.body.code, '200', opened.body.msgEn);
+    const checkout = new URL(opened.body.data as string).pathname;
+    const tooSmall = await form(`${checkout}?lang=en`, { amount: '4.00', method: 'BOLETO' });
+    assert.equal(tooSmall.status, 400, 'under Efí’s R$ 5.00 the form refuses the amount');
+    const chosen = await form(`${checkout}?lang=en`, { amount: '20.00', method: 'BOLETO' });
+    assert.equal(chosen.status, 303, (await chosen.text()).replace(/<style>.*<\/style>/s, '').slice(0, 3000));
+    const cashier = new URL(chosen.headers.get('location') ?? '', gw.url).pathname.replace(/\?.*$/, '');
+    const order = await gw.gateway.orders.findByCashier(cashier.split('/').pop() ?? '');
+    assert.ok(order !== undefined);
+    assert.equal(chargeOf(order.id).length, 0, 'no boleto without the payer’s name');
+    // Without a userIdentity the cashier's CPF is one Cashgate generated: never sent as the payer's.
+    const asked = await (await fetch(new URL(`${cashier}?lang=en`, gw.url))).text();
+    assert.match(asked, /name="name"/);
+    assert.match(asked, /name="document"/);
+    const named = await form(`${cashier}/boleto-payer?lang=en`, { name: 'Ana Pagadora', document: '111.444.777-35' });
+    assert.equal(named.status, 303, (await named.text()).replace(/^[\s\S]*<main>/, '').slice(0, 1500));
+    await until(() => assert.equal(chargeOf(order.id).length, 1));
+    assert.deepEqual(chargeOf(order.id)[0]?.customer, { name: 'Ana Pagadora', cpf: '11144477735' });
+    await efi.pay(chargeIdOf(order.id), { method: 'BOLETO', value: 1_900 });
+    await until(async () => assert.equal((await boletoRow(order.id))?.disposition, 'suspense'), 15_000);
+    assert.equal((await gw.gateway.orders.find(order.id))?.status, COLLECTION_STATUS.pending, 'the order still waits');
   });
 
   it('writes the boleto off at Efí when its order expires; a payment after that is kept in suspense', async () => {

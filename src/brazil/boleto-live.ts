@@ -86,6 +86,12 @@ const RETRY_MS = 30_000;
 
 class PaymentHandled extends Error {}
 
+/**
+ * How long a payment reconciliation finds, with no amount stated (Efí's list), waits for the
+ * notification that states it before the charge's total is credited.
+ */
+export const UNSTATED_GRACE_MS = 10 * 60_000;
+
 /** Payers' documents masked, tokens removed: what the operator may see of an issuer's messages. */
 export function redactBoleto(value: unknown, token: string): unknown {
   if (Array.isArray(value)) return value.map((v) => redactBoleto(v, token));
@@ -247,6 +253,7 @@ export class BoletoLive {
           paid_amount: null,
           paid_at: null,
           paid_method: null,
+          paid_seen_at: null,
           disposition: null,
           last_error: null,
           created_at: now,
@@ -254,7 +261,8 @@ export class BoletoLive {
         }),
       );
     }
-    const row = await this.issue(order.orderId, now + this.options.issueWaitMs);
+    // Followed a little less long than the create waits, so that what it finds is in the answer.
+    const row = await this.issue(order.orderId, now + Math.max(0, this.options.issueWaitMs - 250));
     return { channelOrderId: reference, ...(row?.state === 'open' && { details: issuedDetails(row) }) };
   }
 
@@ -313,7 +321,10 @@ export class BoletoLive {
     // Inter registers asynchronously: followed here while the create waits, then by reconciliation.
     while (current.state === 'processing' && clock.now() < followUntil) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(250, Math.max(10, followUntil - clock.now()))));
-      const got = await this.#call(orderId, row.reference, (c) => c.get(current.id));
+      const id = current.id;
+      const got = await this.#call(orderId, row.reference, (c) => c.get(id)).catch(() => undefined);
+      // A read that failed leaves the registration to reconciliation: the charge's id is recorded below.
+      if (got === undefined) break;
       current = got.value;
       exchanges = [...exchanges, ...got.exchanges];
     }
@@ -351,7 +362,7 @@ export class BoletoLive {
    */
   async payerGiven(
     orderId: string,
-    given: Pick<BrazilDetails, 'userInfoType' | 'userInfoNo' | 'userInfoName'> & BoletoDetails,
+    given: Pick<BrazilDetails, 'userInfoType' | 'userInfoNo' | 'userInfoName' | 'documentSource'> & BoletoDetails,
   ) {
     const now = this.deps.clock.now();
     const moved = await this.#write(async (tx) => {
@@ -377,7 +388,13 @@ export class BoletoLive {
    * still under way, failed, paid (the order paid, or the money kept in suspense when the order no
    * longer takes it), or written off. Safe to call any number of times, from any node.
    */
-  async #apply(row: q.BoletoChargeRow, charge: IssuerCharge, exchanges: readonly IssuerExchange[]): Promise<void> {
+  async #apply(
+    row: q.BoletoChargeRow,
+    charge: IssuerCharge,
+    exchanges: readonly IssuerExchange[],
+    /** Credit a payment whose amount the issuer did not state (at the charge's total): reconciliation, past the grace. */
+    unstatedAllowed = false,
+  ): Promise<void> {
     const now = this.deps.clock.now();
     const messages = this.#messages(exchanges, row.order_id, row.reference);
     const seen = {
@@ -393,7 +410,9 @@ export class BoletoLive {
       ...(charge.pdfUrl !== undefined && { pdf_url: charge.pdfUrl.slice(0, 500) }),
     };
     if (charge.state === 'paid' && charge.paid !== undefined) {
-      await this.#paid({ ...row, ...seen }, charge.paid, messages);
+      if (charge.paid.amountStated || unstatedAllowed) await this.#paid({ ...row, ...seen }, charge.paid, messages);
+      // Else the notification that states the amount received (or reconciliation, past the grace) credits it.
+      else await this.#write((tx) => railq.insertRailMessages(tx, messages));
       return;
     }
     if (charge.state === 'failed') {
@@ -445,9 +464,26 @@ export class BoletoLive {
       nosso_numero: row.nosso_numero,
       pdf_url: row.pdf_url,
     };
-    let refused = false;
+    /** Keeps the payment in suspense for the operator, once; whether this unit of work did. */
+    const suspend = async (tx: Tx, memo: string) => {
+      if (!(await q.claimBoletoPayment(tx, row.order_id, { ...payment, disposition: 'suspense' }))) return false;
+      await this.deps.ledger.post(tx, {
+        kind: 'boleto.suspense.received',
+        currency: 'BRL',
+        merchantId: null,
+        orderId: row.order_id,
+        memo,
+        entries: [
+          { account: { kind: 'rail_clearing' }, amount: -paid.amount },
+          { account: { kind: 'boleto_suspense' }, amount: paid.amount },
+        ],
+      });
+      await railq.insertRailMessages(tx, messages);
+      return true;
+    };
+    let suspended: boolean | undefined;
     try {
-      const applied = await orders.applyEvent(row.order_id, 'paid', {
+      await orders.applyEvent(row.order_id, 'paid', {
         source: `boleto-${this.issuer}`,
         amount: paid.amount,
         data: {
@@ -457,44 +493,32 @@ export class BoletoLive {
         },
         also: async (tx) => {
           await q.updateBoletoCharge(tx, row.order_id, seen);
+          if ((await q.orderStatus(tx, row.order_id)) !== COLLECTION_STATUS.paid) {
+            // The order's rules refused this amount (an aggregate cashier's dynamicAmountNotify 2).
+            suspended = await suspend(tx, `boleto ${row.reference} paid with an amount its order refused`);
+            return;
+          }
           // Another node or notification recorded this payment first: this unit of work is undone.
           if (!(await q.claimBoletoPayment(tx, row.order_id, { ...payment, disposition: 'credited' })))
             throw new PaymentHandled();
           await railq.insertRailMessages(tx, messages);
         },
       });
-      refused = applied.status !== COLLECTION_STATUS.paid;
-      if (!refused) return;
     } catch (error) {
       if (error instanceof PaymentHandled) return;
       if (!(error instanceof EventNotAllowedError)) throw error;
-    }
-    // The order no longer takes it (it expired and its boleto was written off, or its rules refused
-    // this amount): the money is kept in suspense for the operator.
-    const status = (await orders.find(row.order_id))?.status;
-    const claimed = await this.#write(async (tx) => {
-      await q.updateBoletoCharge(tx, row.order_id, seen);
-      if (!(await q.claimBoletoPayment(tx, row.order_id, { ...payment, disposition: 'suspense' }))) return false;
-      await this.deps.ledger.post(tx, {
-        kind: 'boleto.suspense.received',
-        currency: 'BRL',
-        merchantId: null,
-        orderId: row.order_id,
-        memo: refused
-          ? `boleto ${row.reference} paid with an amount its order refused`
-          : `boleto ${row.reference} paid after its order ended (status ${status ?? '?'})`,
-        entries: [
-          { account: { kind: 'rail_clearing' }, amount: -paid.amount },
-          { account: { kind: 'boleto_suspense' }, amount: paid.amount },
-        ],
+      // The order no longer takes a payment (it expired and its boleto was written off): the money
+      // is kept in suspense for the operator.
+      const status = (await orders.find(row.order_id))?.status;
+      suspended = await this.#write(async (tx) => {
+        await q.updateBoletoCharge(tx, row.order_id, seen);
+        return suspend(tx, `boleto ${row.reference} paid after its order ended (status ${status ?? '?'})`);
       });
-      await railq.insertRailMessages(tx, messages);
-      return true;
-    });
-    if (claimed)
+    }
+    if (suspended === true)
       this.deps.logger.warn(
         { orderId: row.order_id, reference: row.reference, amount: String(paid.amount) },
-        'a boleto was paid when its order no longer took a payment: kept in system boleto_suspense for the operator',
+        'a boleto was paid when its order no longer took it: kept in system boleto_suspense for the operator',
       );
   }
 
@@ -529,7 +553,9 @@ export class BoletoLive {
         const charge = got.value;
         // The amount the issuer stated it received, when its own answer carried it (Efí's token).
         const paid =
-          charge.paid === undefined || paidAmount === undefined ? charge.paid : { ...charge.paid, amount: paidAmount };
+          charge.paid === undefined || paidAmount === undefined
+            ? charge.paid
+            : { ...charge.paid, amount: paidAmount, amountStated: true };
         await this.#apply(row, { ...charge, paid }, got.exchanges);
         await this.#inbound(body, id, 'matched', row.order_id);
       } catch (error) {
@@ -703,8 +729,19 @@ export class BoletoLive {
     for (const charge of listed.value) {
       const row = await q.boletoChargeOfIssuer(store.read, this.issuer, charge.id, charge.reference);
       if (row === undefined || row.disposition !== null) continue;
+      if (charge.paid?.amountStated === false) {
+        // The list states no amount received (Efí): the notification, which Efí re-sends until it is
+        // read, states it. Only when none came for UNSTATED_GRACE_MS is the charge's total taken.
+        if (row.paid_seen_at === null)
+          await this.#write((tx) => q.updateBoletoCharge(tx, row.order_id, { paid_seen_at: now, updated_at: now }));
+        if ((row.paid_seen_at ?? now) + UNSTATED_GRACE_MS > now) continue;
+        this.deps.logger.warn(
+          { orderId: row.order_id, chargeId: charge.id },
+          'a boleto paid with no notification stating the amount received: credited at its total',
+        );
+      }
       handled += 1;
-      await this.#apply(row, charge, []).catch((error: unknown) =>
+      await this.#apply(row, charge, [], true).catch((error: unknown) =>
         this.deps.logger.error({ err: error, chargeId: charge.id }, 'a paid boleto could not be handled now'),
       );
     }

@@ -331,6 +331,12 @@ export async function claimBoletoPayment(
   return Number(result.numUpdatedRows) === 1;
 }
 
+/** An order's status, read in the unit of work that moves it. */
+export async function orderStatus(db: Db, orderId: string): Promise<number | undefined> {
+  const row = await db.selectFrom('orders').select('status').where('id', '=', orderId).executeTakeFirst();
+  return row?.status;
+}
+
 /** Boletos with something due: an issue to send, a registration to follow. */
 export function boletoChargesDue(db: ReadDb, now: number, limit: number): Promise<BoletoChargeRow[]> {
   return db

@@ -45,17 +45,24 @@ export function readPayerForm(
   form: Record<string, string | undefined>,
   missing: readonly MissingPayerField[],
 ):
-  | { given: Pick<BrazilDetails, 'userInfoType' | 'userInfoNo' | 'userInfoName'> & BoletoDetails }
+  | { given: Pick<BrazilDetails, 'userInfoType' | 'userInfoNo' | 'userInfoName' | 'documentSource'> & BoletoDetails }
   | { problems: PayerField[] } {
   const value = (field: PayerField) => (form[field] ?? '').trim().replace(/\s+/g, ' ');
   const problems: PayerField[] = [];
-  const given: Pick<BrazilDetails, 'userInfoType' | 'userInfoNo' | 'userInfoName'> & BoletoDetails = {};
+  const given: Pick<BrazilDetails, 'userInfoType' | 'userInfoNo' | 'userInfoName' | 'documentSource'> & BoletoDetails =
+    {};
   let documentType: DocumentType | undefined;
   if (missing.includes('document')) {
     const digits = value('document').replace(/\D/g, '');
     documentType = digits.length === 11 ? 'CPF' : digits.length === 14 ? 'CNPJ' : undefined;
     if (documentType === undefined || !isValidDocument(documentType, digits)) problems.push('document');
-    else Object.assign(given, { userInfoType: documentType, userInfoNo: normalizeDocument(documentType, digits) });
+    // Entered by the payer: it replaces a document Cashgate generated for an aggregate cashier.
+    else
+      Object.assign(given, {
+        userInfoType: documentType,
+        userInfoNo: normalizeDocument(documentType, digits),
+        documentSource: 'entered',
+      });
   }
   if (missing.includes('name')) {
     const name = value('name');

@@ -474,6 +474,8 @@ export interface BoletoChargeTable {
   paid_amount: number | null;
   paid_at: string | null;
   paid_method: 'BOLETO' | 'PIX' | 'UNKNOWN' | null;
+  /** When reconciliation first saw it paid without the amount stated (Efí's list): the notification has a while to state it. */
+  paid_seen_at: number | null;
   disposition: 'credited' | 'suspense' | null;
   last_error: string | null;
   created_at: number;

@@ -220,6 +220,7 @@ function chargeOf(data: Json, reference: string | undefined): IssuerCharge | und
       amount: amount ?? 0n,
       at: str(payment?.paid_at) ?? str(data.paid_at) ?? str(lastEntry?.created_at) ?? str(data.created_at) ?? '',
       method: paidMethod(str(payment?.payment_method) ?? str(payment?.method), pixCode),
+      amountStated: false,
     };
   }
   return {

@@ -155,7 +155,8 @@ function readCharge(body: unknown, fallbackId: string | undefined): Read | undef
     const at = text(cobranca.dataSituacao);
     const origin = cobranca.origemRecebimento;
     if (amount === undefined || at === undefined) incomplete = true;
-    else paid = { amount, at, method: origin === 'BOLETO' || origin === 'PIX' ? origin : 'UNKNOWN' };
+    else
+      paid = { amount, at, method: origin === 'BOLETO' || origin === 'PIX' ? origin : 'UNKNOWN', amountStated: true };
   }
   if (state !== 'processing' && state !== 'failed' && (linha === undefined || barcode === undefined)) incomplete = true;
   const charge: IssuerCharge = {

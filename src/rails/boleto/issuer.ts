@@ -88,6 +88,11 @@ export interface IssuerCharge {
         at: string;
         /** How the payer paid: at a bank with the boleto, through its Pix QR, or the issuer did not say. */
         method: 'BOLETO' | 'PIX' | 'UNKNOWN';
+        /**
+         * Whether the issuer stated the amount it received (Inter's valorTotalRecebido), or `amount`
+         * is only the charge's total because its answer states none (Efí's detail and list).
+         */
+        amountStated: boolean;
       }
     | undefined;
 }

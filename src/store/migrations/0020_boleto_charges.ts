@@ -26,6 +26,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('paid_amount', 'bigint')
     .addColumn('paid_at', 'varchar(40)')
     .addColumn('paid_method', 'varchar(8)')
+    // When reconciliation first saw it paid with no amount stated (Efí): it waits for the notification that states it.
+    .addColumn('paid_seen_at', 'bigint')
     // null until paid; credited (to its order) or suspense (paid when its order no longer took it).
     .addColumn('disposition', 'varchar(16)')
     .addColumn('last_error', 'varchar(300)')
