@@ -42,7 +42,7 @@ export function railMessageView(row: q.RailMessageRow) {
   };
 }
 
-/** A live rail that can be asked again about one order (Daraja, API Pix). */
+/** A live rail that can be asked again about one order (Daraja, API Pix, a boleto issuer). */
 export interface RailAsker {
   rail: string;
   /** Makes the order's waiting business at the rail due and asks now; how many things were waiting. */
