@@ -372,7 +372,7 @@ export class BoletoLive {
         ]))
       )
         return false;
-      await this.deps.orders.handOver.recordIssued(tx, orderId, given as Record<string, never>);
+      await this.deps.orders.handOver.recordIssued(tx, orderId, given);
       return true;
     });
     if (!moved) return;

@@ -237,7 +237,7 @@ export class RailHandOver {
   async recordIssued(
     tx: Tx,
     orderId: string,
-    issued: Readonly<Record<string, string>>,
+    issued: object,
     channelOrderId?: string,
   ): Promise<Pick<q.OrderRow, 'details' | 'create_result'> | undefined> {
     const current = await q.lockOrder(tx, this.deps.store.dialect, orderId);
