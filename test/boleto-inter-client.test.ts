@@ -296,7 +296,7 @@ describe('Banco Inter API Cobrança v3 client', () => {
     const mine = value.find((c) => c.id === paidOne.value.id);
     assert.ok(mine, 'the paid charge is listed');
     assert.equal(mine.state, 'paid');
-    assert.deepEqual(mine.paid, { amount: 1230n, at: brasiliaDay(0), method: 'PIX' });
+    assert.deepEqual(mine.paid, { amount: 1230n, at: brasiliaDay(0), method: 'PIX', amountStated: true });
     assert.equal(mine.amount, 1234n);
     assert.ok(!value.some((c) => c.id === unpaid.value.id), 'an unpaid charge is not');
     assert.ok(value.every((c) => c.state === 'paid'));
@@ -306,7 +306,7 @@ describe('Banco Inter API Cobrança v3 client', () => {
     assert.equal(query.get('situacao'), 'RECEBIDO');
     assert.equal(query.get('dataFinal'), brasiliaDay(0));
     const got = await client.get(paidOne.value.id);
-    assert.deepEqual(got.value.paid, { amount: 1230n, at: brasiliaDay(0), method: 'PIX' });
+    assert.deepEqual(got.value.paid, { amount: 1230n, at: brasiliaDay(0), method: 'PIX', amountStated: true });
   });
 
   it('a charge paid after its cancellation reads as paid', async () => {
