@@ -93,6 +93,8 @@ export interface Config {
   boleto: BoletoRailConfig;
   /** The USDT chains: the sandbox simulator, or TRON and EVM nodes with the operator's hot wallets. */
   chain: ChainRailConfig;
+  /** Mexico's aggregate cashier rails: SPEI (sandbox or STP) and OXXO (sandbox or Stripe). */
+  mexico: MexicoRailConfig;
   trustProxy: TrustProxy;
   publicBaseUrl: string;
   /** Strict-Transport-Security max-age (seconds) sent on answers reached over HTTPS; 0 sends none. */
@@ -126,6 +128,36 @@ export type BrazilRailConfig =
       /** How long a payout waits for its result webhook before the PSP is asked. */
       resultTimeoutMs: number;
     };
+
+export interface MexicoRailConfig {
+  spei:
+    | { rail: 'sandbox'; clabePrefix: string }
+    | {
+        rail: 'stp';
+        /** The 10-digit prefix of the company's CLABEs: 646 + 180 + the 4-digit company prefix. */
+        clabePrefix: string;
+        baseUrl: string;
+        /** The consultation service (efws). */
+        queryUrl: string;
+        empresa: string;
+        /** The encrypted PKCS#8 PEM whose certificate STP holds, and its passphrase. */
+        privateKeyPem: string;
+        passphrase: string | undefined;
+        timeoutMs: number;
+      };
+  oxxo:
+    | { rail: 'sandbox'; expiresAfterDays: number }
+    | {
+        rail: 'stripe';
+        expiresAfterDays: number;
+        secretKey: string;
+        webhookSecret: string;
+        baseUrl: string;
+        timeoutMs: number;
+      };
+  /** How often reconciliation asks STP and Stripe what their webhooks would have told. */
+  reconcileIntervalMs: number;
+}
 
 export interface BoletoRailConfig {
   rail: 'sandbox' | 'efi' | 'inter';
@@ -461,6 +493,73 @@ function brazilConfig(read: EnvReader, cwd: string): BrazilRailConfig {
   };
 }
 
+/** The variables each live Mexican rail needs, each named when missing. */
+const MEXICO_REQUIRED = {
+  stp: ['STP_EMPRESA', 'STP_PRIVATE_KEY', 'STP_CLABE_PREFIX'],
+  stripe: ['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET'],
+} as const;
+
+const PEM_ANY_PRIVATE_KEY = /-----BEGIN (ENCRYPTED |RSA )?PRIVATE KEY-----/;
+
+function mexicoConfig(read: EnvReader, cwd: string): MexicoRailConfig {
+  const speiRail = read.oneOf('MEXICO_SPEI_RAIL', 'sandbox', ['sandbox', 'stp'] as const);
+  const oxxoRail = read.oneOf('MEXICO_OXXO_RAIL', 'sandbox', ['sandbox', 'stripe'] as const);
+  const required = (rail: 'stp' | 'stripe', variable: string) => {
+    const missing: readonly string[] = MEXICO_REQUIRED[rail].filter((name) => read.optionalString(name) === undefined);
+    for (const name of missing) read.problems.push(`${name}: required when ${variable}=${rail}`);
+    return missing;
+  };
+  const prefixRule = 'the 10-digit CLABE prefix: 646 (STP) + 180 + the 4-digit company prefix';
+  const baseUrl = (name: string, fallback: string) =>
+    (read.url(name, fallback, ['https:', 'http:']) ?? '').replace(/\/+$/, '');
+  let spei: MexicoRailConfig['spei'];
+  if (speiRail === 'sandbox') {
+    spei = {
+      rail: 'sandbox',
+      clabePrefix: read.matching('STP_CLABE_PREFIX', '6461800000', /^646180\d{4}$/, prefixRule),
+    };
+  } else {
+    const missing = required('stp', 'MEXICO_SPEI_RAIL');
+    spei = {
+      rail: 'stp',
+      clabePrefix: read.matching('STP_CLABE_PREFIX', '', /^646180\d{4}$/, prefixRule),
+      baseUrl: baseUrl('STP_BASE_URL', 'https://prod.stpmex.com/speiws/rest'),
+      queryUrl: baseUrl('STP_QUERY_URL', 'https://prod.stpmex.com'),
+      empresa: read.string('STP_EMPRESA', ''),
+      privateKeyPem: missing.includes('STP_PRIVATE_KEY')
+        ? ''
+        : pemFile(read, cwd, 'STP_PRIVATE_KEY', PEM_ANY_PRIVATE_KEY, 'a private key (encrypted PKCS#8)'),
+      passphrase: read.optionalString('STP_PRIVATE_KEY_PASSPHRASE'),
+      timeoutMs: read.integer('STP_TIMEOUT_MS', 15_000, 100, 120_000),
+    };
+    if (spei.privateKeyPem !== '') {
+      try {
+        createPrivateKey({ key: spei.privateKeyPem, passphrase: spei.passphrase ?? '' });
+      } catch (error) {
+        read.problems.push(
+          `STP_PRIVATE_KEY_PASSPHRASE: does not open STP_PRIVATE_KEY (${error instanceof Error ? error.message : String(error)})`,
+        );
+      }
+    }
+  }
+  const expiresAfterDays = read.integer('OXXO_EXPIRES_AFTER_DAYS', 3, 1, 7);
+  let oxxo: MexicoRailConfig['oxxo'];
+  if (oxxoRail === 'sandbox') {
+    oxxo = { rail: 'sandbox', expiresAfterDays };
+  } else {
+    required('stripe', 'MEXICO_OXXO_RAIL');
+    oxxo = {
+      rail: 'stripe',
+      expiresAfterDays,
+      secretKey: read.string('STRIPE_SECRET_KEY', ''),
+      webhookSecret: read.string('STRIPE_WEBHOOK_SECRET', ''),
+      baseUrl: baseUrl('STRIPE_BASE_URL', 'https://api.stripe.com'),
+      timeoutMs: read.integer('STRIPE_TIMEOUT_MS', 15_000, 100, 120_000),
+    };
+  }
+  return { spei, oxxo, reconcileIntervalMs: read.integer('MEXICO_RECONCILE_INTERVAL_MS', 60_000, 10, 3_600_000) };
+}
+
 /** The variables each live boleto issuer needs, each named when missing. */
 const BOLETO_REQUIRED = {
   efi: ['EFI_CLIENT_ID', 'EFI_CLIENT_SECRET'],
@@ -757,6 +856,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     kenya: kenyaConfig(read, cwd),
     brazil: brazilConfig(read, cwd),
     boleto: boletoConfig(read, cwd),
+    mexico: mexicoConfig(read, cwd),
     chain: chainConfig(read, cwd, env.EXCHANGE_EVM_XPUB !== undefined && env.EXCHANGE_EVM_XPUB.trim() !== ''),
     trustProxy: read.trustProxy('TRUST_PROXY'),
     publicBaseUrl: '',

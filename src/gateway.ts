@@ -13,6 +13,7 @@ import { brazilKinds } from './brazil/kinds.js';
 import { PixLocationSigner } from './brazil/pix-location.js';
 import { ApiPixBrazil } from './brazil/api-pix.js';
 import { BoletoLive } from './brazil/boleto-live.js';
+import { MexicoCollections } from './mexico/collections.js';
 import { EfiIssuer } from './rails/boleto/efi-client.js';
 import { InterIssuer } from './rails/boleto/inter-client.js';
 import type { BoletoIssuer } from './rails/boleto/issuer.js';
@@ -276,6 +277,10 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
     ledger: ledger.ledger,
     rails,
     brazil: kinds.brazil,
+    mexico: new MexicoCollections({
+      clabePrefix: config.mexico.spei.clabePrefix,
+      oxxoExpiresAfterDays: config.mexico.oxxo.expiresAfterDays,
+    }),
   });
   for (const kind of [
     kinds.kenya.collection,

@@ -57,7 +57,12 @@ function signedRoutes(deps: AppDeps): readonly SignedRouteDef[] {
       clock: deps.clock,
     }),
     bankListRoute,
-    ...balanceRoutes(deps.ledger),
+    ...balanceRoutes(
+      deps.ledger,
+      async (merchantId) =>
+        (await deps.merchants.getMerchant(merchantId)).cashierCurrency === 'MXN' ||
+        (await deps.ledger.currenciesOf(merchantId)).includes('MXN'),
+    ),
     checkoutRoute(deps.checkouts),
   ];
 }

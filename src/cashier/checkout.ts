@@ -47,15 +47,28 @@ import { newId } from '../store/ids.js';
 import type { Store } from '../store/store.js';
 import * as cq from './queries.js';
 import type { CheckoutRow } from './queries.js';
-import { CASHIER_CURRENCY, CASHIER_METHOD_SPECS, isCashierMethod, type CashierMethod } from './methods.js';
+import {
+  CASHIER_METHOD_SPECS,
+  isCashierCurrency,
+  isCashierMethod,
+  METHODS_OF_CURRENCY,
+  type CashierCurrency,
+  type CashierMethod,
+} from './methods.js';
+import { MEXICO_LIMITS, type MexicoSettlement } from '../mexico/kinds.js';
+import { mexicoSuccessDetails, OXXO_CONFIRMATION_WINDOW_MS, type MexicoCollections } from '../mexico/collections.js';
 
 export type { CheckoutRow } from './queries.js';
 
 /** dynamicAmountNotify: 1 (default) a payment of another amount completes the order with it; 2 it is refused. */
 export const DYNAMIC_AMOUNT = { accept: 1, refuse: 2 } as const;
 
-/** Where the payer's document comes from: saved under the userIdentity, generated (no userIdentity), or asked for now. */
-export type PayerDocument = { source: 'saved' | 'generated'; type: DocumentType; number: string } | { source: 'ask' };
+/**
+ * Where the payer's document comes from: saved under the userIdentity, generated (no userIdentity),
+ * or asked for now; none for a peso cashier, whose methods name no Brazilian document.
+ */
+export type PayerDocument =
+  { source: 'saved' | 'generated'; type: DocumentType; number: string } | { source: 'ask' } | { source: 'none' };
 
 /** An aggregate cashier as its page shows it. */
 export interface CheckoutState {
@@ -99,7 +112,7 @@ export interface CheckoutChoice {
 }
 
 /** What an order made on an aggregate cashier keeps in its details. */
-export interface CashierOrderDetails extends Partial<BrazilSettlement> {
+export interface CashierOrderDetails extends Partial<BrazilSettlement>, Partial<MexicoSettlement> {
   checkoutId: string;
   method: CashierMethod;
   dynamicAmountNotify: number;
@@ -133,14 +146,20 @@ declare module '../orders/details.js' {
 
 export const cashierDetails = (order: Pick<OrderRow, 'id' | 'area' | 'details'>) => detailsOf(order, 'cashier');
 
-/** The smallest amount a payer may enter: R$ 1,00. */
+/** The smallest amount a payer may enter: R$ 1,00 (or MXN 1.00). */
 export const MIN_CASHIER_CENTS = 100n;
 
 /**
- * A payer's amount as typed on a Brazilian phone: "42,50", "1.234,56", "42.50" or "42"; at most two
- * decimals, no sign, no exponent. Undefined when it is none of these.
+ * A payer's amount as typed on a Brazilian phone: "42,50", "1.234,56", "42.50" or "42"; or on a
+ * Mexican one: "1,234.50", "$1234.5", "42 MXN" (the dot is the decimal mark, commas group
+ * thousands). At most two decimals, no sign, no exponent. Undefined when it is none of these.
  */
-export function parsePayerAmount(text: string): Minor | undefined {
+export function parsePayerAmount(text: string, currency: CashierCurrency = 'BRL'): Minor | undefined {
+  if (currency === 'MXN') {
+    const compact = text.replace(/\s|\$|MXN|MX/gi, '');
+    if (!/^\d{1,3}(,\d{3})*(\.\d{1,2})?$|^\d+(\.\d{1,2})?$/.test(compact)) return undefined;
+    return parseDecimal(compact.replace(/,/g, ''), CURRENCIES.MXN);
+  }
   const compact = text.replace(/\s|R\$/g, '');
   let plain = compact;
   if (compact.includes(',')) {
@@ -148,8 +167,12 @@ export function parsePayerAmount(text: string): Minor | undefined {
     if (!/^\d{1,3}(\.\d{3})*(,\d{1,2})?$|^\d+(,\d{1,2})?$/.test(compact)) return undefined;
     plain = compact.replace(/\./g, '').replace(',', '.');
   }
-  return parseDecimal(plain, CURRENCIES[CASHIER_CURRENCY]);
+  return parseDecimal(plain, CURRENCIES.BRL);
 }
+
+/** The currency of a cashier (the merchant's when it was opened). */
+export const checkoutCurrency = (checkout: Pick<CheckoutRow, 'currency'>): CashierCurrency =>
+  isCashierCurrency(checkout.currency) ? checkout.currency : 'BRL';
 
 /**
  * Aggregate cashiers (endpoint 19): the merchant opens one; the payer enters the amount, picks one of
@@ -169,8 +192,10 @@ export class CheckoutService {
       clock: Clock;
       publicBaseUrl: string;
       ledger: Ledger;
-      /** The fiat rails of its Pix and boleto orders. */
-      rails: Pick<Rails, 'pix' | 'boleto'>;
+      /** The fiat rails of its Pix, boleto, SPEI and OXXO orders. */
+      rails: Pick<Rails, 'pix' | 'boleto' | 'spei' | 'oxxo'>;
+      /** Mexico's CLABEs and OXXO deadlines. */
+      mexico: MexicoCollections;
       /** Brazil's payment codes and success details, shared with Brazil's own collections. */
       brazil: Pick<BrazilKinds, 'collectionCode' | 'boletoLimits'>;
     },
@@ -208,16 +233,27 @@ export class CheckoutService {
             }),
           };
         }
-        return d.method === 'BOLETO' ? this.deps.rails.boleto : this.deps.rails.pix;
+        const { rails } = this.deps;
+        return d.method === 'BOLETO'
+          ? rails.boleto
+          : d.method === 'SPEI'
+            ? rails.spei
+            : d.method === 'OXXO'
+              ? rails.oxxo
+              : rails.pix;
       },
       write: (step) => this.#write(step),
       transition: collectionTransitions(this.deps.ledger, {
         clearing: (order) =>
           CASHIER_METHOD_SPECS[cashierDetails(order).method].rail === 'chain' ? 'token_clearing' : 'rail_clearing',
-        successDetails: (order, now, data) =>
-          CASHIER_METHOD_SPECS[cashierDetails(order).method].rail === 'brazil'
+        successDetails: (order, now, data) => {
+          const rail = CASHIER_METHOD_SPECS[cashierDetails(order).method].rail;
+          return rail === 'brazil'
             ? brazilSuccessDetails(order, now, data)
-            : {},
+            : rail === 'mexico'
+              ? mexicoSuccessDetails(data)
+              : {};
+        },
         // A token payment keeps what the chain reported: the units and the transaction hash; and
         // whether they differ from the units asked for (a difference the reais may round away).
         before: ({ order, event, options }) => {
@@ -243,6 +279,12 @@ export class CheckoutService {
     if (deposit !== undefined) {
       order.rail_ref = deposit.address;
       order.details = withDetails(order.details, { addressTo: deposit.address, depositPath: deposit.path });
+    }
+    if (d.method === 'SPEI') {
+      // The order's own CLABE, under the prefix's row lock: a transfer to it is this order's.
+      const clabe = await this.deps.mexico.issueClabe(tx, order.id, order.created_at);
+      order.rail_ref = `clabe:${clabe}`;
+      order.details = withDetails(order.details, { clabe });
     }
     await insert();
     if (deposit !== undefined) await this.deps.addresses.assign(tx, deposit, order.id, order.created_at);
@@ -296,6 +338,7 @@ export class CheckoutService {
       order_id: null,
       expire_at: now + merchant.cashierLifetimeMs,
       created_at: now,
+      currency: merchant.cashierCurrency,
     };
     const outcome = await createOnce({
       externalOrderId: body.externalOrderId,
@@ -321,13 +364,17 @@ export class CheckoutService {
     if (checkout === undefined) return undefined;
     const merchant = await this.deps.merchants.getMerchant(checkout.merchant_id);
     const order = checkout.order_id === null ? undefined : await oq.findOrder(db, checkout.order_id);
-    const usdt = (await this.deps.rates.price(db, CASHIER_CURRENCY, 'USDT')) !== undefined;
+    const currency = checkoutCurrency(checkout);
+    const usdt = (await this.deps.rates.price(db, currency, 'USDT')) !== undefined;
+    // The methods of the cashier's currency the merchant offers (all of them, had it since changed currency).
+    const ofCurrency = METHODS_OF_CURRENCY[currency];
+    const offered = merchant.cashierMethods.filter((m) => ofCurrency.includes(m));
     return {
       checkout,
       merchantName: merchant.name,
-      methods: merchant.cashierMethods.map((method) => ({
+      methods: (offered.length > 0 ? offered : ofCurrency).map((method) => ({
         method,
-        available: CASHIER_METHOD_SPECS[method].rail === 'brazil' || usdt,
+        available: CASHIER_METHOD_SPECS[method].rail !== 'chain' || usdt,
       })),
       document: await this.#document(checkout),
       order,
@@ -336,6 +383,7 @@ export class CheckoutService {
   }
 
   async #document(checkout: CheckoutRow): Promise<PayerDocument> {
+    if (checkoutCurrency(checkout) !== 'BRL') return { source: 'none' };
     if (checkout.generated_document !== null)
       return { source: 'generated', type: 'CPF', number: checkout.generated_document };
     if (checkout.user_identity === null) return { source: 'ask' };
@@ -362,19 +410,18 @@ export class CheckoutService {
     const method = isCashierMethod(choice.method) && offered !== undefined ? choice.method : undefined;
     if (method === undefined) problems.push({ field: 'method', rule: 'choose' });
     else if (offered?.available !== true) problems.push({ field: 'method', rule: 'unavailable' });
-    // A boleto at an issuer takes only what the issuer registers (Efí from R$ 5.00, Inter from R$ 2.50).
-    const issuer = method === 'BOLETO' ? this.deps.brazil.boletoLimits : undefined;
-    const ceiling =
-      method === undefined || method === 'USDT_TRC20' ? MAX_COLLECTION_CENTS.PIX : MAX_COLLECTION_CENTS[method];
-    const maximum = issuer !== undefined && issuer.max < ceiling ? issuer.max : ceiling;
-    const minimum = issuer !== undefined && issuer.min > MIN_CASHIER_CENTS ? issuer.min : MIN_CASHIER_CENTS;
-    const amount = parsePayerAmount(choice.amount ?? '');
+    const { minimum, maximum } = this.#limits(checkoutCurrency(checkout), method);
+    const amount = parsePayerAmount(choice.amount ?? '', checkoutCurrency(checkout));
     if (amount === undefined || amount < minimum || amount > maximum)
       problems.push({ field: 'amount', rule: 'amount', minimum, maximum });
     let document: { type: DocumentType; number: string; source: 'saved' | 'entered' | 'generated' } | undefined;
     // The document is checked when the method needs it, and when one was typed before a method was chosen.
-    const typed = (choice.document ?? '').trim() !== '';
-    if (method === undefined ? typed && state.document.source === 'ask' : CASHIER_METHOD_SPECS[method].needsDocument) {
+    const typed = (choice.document ?? '').trim() !== '' && state.document.source !== 'none';
+    if (state.document.source === 'none') {
+      // A peso cashier asks for no document.
+    } else if (
+      method === undefined ? typed && state.document.source === 'ask' : CASHIER_METHOD_SPECS[method].needsDocument
+    ) {
       if (state.document.source === 'ask') {
         const type = documentTypeOf(choice.document ?? '');
         const number =
@@ -398,6 +445,26 @@ export class CheckoutService {
     }
   }
 
+  /**
+   * What the payer may enter for the method: reais from R$ 1.00 to the method's Brazilian ceiling
+   * (a boleto at an issuer only what the issuer registers: Efí from R$ 5.00, Inter from R$ 2.50);
+   * pesos within the Mexican method's limits (OXXO MXN 10.00 to 10,000.00).
+   */
+  #limits(currency: CashierCurrency, method: CashierMethod | undefined): { minimum: Minor; maximum: Minor } {
+    if (currency === 'MXN') {
+      const limits = method === 'OXXO' ? MEXICO_LIMITS.OXXO : MEXICO_LIMITS.SPEI;
+      return { minimum: limits.min > MIN_CASHIER_CENTS ? limits.min : MIN_CASHIER_CENTS, maximum: limits.max };
+    }
+    const issuer = method === 'BOLETO' ? this.deps.brazil.boletoLimits : undefined;
+    const ceiling =
+      method === undefined || method === 'USDT_TRC20' || CASHIER_METHOD_SPECS[method].rail !== 'brazil'
+        ? MAX_COLLECTION_CENTS.PIX
+        : MAX_COLLECTION_CENTS[method as 'PIX' | 'PIX_DYNAMIC' | 'BOLETO'];
+    const maximum = issuer !== undefined && issuer.max < ceiling ? issuer.max : ceiling;
+    const minimum = issuer !== undefined && issuer.min > MIN_CASHIER_CENTS ? issuer.min : MIN_CASHIER_CENTS;
+    return { minimum, maximum };
+  }
+
   async #makeOrder(
     checkout: CheckoutRow,
     method: CashierMethod,
@@ -406,6 +473,7 @@ export class CheckoutService {
   ): Promise<OrderRow> {
     const merchant = await this.deps.merchants.getMerchant(checkout.merchant_id);
     const spec = CASHIER_METHOD_SPECS[method];
+    const currency = checkoutCurrency(checkout);
     const details: CashierOrderDetails = {
       checkoutId: checkout.id,
       method,
@@ -422,7 +490,7 @@ export class CheckoutService {
       cashierExpiry: { lifetimeMs: merchant.cashierLifetimeMs },
     };
     if (method === 'USDT_TRC20') {
-      const price = await this.deps.rates.price(this.deps.store.read, CASHIER_CURRENCY, 'USDT');
+      const price = await this.deps.rates.price(this.deps.store.read, currency, 'USDT');
       if (price === undefined) throw new CheckoutInputError([{ field: 'method', rule: 'unavailable' }]);
       const rate = orderRate(price, 'token_to_fiat');
       const decimals = TOKEN_DECIMALS.TRON;
@@ -431,9 +499,14 @@ export class CheckoutService {
         chainType: 'TRON',
         tokenDecimals: decimals,
         exchangeRate: formatRate(rate),
-        tokenUnits: tokensToCover(amount, CURRENCIES[CASHIER_CURRENCY], rate, decimals).toString(),
+        tokenUnits: tokensToCover(amount, CURRENCIES[currency], rate, decimals).toString(),
       });
-    } else {
+    } else if (method === 'OXXO') {
+      // The voucher's last moment is fixed now; the order waits past it for Stripe's confirmation.
+      const oxxoExpiresAt = this.deps.mexico.oxxoDeadline(this.deps.clock.now());
+      details.oxxoExpiresAt = oxxoExpiresAt;
+      fields = { cashierExpiry: { at: oxxoExpiresAt + OXXO_CONFIRMATION_WINDOW_MS } };
+    } else if (method !== 'SPEI') {
       const code = this.deps.brazil.collectionCode(id, method, amount, merchant.cashierLifetimeMs);
       Object.assign(details, code.details);
       fields = { railRef: code.railRef, cashierExpiry: code.cashierExpiry };
@@ -444,10 +517,17 @@ export class CheckoutService {
       accessKey: checkout.access_key,
       externalOrderId: checkout.external_order_id,
       requestBody: { checkoutId: checkout.id, method, amount: amount.toString(), document: document?.number ?? null },
-      currency: CASHIER_CURRENCY,
+      currency,
       channelType: method,
       payType: spec.payType,
-      feeChannel: method === 'USDT_TRC20' ? 'cashier.collection.USDT_TRC20' : `bra.collection.${method}`,
+      feeChannel:
+        method === 'USDT_TRC20'
+          ? currency === 'MXN'
+            ? 'cashier.collection.USDT_TRC20_MXN'
+            : 'cashier.collection.USDT_TRC20'
+          : method === 'SPEI' || method === 'OXXO'
+            ? `cashier.collection.${method}`
+            : `bra.collection.${method}`,
       amount,
       notifyUrl: checkout.notify_url,
       returnUrl: checkout.return_url,
@@ -481,7 +561,7 @@ export class CheckoutService {
     const amount =
       units === expected
         ? fromDb(order.amount)
-        : fiatForTokens(units, d.tokenDecimals ?? 6, rate, CURRENCIES[CASHIER_CURRENCY]);
+        : fiatForTokens(units, d.tokenDecimals ?? 6, rate, CURRENCIES[order.currency as CashierCurrency]);
     return this.deps.orders.applyEvent(order.id, 'paid', {
       source: payment.source,
       amount,
@@ -501,7 +581,7 @@ export class CheckoutService {
     if (amount > 0n && !(differs && d.dynamicAmountNotify === DYNAMIC_AMOUNT.refuse)) return undefined;
     const sent = usdt
       ? { amount: formatUnits(BigInt(options.data?.paidUnits ?? '0'), d.tokenDecimals ?? 6), unit: 'USDT' }
-      : { amount: formatMoney(amount, CASHIER_CURRENCY), unit: CASHIER_CURRENCY as string };
+      : { amount: formatMoney(amount, order.currency as CashierCurrency), unit: order.currency };
     return { refusedPayment: { ...sent, at: this.deps.clock.now() } };
   }
 
@@ -512,14 +592,14 @@ export class CheckoutService {
     const tradeHash = input.tradeHash === undefined ? {} : { tradeHash: input.tradeHash };
     if (input.amount === undefined) return this.reportPayment(order, { ...tradeHash, source: input.source });
     if (d.method === 'USDT_TRC20') {
-      const units = amountField('amount', input.amount, CASHIER_CURRENCY, {
+      const units = amountField('amount', input.amount, order.currency as CashierCurrency, {
         decimals: d.tokenDecimals ?? 6,
         maximum: MAX_MINOR,
       });
       return this.reportPayment(order, { units, ...tradeHash, source: input.source });
     }
     return this.reportPayment(order, {
-      amount: amountField('amount', input.amount, CASHIER_CURRENCY),
+      amount: amountField('amount', input.amount, order.currency as CashierCurrency),
       source: input.source,
     });
   }

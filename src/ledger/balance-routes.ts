@@ -15,17 +15,36 @@ export const BalanceRecord = Type.Object({
   accountStatus: Type.String({ description: 'NORMAL' }),
 });
 
-function balanceRoute(area: 'ken' | 'bra', currency: Currency, ledger: LedgerService): SignedRouteDef {
+/**
+ * Whether a merchant's balance answer carries its pesos: its aggregate cashiers take MXN, or it
+ * holds MXN (collected before it changed currency, or bought back from the exchange).
+ */
+export type HoldsPesos = (merchantId: string) => Promise<boolean>;
+
+function balanceRoute(
+  area: 'ken' | 'bra',
+  currency: Currency,
+  ledger: LedgerService,
+  holdsPesos?: HoldsPesos,
+): SignedRouteDef {
   return signedRoute({
     method: 'GET',
     path: `/api/v3/${area}/query/balance`,
     permission: 'balance',
     tag: area === 'ken' ? 'Kenya' : 'Brazil',
-    summary: `${currency} balance`,
-    description: `One record per currency (${currency}). Amounts are decimal strings: ${currency === 'KES' ? 'whole shillings' : 'two decimal places'}.`,
+    summary: holdsPesos === undefined ? `${currency} balance` : `${currency} balance, and MXN for a Mexican merchant`,
+    description:
+      `One record per currency (${currency}${holdsPesos === undefined ? '' : ', then MXN'}). Amounts are decimal strings: ` +
+      `${currency === 'KES' ? 'whole shillings' : 'two decimal places'}.` +
+      (holdsPesos === undefined
+        ? ''
+        : ' A merchant whose aggregate cashiers take pesos (or that holds any) also gets its MXN record: the ' +
+          'aggregate cashier has no balance endpoint of its own, and Latin America’s fiat is answered here.'),
     data: Type.Array(BalanceRecord),
     handle: async ({ caller }) => {
-      const balances = await ledger.balances(ledger.reader, caller.merchantId, [currency]);
+      const currencies: Currency[] =
+        holdsPesos !== undefined && (await holdsPesos(caller.merchantId)) ? [currency, 'MXN'] : [currency];
+      const balances = await ledger.balances(ledger.reader, caller.merchantId, currencies);
       return balances.map((b) => ({
         accountBalance: formatMoney(b.available, b.currency),
         accountFreezeAmount: formatMoney(b.frozen, b.currency),
@@ -38,7 +57,7 @@ function balanceRoute(area: 'ken' | 'bra', currency: Currency, ledger: LedgerSer
   });
 }
 
-/** Endpoints 10 and 16. */
-export function balanceRoutes(ledger: LedgerService): SignedRouteDef[] {
-  return [balanceRoute('ken', 'KES', ledger), balanceRoute('bra', 'BRL', ledger)];
+/** Endpoints 10 and 16 (16 also answers a Mexican merchant's pesos). */
+export function balanceRoutes(ledger: LedgerService, holdsPesos: HoldsPesos): SignedRouteDef[] {
+  return [balanceRoute('ken', 'KES', ledger), balanceRoute('bra', 'BRL', ledger, holdsPesos)];
 }

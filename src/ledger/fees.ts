@@ -15,6 +15,10 @@ export const FEE_CHANNELS = {
   'exchange.token_to_fiat.BRL': 'BRL',
   // USDT paid on an aggregate cashier, credited in reais (its fiat methods use the bra.collection channels).
   'cashier.collection.USDT_TRC20': 'BRL',
+  // Mexico's aggregate cashier: SPEI to the order's CLABE, OXXO vouchers, and USDT priced in pesos.
+  'cashier.collection.SPEI': 'MXN',
+  'cashier.collection.OXXO': 'MXN',
+  'cashier.collection.USDT_TRC20_MXN': 'MXN',
 } as const satisfies Record<string, Currency>;
 
 export type FeeChannel = keyof typeof FEE_CHANNELS;

@@ -14,6 +14,8 @@ export type MerchantAccountKind = 'available' | 'frozen' | 'awaiting_settlement'
  * payers. `pix_unmatched`: Pix received that no charge of Cashgate's asked for, until the operator
  * has them returned. `boleto_suspense`: boletos paid when their order no longer took a payment (a
  * slip printed before its cancellation, paid at a branch), until the operator settles them.
+ * `spei_returns`: SPEI transfers STP settled to Cashgate that no waiting order took, until Cashgate's
+ * own return of each reaches its sender.
  */
 export type SystemAccountKind =
   | 'fee_income'
@@ -22,7 +24,8 @@ export type SystemAccountKind =
   | 'adjustments'
   | 'pix_returns'
   | 'pix_unmatched'
-  | 'boleto_suspense';
+  | 'boleto_suspense'
+  | 'spei_returns';
 
 export type AccountRef =
   { merchantId: string; kind: MerchantAccountKind } | { merchantId?: undefined; kind: SystemAccountKind };

@@ -4,7 +4,7 @@ import { registerAdminRoute } from '../admin/admin-route.js';
 import type { RouteCatalog } from '../http/route-catalog.js';
 import { StringEnum } from '../http/validation.js';
 import { OperatorError } from '../admin/failures.js';
-import { CASHIER_METHODS } from './cashier-methods.js';
+import { CASHIER_CURRENCIES, CASHIER_METHODS } from './cashier-methods.js';
 import {
   CallbackAddressBody,
   CreateApiKeyBody,
@@ -23,6 +23,10 @@ export const MerchantView = Type.Object({
   cashierLifetimeMs: Type.Integer({ description: "how long a payer has on a collection's cashier page" }),
   cashierMethods: Type.Array(StringEnum([...CASHIER_METHODS]), {
     description: 'the payment methods its aggregate cashiers offer',
+  }),
+  cashierCurrency: StringEnum([...CASHIER_CURRENCIES], {
+    description:
+      'the currency its aggregate cashiers take: BRL (PIX, PIX_DYNAMIC, BOLETO) or MXN (SPEI, OXXO); USDT_TRC20 is priced in it',
   }),
   createdAt: Type.Integer({ description: 'Unix milliseconds' }),
 });
@@ -95,11 +99,15 @@ export function registerMerchantAdminRoutes(
     path: '/admin/v1/merchants/:merchantId/cashier',
     tag: TAG,
     summary:
-      'Set how long a payer has on a cashier page (default 30 minutes) and the methods its aggregate cashiers offer (default all)',
+      'Set how long a payer has on a cashier page (default 30 minutes), the currency its aggregate cashiers take (BRL default, or MXN) and the methods they offer (default all of the currency)',
     description:
-      'Either member or both. The lifetime applies to collections and aggregate cashiers created from now on; the ' +
-      'methods to aggregate cashier pages shown from now on.',
+      'Any of the members. The lifetime applies to collections and aggregate cashiers created from now on; the ' +
+      'methods to aggregate cashier pages shown from now on; the currency to aggregate cashiers opened from now on. ' +
+      'BRL cashiers offer PIX, PIX_DYNAMIC, BOLETO and USDT_TRC20; MXN cashiers SPEI (payType 102), OXXO (payType 110) ' +
+      'and USDT_TRC20 priced in pesos. Methods of another currency are refused; a currency given without methods ' +
+      'offers every method of that currency.',
     body: Type.Object({
+      currency: Type.Optional(StringEnum([...CASHIER_CURRENCIES])),
       lifetimeMs: Type.Optional(Type.Integer({ minimum: 60_000, maximum: 30 * 86_400_000 })),
       methods: Type.Optional(
         Type.Array(StringEnum([...CASHIER_METHODS]), { minItems: 1, maxItems: CASHIER_METHODS.length }),
@@ -107,8 +115,11 @@ export function registerMerchantAdminRoutes(
     }),
     response: MerchantView,
     handle: ({ params, body }) => {
-      if (body.lifetimeMs === undefined && body.methods === undefined) {
-        throw new OperatorError({ kind: 'invalid_cashier_settings', detail: 'give lifetimeMs, methods or both' });
+      if (body.lifetimeMs === undefined && body.methods === undefined && body.currency === undefined) {
+        throw new OperatorError({
+          kind: 'invalid_cashier_settings',
+          detail: 'give lifetimeMs, methods, currency or any of them',
+        });
       }
       return merchants.setCashierSettings(params.merchantId ?? '', body);
     },

@@ -29,7 +29,10 @@ export async function updateMerchant(
   db: Db,
   merchantId: string,
   changes: Partial<
-    Pick<MerchantRow, 'callback_url' | 'settlement_delay_ms' | 'cashier_lifetime_ms' | 'cashier_methods'>
+    Pick<
+      MerchantRow,
+      'callback_url' | 'settlement_delay_ms' | 'cashier_lifetime_ms' | 'cashier_methods' | 'cashier_currency'
+    >
   > & { updated_at: number },
 ): Promise<void> {
   await db.updateTable('merchants').set(changes).where('id', '=', merchantId).execute();

@@ -12,7 +12,14 @@ import type { SecretBox } from '../store/secret-box.js';
 import type { Store, Tx } from '../store/store.js';
 import type { ApiKeyStatus } from '../store/schema.js';
 import * as q from './queries.js';
-import { offeredMethods, type CashierMethod } from './cashier-methods.js';
+import {
+  isCashierCurrency,
+  METHODS_OF_CURRENCY,
+  offeredMethods,
+  DEFAULT_CASHIER_CURRENCY,
+  type CashierCurrency,
+  type CashierMethod,
+} from './cashier-methods.js';
 
 /** Collected money becomes available one day after payment unless the operator sets otherwise (D+1). */
 export const DEFAULT_SETTLEMENT_DELAY_MS = 86_400_000;
@@ -31,6 +38,8 @@ export interface Merchant {
   cashierLifetimeMs: number;
   /** The payment methods its aggregate cashiers offer. */
   cashierMethods: CashierMethod[];
+  /** The currency its aggregate cashiers take (BRL or MXN). */
+  cashierCurrency: CashierCurrency;
   createdAt: number;
 }
 
@@ -137,6 +146,9 @@ function parsePermissions(input: readonly string[]): PermissionGrant[] {
   return [...new Set(input as PermissionGrant[])];
 }
 
+const currencyOf = (row: q.MerchantRow): CashierCurrency =>
+  isCashierCurrency(row.cashier_currency) ? row.cashier_currency : DEFAULT_CASHIER_CURRENCY;
+
 function toMerchant(row: q.MerchantRow): Merchant {
   return {
     merchantId: row.id,
@@ -145,7 +157,8 @@ function toMerchant(row: q.MerchantRow): Merchant {
     callbackUrl: row.callback_url,
     settlementDelayMs: row.settlement_delay_ms,
     cashierLifetimeMs: row.cashier_lifetime_ms,
-    cashierMethods: offeredMethods(row.cashier_methods),
+    cashierMethods: offeredMethods(row.cashier_methods, currencyOf(row)),
+    cashierCurrency: currencyOf(row),
     createdAt: row.created_at,
   };
 }
@@ -226,6 +239,7 @@ export class MerchantService implements AuthKeys {
       settlement_delay_ms: DEFAULT_SETTLEMENT_DELAY_MS,
       cashier_lifetime_ms: DEFAULT_CASHIER_LIFETIME_MS,
       cashier_methods: null,
+      cashier_currency: DEFAULT_CASHIER_CURRENCY,
       created_at: now,
       updated_at: now,
     };
@@ -260,21 +274,44 @@ export class MerchantService implements AuthKeys {
     return this.changeMerchant(merchantId, { settlement_delay_ms: delayMs });
   }
 
-  /** The lifetime applies to collections created from now on; the methods to aggregate cashiers opened from now on. */
-  setCashierSettings(
+  /**
+   * The lifetime applies to collections created from now on; the currency and methods to aggregate
+   * cashiers opened from now on. Methods must belong to the currency (given, or the merchant's);
+   * a currency changed without methods offers every method of the new currency.
+   */
+  async setCashierSettings(
     merchantId: string,
-    settings: { lifetimeMs?: number | undefined; methods?: readonly CashierMethod[] | undefined },
+    settings: {
+      lifetimeMs?: number | undefined;
+      methods?: readonly CashierMethod[] | undefined;
+      currency?: CashierCurrency | undefined;
+    },
   ): Promise<Merchant> {
+    const current = settings.currency === undefined ? (await this.getMerchant(merchantId)).cashierCurrency : undefined;
+    const currency = settings.currency ?? current ?? DEFAULT_CASHIER_CURRENCY;
+    const foreign = (settings.methods ?? []).filter((m) => !METHODS_OF_CURRENCY[currency].includes(m));
+    if (foreign.length > 0) {
+      throw new OperatorError({
+        kind: 'invalid_cashier_settings',
+        detail: `methods ${foreign.join(', ')} are not taken in ${currency}: a ${currency} cashier offers ${METHODS_OF_CURRENCY[currency].join(', ')}`,
+      });
+    }
     return this.changeMerchant(merchantId, {
       ...(settings.lifetimeMs !== undefined && { cashier_lifetime_ms: settings.lifetimeMs }),
-      ...(settings.methods !== undefined && { cashier_methods: JSON.stringify([...new Set(settings.methods)]) }),
+      ...(settings.currency !== undefined && { cashier_currency: settings.currency }),
+      ...(settings.methods !== undefined
+        ? { cashier_methods: JSON.stringify([...new Set(settings.methods)]) }
+        : settings.currency !== undefined && { cashier_methods: null }),
     });
   }
 
   private changeMerchant(
     merchantId: string,
     changes: Partial<
-      Pick<q.MerchantRow, 'callback_url' | 'settlement_delay_ms' | 'cashier_lifetime_ms' | 'cashier_methods'>
+      Pick<
+        q.MerchantRow,
+        'callback_url' | 'settlement_delay_ms' | 'cashier_lifetime_ms' | 'cashier_methods' | 'cashier_currency'
+      >
     >,
   ): Promise<Merchant> {
     return this.store.transact(async (tx) => {

@@ -94,6 +94,9 @@ export interface Rails {
   boleto: Rail;
   pixPayout: Rail;
   bankPayout: Rail;
+  /** Mexico: a SPEI transfer to the order's own CLABE (STP), and an OXXO cash voucher (Stripe). */
+  spei: Rail;
+  oxxo: Rail;
 }
 
 /** `length` hex digits derived from the hand-over's idempotency key: a repeated attempt gets the same reference. */
@@ -137,6 +140,21 @@ export function sandboxRails(): Rails {
     bankPayout: {
       name: 'ted (sandbox)',
       start: (o) => Promise.resolve({ channelOrderId: `TED${derivedHex(o.idempotencyKey, 24).toUpperCase()}` }),
+    },
+    spei: {
+      name: 'spei (sandbox)',
+      start: (o) => Promise.resolve({ channelOrderId: (o.railRef ?? '').replace(/^clabe:/, '') }),
+    },
+    oxxo: {
+      name: 'oxxo (sandbox)',
+      start: (o) => {
+        // A voucher number of 20 digits, the same for every attempt of one hand-over.
+        const oxxoNumber = BigInt(`0x${derivedHex(o.idempotencyKey, 16)}`)
+          .toString()
+          .padStart(20, '0')
+          .slice(-20);
+        return Promise.resolve({ channelOrderId: `oxxo_${oxxoNumber}`, details: { oxxoNumber } });
+      },
     },
   };
 }

@@ -13,6 +13,8 @@ export interface MerchantTable {
   cashier_lifetime_ms: Generated<number>;
   /** JSON array of the methods offered on aggregate cashiers; null: every method Cashgate offers. */
   cashier_methods: string | null;
+  /** The currency its aggregate cashiers take: BRL (Brazil's methods) or MXN (Mexico's). */
+  cashier_currency: Generated<string>;
   created_at: number;
   updated_at: number;
 }
@@ -122,7 +124,8 @@ export type LedgerAccountKind =
   | 'adjustments'
   | 'pix_returns'
   | 'pix_unmatched'
-  | 'boleto_suspense';
+  | 'boleto_suspense'
+  | 'spei_returns';
 
 /** A ledger account: `code` is `<merchantId or "system">/<currency>/<kind>`. */
 export interface LedgerAccountTable {
@@ -287,6 +290,8 @@ export interface CheckoutTable {
   order_id: string | null;
   expire_at: number;
   created_at: number;
+  /** The currency the payer enters the amount in: its merchant's cashier currency when it was opened. */
+  currency: Generated<string>;
 }
 
 /** A payer's CPF or CNPJ saved under the merchant's userIdentity. */
@@ -477,6 +482,47 @@ export interface BoletoChargeTable {
   /** When reconciliation first saw it paid without the amount stated (Efí's list): the notification has a while to state it. */
   paid_seen_at: number | null;
   disposition: 'credited' | 'suspense' | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** The last CLABE sequence issued under a prefix. */
+export interface MxClabeSequenceTable {
+  prefix: string;
+  last_sequence: number;
+}
+
+/** A CLABE issued for an order. */
+export interface MxClabeTable {
+  clabe: string;
+  order_id: string;
+  assigned_at: number;
+}
+
+/** An incoming SPEI transfer and what Cashgate decided of it (see migration 0021). */
+export interface SpeiAbonoTable {
+  id: string;
+  rastreo_key: string;
+  clabe: string;
+  order_id: string | null;
+  amount: number;
+  fecha_operacion: string;
+  institucion_ordenante: string;
+  clave_rastreo: string;
+  payer_name: string | null;
+  payer_account: string | null;
+  decision: 'confirmar' | 'devolver';
+  causa: number | null;
+  disposition: 'credited' | 'refused' | 'unmatched' | 'late';
+  source: 'webhook' | 'reconcile';
+  answered_at: number | null;
+  stp_estado: string | null;
+  checked_at: number | null;
+  return_state: 'to_send' | 'sent' | 'settled' | 'failed' | null;
+  return_rastreo: string | null;
+  return_folio: string | null;
+  return_attempts: Generated<number>;
   last_error: string | null;
   created_at: number;
   updated_at: number;
@@ -714,6 +760,9 @@ export interface Database {
   pix_received: PixReceivedTable;
   pix_payouts: PixPayoutTable;
   boleto_charges: BoletoChargeTable;
+  mx_clabe_sequences: MxClabeSequenceTable;
+  mx_clabes: MxClabeTable;
+  spei_abonos: SpeiAbonoTable;
   rail_cursors: RailCursorTable;
   chain_watches: ChainWatchTable;
   chain_transfers: ChainTransferTable;

@@ -19,6 +19,7 @@ import * as apiKeyRoll from './0017_api_key_roll.js';
 import * as nodes from './0018_nodes.js';
 import * as operators from './0019_operators.js';
 import * as boletoCharges from './0020_boleto_charges.js';
+import * as mexico from './0021_mexico.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   '0018_nodes': nodes,
   '0019_operators': operators,
   '0020_boleto_charges': boletoCharges,
+  '0021_mexico': mexico,
 };
 
 export const migrationProvider: MigrationProvider = {
