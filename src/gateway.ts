@@ -14,6 +14,12 @@ import { PixLocationSigner } from './brazil/pix-location.js';
 import { ApiPixBrazil } from './brazil/api-pix.js';
 import { BoletoLive } from './brazil/boleto-live.js';
 import { MexicoCollections } from './mexico/collections.js';
+import { OxxoLive } from './mexico/oxxo-live.js';
+import { SpeiLive } from './mexico/spei-live.js';
+import { StpClient } from './rails/stp/client.js';
+import { loadStpPrivateKey } from './rails/stp/firma.js';
+import { StripeClient } from './rails/stripe/client.js';
+import { mexicoReconcileWorker } from './workers/mexico-reconcile.js';
 import { EfiIssuer } from './rails/boleto/efi-client.js';
 import { InterIssuer } from './rails/boleto/inter-client.js';
 import type { BoletoIssuer } from './rails/boleto/issuer.js';
@@ -233,11 +239,59 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
             reconcileIntervalMs: boletoConfig.reconcileIntervalMs,
           },
         );
+  // Mexico's live rails, each independent of the other; their webhook paths carry tokens derived like Pix's.
+  const mexico = config.mexico;
+  const stpToken = secrets.derive('cashgate stp webhook path');
+  const stripeToken = secrets.derive('cashgate stripe webhook path');
+  const spei =
+    mexico.spei.rail !== 'stp'
+      ? undefined
+      : new SpeiLive(
+          {
+            client: new StpClient({
+              baseUrl: mexico.spei.baseUrl,
+              queryUrl: mexico.spei.queryUrl,
+              empresa: mexico.spei.empresa,
+              privateKey: loadStpPrivateKey(mexico.spei.privateKeyPem, mexico.spei.passphrase),
+              timeoutMs: mexico.spei.timeoutMs,
+              registry: metrics,
+              now: () => clock.now(),
+            }),
+            store,
+            orders,
+            ledger: ledger.ledger,
+            clock,
+            logger: logger.child({ component: 'spei' }),
+            registry: metrics,
+          },
+          { empresa: mexico.spei.empresa, clabePrefix: mexico.spei.clabePrefix },
+        );
+  const oxxo =
+    mexico.oxxo.rail !== 'stripe'
+      ? undefined
+      : new OxxoLive(
+          {
+            client: new StripeClient({
+              baseUrl: mexico.oxxo.baseUrl,
+              secretKey: mexico.oxxo.secretKey,
+              timeoutMs: mexico.oxxo.timeoutMs,
+              registry: metrics,
+            }),
+            store,
+            orders,
+            clock,
+            logger: logger.child({ component: 'oxxo' }),
+            registry: metrics,
+          },
+          { webhookSecret: mexico.oxxo.webhookSecret },
+        );
   const rails: Rails = {
     ...sandboxRails(),
     ...daraja?.rails(),
     ...apiPix?.rails(),
     ...(boleto !== undefined && { boleto: boleto.rail() }),
+    ...(spei !== undefined && { spei: spei.rail() }),
+    ...(oxxo !== undefined && { oxxo: oxxo.rail() }),
   };
   const kinds: OrderKinds = {
     kenya: kenyaKinds({ rails, ledger: ledger.ledger, publicBaseUrl }),
@@ -302,7 +356,11 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
       ...(apiPix === undefined ? [] : (['bra'] as const)),
       ...(chains === undefined ? [] : (['exchange'] as const)),
     ]),
-    new Set(boleto === undefined ? [] : ['BOLETO']),
+    new Set([
+      ...(boleto === undefined ? [] : ['BOLETO']),
+      ...(spei === undefined ? [] : ['SPEI']),
+      ...(oxxo === undefined ? [] : ['OXXO']),
+    ]),
   );
   sandbox.registerDriver(
     ['fiat_to_token', 'token_to_fiat'],
@@ -343,6 +401,11 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
       boleto === undefined
         ? undefined
         : { connector: boleto, token: boletoToken, reconcileIntervalMs: boletoConfig.reconcileIntervalMs },
+    mexico: {
+      spei: spei === undefined ? undefined : { connector: spei, token: stpToken },
+      oxxo: oxxo === undefined ? undefined : { connector: oxxo, token: stripeToken },
+      reconcileIntervalMs: mexico.reconcileIntervalMs,
+    },
     chains,
     sandbox,
     exchange,
@@ -368,6 +431,8 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
       await daraja?.close();
       await apiPix?.close();
       await boleto?.close();
+      await spei?.close();
+      await oxxo?.close();
       await chains?.close();
       await nodes.stop();
       await store.close();
@@ -397,6 +462,14 @@ export function startBackgroundWork(
       ...(services.boleto === undefined
         ? []
         : [boletoReconcileWorker({ boleto: services.boleto.connector, logger }, services.boleto.reconcileIntervalMs)]),
+      ...(services.mexico.spei === undefined && services.mexico.oxxo === undefined
+        ? []
+        : [
+            mexicoReconcileWorker(
+              { spei: services.mexico.spei?.connector, oxxo: services.mexico.oxxo?.connector, logger },
+              services.mexico.reconcileIntervalMs,
+            ),
+          ]),
       ...(services.chains?.workers(services) ?? []),
     ],
     logger,
@@ -473,6 +546,8 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
       kenyaRail: config.kenya.rail,
       brazilRail: config.brazil.rail,
       boletoRail: config.boleto.rail,
+      speiRail: config.mexico.spei.rail,
+      oxxoRail: config.mexico.oxxo.rail,
       chainRail: config.chain.rail,
     },
     'Cashgate is serving',

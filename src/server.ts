@@ -32,6 +32,7 @@ import { registerOperatorSignInRoutes } from './operators/signin-routes.js';
 import { registerNodeAdminRoutes } from './nodes/admin-routes.js';
 import { registerDarajaCallbacks } from './kenya/daraja-routes.js';
 import { registerBoletoAdminRoutes } from './brazil/boleto-admin-routes.js';
+import { registerMexicoAdminRoutes, registerMexicoWebhooks } from './mexico/routes.js';
 import { registerPixAdminRoutes } from './brazil/pix-admin-routes.js';
 import { registerRailCallbacks } from './rails/callback-routes.js';
 import { registerRailMessageAdminRoutes, type RailAsker } from './rails/message-routes.js';
@@ -182,6 +183,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       handlers: { [boleto.issuer]: (body) => boleto.notified(body) },
     });
   }
+  if (deps.mexico.spei !== undefined || deps.mexico.oxxo !== undefined)
+    await registerMexicoWebhooks(app, { spei: deps.mexico.spei, oxxo: deps.mexico.oxxo, logger: deps.logger });
   registerOperatorSignInRoutes(app, { signIn: deps.operatorSignIn, publicBaseUrl: config.publicBaseUrl });
   registerVoucherRoutes(app, {
     store: deps.store,
@@ -241,6 +244,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registerRailMessageAdminRoutes(admin, catalog, { store: deps.store, askers });
     if (deps.apiPix !== undefined) registerPixAdminRoutes(admin, catalog, { pix: deps.apiPix.connector });
     registerBoletoAdminRoutes(admin, catalog, { store: deps.store });
+    registerMexicoAdminRoutes(admin, catalog, { store: deps.store });
     registerExchangeAdminRoutes(admin, catalog, { rates: deps.rates, orders: deps.orders, store: deps.store });
     registerNodeAdminRoutes(admin, catalog, { nodes: deps.nodes, store: deps.store, clock: deps.clock });
   });

@@ -10,6 +10,8 @@ import type { ExchangeService } from './exchange/service.js';
 import type { PixLocationSigner } from './brazil/pix-location.js';
 import type { ApiPixBrazil } from './brazil/api-pix.js';
 import type { BoletoLive } from './brazil/boleto-live.js';
+import type { OxxoLive } from './mexico/oxxo-live.js';
+import type { SpeiLive } from './mexico/spei-live.js';
 import type { DarajaKenya } from './kenya/daraja.js';
 import type { LiveChains } from './chains.js';
 import type { KenyaKinds } from './kenya/kinds.js';
@@ -46,6 +48,12 @@ export interface Services {
   apiPix: { connector: ApiPixBrazil; token: string; reconcileIntervalMs: number } | undefined;
   /** Brazil's boletos at an issuer (BRAZIL_BOLETO_RAIL=efi|inter): the connector, its notification path token, its reconciliation interval. */
   boleto: { connector: BoletoLive; token: string; reconcileIntervalMs: number } | undefined;
+  /** Mexico's live rails (MEXICO_SPEI_RAIL=stp, MEXICO_OXXO_RAIL=stripe): each connector with its webhook path token; reconciliation's interval. */
+  mexico: {
+    spei: { connector: SpeiLive; token: string } | undefined;
+    oxxo: { connector: OxxoLive; token: string } | undefined;
+    reconcileIntervalMs: number;
+  };
   /** The USDT chains under CHAIN_RAIL=live: their watchers and senders; undefined in the sandbox. */
   chains: LiveChains | undefined;
   sandbox: OrderSandbox;

@@ -138,6 +138,7 @@ export const ADMIN_ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'GET /admin/v1/rail-messages/unmatched': { permission: 'read' },
   'GET /admin/v1/pix/received': { permission: 'read' },
   'GET /admin/v1/boleto/suspense': { permission: 'read' },
+  'GET /admin/v1/spei/unmatched': { permission: 'read' },
   'GET /admin/v1/rates': { permission: 'read' },
   'GET /admin/v1/nodes': { permission: 'read' },
   'GET /admin/v1/approvals': { permission: 'read' },

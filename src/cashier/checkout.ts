@@ -1,4 +1,5 @@
-import { randomInt } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
+import { buildClabe } from '../rails/stp/clabe.js';
 import type { MerchantCaller } from '../auth/plugin.js';
 import {
   documentTypeOf,
@@ -85,7 +86,10 @@ export interface CheckoutState {
 export type CheckoutProblem =
   | { field: 'amount'; rule: 'amount'; minimum: Minor; maximum: Minor }
   | { field: 'method'; rule: 'choose' | 'unavailable' }
-  | { field: 'document'; rule: 'document' };
+  | { field: 'document'; rule: 'document' }
+  /** OXXO: the payer's name (2 to 100 characters) and email, which Stripe's voucher names. */
+  | { field: 'name'; rule: 'name' }
+  | { field: 'email'; rule: 'email' };
 
 export class CheckoutInputError extends Error {
   constructor(readonly problems: CheckoutProblem[]) {
@@ -109,6 +113,9 @@ export interface CheckoutChoice {
   amount?: string | undefined;
   method?: string | undefined;
   document?: string | undefined;
+  /** OXXO: the payer's name and email. */
+  name?: string | undefined;
+  email?: string | undefined;
 }
 
 /** What an order made on an aggregate cashier keeps in its details. */
@@ -134,6 +141,9 @@ export interface CashierOrderDetails extends Partial<BrazilSettlement>, Partial<
   exchangeRate?: string;
   paidUnits?: string;
   tradeHash?: string;
+  /** OXXO: the payer's name and email, as Stripe's voucher needs them. */
+  oxxoName?: string;
+  oxxoEmail?: string;
   /** The last payment refused (another amount under dynamicAmountNotify 2, or one worth less than a cent): decimal text in `unit` (reais, or USDT). */
   refusedPayment?: { amount: string; unit: string; at: number };
 }
@@ -168,6 +178,37 @@ export function parsePayerAmount(text: string, currency: CashierCurrency = 'BRL'
     plain = compact.replace(/\./g, '').replace(',', '.');
   }
   return parseDecimal(plain, CURRENCIES.BRL);
+}
+
+/** The sandbox's SPEI sender: a BBVA México CLABE and a clave de rastreo derived from the order. */
+function sandboxSpeiSender(orderId: string): Record<string, string> {
+  const digits = BigInt(`0x${createHash('sha256').update(orderId).digest('hex').slice(0, 14)}`)
+    .toString()
+    .padStart(11, '0')
+    .slice(-11);
+  return {
+    payerBank: 'BBVA MEXICO',
+    payerBankCode: '40012',
+    payerAccount: buildClabe('0121800001', BigInt(digits.slice(-7))),
+    payerName: 'PAGADOR DE PRUEBA',
+    claveRastreo: `SANDBOX${digits}`,
+  };
+}
+
+const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]{2,}$/;
+
+/** The payer's name and email for an OXXO voucher (Stripe's billing details), or problems added for them. */
+function payerContact(
+  choice: CheckoutChoice,
+  problems: CheckoutProblem[],
+): { name: string; email: string } | undefined {
+  const name = (choice.name ?? '').trim().replace(/\s+/g, ' ');
+  const email = (choice.email ?? '').trim();
+  const nameOk = Array.from(name).length >= 2 && Array.from(name).length <= 100;
+  const emailOk = email.length <= 254 && EMAIL.test(email);
+  if (!nameOk) problems.push({ field: 'name', rule: 'name' });
+  if (!emailOk) problems.push({ field: 'email', rule: 'email' });
+  return nameOk && emailOk ? { name, email } : undefined;
 }
 
 /** The currency of a cashier (the merchant's when it was opened). */
@@ -433,9 +474,10 @@ export class CheckoutService {
         document = { type: state.document.type, number: state.document.number, source: state.document.source };
       }
     }
+    const contact = method === 'OXXO' ? payerContact(choice, problems) : undefined;
     if (problems.length > 0 || method === undefined || amount === undefined) throw new CheckoutInputError(problems);
     try {
-      return await this.#makeOrder(checkout, method, amount, document);
+      return await this.#makeOrder(checkout, method, amount, document, contact);
     } catch (error) {
       if (!(error instanceof ApiError) || error.failure.kind !== 'duplicate_external_order_id') throw error;
       // Another submission with other input made the order first: the payer pays that one.
@@ -470,6 +512,7 @@ export class CheckoutService {
     method: CashierMethod,
     amount: Minor,
     document: { type: DocumentType; number: string; source: 'saved' | 'entered' | 'generated' } | undefined,
+    contact: { name: string; email: string } | undefined,
   ): Promise<OrderRow> {
     const merchant = await this.deps.merchants.getMerchant(checkout.merchant_id);
     const spec = CASHIER_METHOD_SPECS[method];
@@ -484,6 +527,7 @@ export class CheckoutService {
         userInfoNo: document.number,
         documentSource: document.source,
       }),
+      ...(contact !== undefined && { oxxoName: contact.name, oxxoEmail: contact.email }),
     };
     const id = newOrderId(this.orderKind);
     let fields: Pick<NewOrder, 'railRef' | 'cashierExpiry'> = {
@@ -516,7 +560,13 @@ export class CheckoutService {
       merchantId: checkout.merchant_id,
       accessKey: checkout.access_key,
       externalOrderId: checkout.external_order_id,
-      requestBody: { checkoutId: checkout.id, method, amount: amount.toString(), document: document?.number ?? null },
+      requestBody: {
+        checkoutId: checkout.id,
+        method,
+        amount: amount.toString(),
+        document: document?.number ?? null,
+        ...(contact !== undefined && { email: contact.email }),
+      },
       currency,
       channelType: method,
       payType: spec.payType,
@@ -546,13 +596,21 @@ export class CheckoutService {
    */
   async reportPayment(
     order: OrderRow,
-    payment: { amount?: Minor; units?: bigint; tradeHash?: string; source: string },
+    payment: {
+      amount?: Minor;
+      units?: bigint;
+      tradeHash?: string;
+      source: string;
+      /** What the rail says of the payer (a SPEI sender's bank, account and name). */
+      data?: Readonly<Record<string, string>>;
+    },
   ): Promise<OrderRow> {
     const d = cashierDetails(order);
     if (d.method !== 'USDT_TRC20')
       return this.deps.orders.applyEvent(order.id, 'paid', {
         source: payment.source,
         amount: payment.amount ?? fromDb(order.amount),
+        ...(payment.data !== undefined && { data: payment.data }),
       });
     const expected = BigInt(d.tokenUnits ?? '0');
     const units = payment.units ?? expected;
@@ -590,7 +648,9 @@ export class CheckoutService {
     if (event !== 'paid') return this.deps.orders.applyEvent(order.id, event, { source: input.source });
     const d = cashierDetails(order);
     const tradeHash = input.tradeHash === undefined ? {} : { tradeHash: input.tradeHash };
-    if (input.amount === undefined) return this.reportPayment(order, { ...tradeHash, source: input.source });
+    // A sandbox SPEI transfer comes from a made-up sender, as a real one names its bank, account and name.
+    const sender = d.method === 'SPEI' ? { data: sandboxSpeiSender(order.id) } : {};
+    if (input.amount === undefined) return this.reportPayment(order, { ...tradeHash, ...sender, source: input.source });
     if (d.method === 'USDT_TRC20') {
       const units = amountField('amount', input.amount, order.currency as CashierCurrency, {
         decimals: d.tokenDecimals ?? 6,
@@ -600,6 +660,7 @@ export class CheckoutService {
     }
     return this.reportPayment(order, {
       amount: amountField('amount', input.amount, order.currency as CashierCurrency),
+      ...sender,
       source: input.source,
     });
   }

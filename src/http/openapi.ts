@@ -102,6 +102,7 @@ export const OPERATIONS: Readonly<Record<string, { id: string; body?: string; da
   'GET /admin/v1/pix/received': { id: 'adminListReceivedPix' },
   'POST /admin/v1/pix/received/:e2eid/return': { id: 'adminReturnReceivedPix' },
   'GET /admin/v1/boleto/suspense': { id: 'adminListSuspenseBoletos' },
+  'GET /admin/v1/spei/unmatched': { id: 'adminListUnmatchedSpei' },
   // Admin API: nodes
   'GET /admin/v1/nodes': { id: 'adminListNodes' },
   'GET /admin/v1/operators': { id: 'adminListOperators' },

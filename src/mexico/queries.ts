@@ -152,3 +152,15 @@ export function unmatchedAbonos(db: ReadDb, limit: number): Promise<SpeiAbonoRow
 export function abonosOfOrder(db: ReadDb, orderId: string): Promise<SpeiAbonoRow[]> {
   return db.selectFrom('spei_abonos').selectAll().where('order_id', '=', orderId).orderBy('created_at').execute();
 }
+
+/** When the oldest aggregate-cashier order of the channel still waiting for its payment was created; undefined when none waits. */
+export async function oldestWaitingOrder(db: ReadDb, channelType: 'SPEI' | 'OXXO'): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('orders')
+    .select((eb) => eb.fn.min('created_at').as('oldest'))
+    .where('area', '=', 'cashier')
+    .where('channel_type', '=', channelType)
+    .where('status', '=', 1)
+    .executeTakeFirst();
+  return row?.oldest === null || row?.oldest === undefined ? undefined : Number(row.oldest);
+}

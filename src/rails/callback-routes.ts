@@ -2,7 +2,8 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 
-const sameToken = (given: string, token: string) =>
+/** Whether the token in a callback's path is the deployment's (compared in constant time). */
+export const sameToken = (given: string, token: string) =>
   given.length === token.length && timingSafeEqual(Buffer.from(given), Buffer.from(token));
 
 /**
