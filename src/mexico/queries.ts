@@ -63,6 +63,16 @@ export function findAbono(db: ReadDb, id: string, rastreoKey: string): Promise<S
     .executeTakeFirst();
 }
 
+/** A recorded transfer by its clave de rastreo and operating day (STP's list of a day carries no id). */
+export function findAbonoByRastreo(db: ReadDb, claveRastreo: string, fecha: string): Promise<SpeiAbonoRow | undefined> {
+  return db
+    .selectFrom('spei_abonos')
+    .selectAll()
+    .where('clave_rastreo', '=', claveRastreo)
+    .where('fecha_operacion', '=', fecha)
+    .executeTakeFirst();
+}
+
 /** Records the decision on an abono; false when another delivery recorded one first (nothing written). */
 export async function insertAbono(db: Db, row: SpeiAbonoRow): Promise<boolean> {
   const result = await db
@@ -79,6 +89,7 @@ export async function updateAbono(
   changes: Partial<
     Pick<
       SpeiAbonoRow,
+      | 'decision'
       | 'answered_at'
       | 'stp_estado'
       | 'checked_at'

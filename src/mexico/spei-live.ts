@@ -40,6 +40,12 @@ import type { Store, Tx } from '../store/store.js';
 import * as q from './queries.js';
 
 const RAIL = 'stp';
+/**
+ * A received order STP still shows waiting for Cashgate's answer this long after it arrived is
+ * taken as lost: STP holds the money, so Cashgate decides it then (credits its waiting order, or
+ * keeps it to return it itself) and answers any later delivery with that decision.
+ */
+export const LOST_WEBHOOK_GRACE_MS = 2 * 60_000;
 const DAY_MS = 86_400_000;
 
 /** SPEI return causes Cashgate gives (STP's catalogue of causas de devolución). */
@@ -261,8 +267,10 @@ export class SpeiLive {
     source: 'webhook' | 'reconcile',
     body: unknown,
     exchanges: readonly StpExchange[],
-    settledByStp = false,
+    /** `held`: STP settled it (or holds it) and Cashgate can no longer answer; `returned`: STP returned it already. */
+    stp: 'asks' | 'held' | 'returned' = 'asks',
   ): Promise<q.SpeiAbonoRow> {
+    const settledByStp = stp === 'held';
     const { store, orders, clock } = this.deps;
     const now = clock.now();
     const orderId = abono.cuentaBeneficiario.startsWith(this.config.clabePrefix)
@@ -284,8 +292,8 @@ export class SpeiLive {
       disposition: 'unmatched',
       source,
       answered_at: null,
-      stp_estado: settledByStp ? 'LQ' : null,
-      checked_at: settledByStp ? now : null,
+      stp_estado: null,
+      checked_at: stp === 'asks' ? null : now,
       // Money STP already settled to Cashgate (found by reconciliation) that no order took is returned by Cashgate.
       return_state: null,
       return_rastreo: null,
@@ -306,7 +314,7 @@ export class SpeiLive {
       ...this.#messages(exchanges, id, abono.claveRastreo),
     ];
     const order = orderId === undefined ? undefined : await orders.find(orderId);
-    if (order !== undefined && order.status === COLLECTION_STATUS.pending) {
+    if (stp !== 'returned' && order !== undefined && order.status === COLLECTION_STATUS.pending) {
       const bank = bankOfCode5(abono.institucionOrdenante);
       try {
         let recorded: q.SpeiAbonoRow | undefined;
@@ -326,12 +334,9 @@ export class SpeiLive {
             const row: q.SpeiAbonoRow =
               status === COLLECTION_STATUS.paid
                 ? { ...base, decision: 'confirmar', causa: null, disposition: 'credited' }
-                : {
-                    ...base,
-                    causa: SPEI_RETURN_CAUSE.notRecognised,
-                    disposition: 'refused',
-                    ...(settledByStp && { return_state: 'to_send', return_rastreo: this.#returnRastreo(abono) }),
-                  };
+                : settledByStp
+                  ? { ...base, ...this.#keptToReturn(abono), disposition: 'refused' }
+                  : { ...base, causa: SPEI_RETURN_CAUSE.notRecognised, disposition: 'refused' };
             if (!(await q.insertAbono(tx, row))) throw new AlreadyDecided();
             if (row.return_state === 'to_send') await this.#holdForReturn(tx, row);
             await railq.insertRailMessages(tx, messages(order.id));
@@ -349,12 +354,13 @@ export class SpeiLive {
       }
     }
     const ended = order !== undefined;
-    const row: q.SpeiAbonoRow = {
-      ...base,
-      causa: ended ? SPEI_RETURN_CAUSE.cancelledAccount : SPEI_RETURN_CAUSE.unknownAccount,
-      disposition: settledByStp ? 'late' : 'unmatched',
-      ...(settledByStp && { return_state: 'to_send' as const, return_rastreo: this.#returnRastreo(abono) }),
-    };
+    const row: q.SpeiAbonoRow = settledByStp
+      ? { ...base, ...this.#keptToReturn(abono), disposition: 'late' }
+      : {
+          ...base,
+          causa: ended ? SPEI_RETURN_CAUSE.cancelledAccount : SPEI_RETURN_CAUSE.unknownAccount,
+          disposition: 'unmatched',
+        };
     const inserted = await store.transact(async (tx) => {
       if (!(await q.insertAbono(tx, row))) return false;
       if (row.return_state === 'to_send') await this.#holdForReturn(tx, row);
@@ -371,6 +377,20 @@ export class SpeiLive {
     if (row === undefined) throw new Error(`abono ${abono.id} was recorded by another delivery but cannot be read`);
     this.#count('repeat', row.disposition);
     return row;
+  }
+
+  /**
+   * A transfer STP holds that no waiting order took, once Cashgate could no longer answer it in
+   * time: kept (any later delivery is answered confirmar, so STP never returns it as well) and
+   * returned by Cashgate itself.
+   */
+  #keptToReturn(abono: Pick<StpAbono, 'id'>) {
+    return {
+      decision: 'confirmar' as const,
+      causa: null,
+      return_state: 'to_send' as const,
+      return_rastreo: this.#returnRastreo(abono),
+    };
   }
 
   /** The clave de rastreo of Cashgate's own return of a transfer: derived from it, the same on every attempt. */
@@ -422,6 +442,25 @@ export class SpeiLive {
         if (!(await q.claimAbonoReturn(tx, row.id, from, changes))) return;
         await railq.insertRailMessages(tx, this.#messages(exchanges, row.order_id, rastreo));
       });
+    // Sent only once STP shows the transfer settled to Cashgate: one it returned itself needs no return.
+    const received = await client.consultaOrden({
+      claveRastreo: row.clave_rastreo,
+      tipoOrden: 'R',
+      fechaOperacion: row.fecha_operacion,
+    });
+    exchanges.push(...received.exchanges);
+    if (received.value === undefined || received.value.state === 'pending') return;
+    if (received.value.state === 'failed') {
+      await store.transact(async (tx) => {
+        const moved = await q.claimAbonoReturn(tx, row.id, 'to_send', {
+          return_state: 'settled',
+          last_error: `returned by STP (${received.value?.estado ?? ''}): no return of Cashgate's was needed`,
+          updated_at: now(),
+        });
+        if (moved) await this.#releaseHold(tx, row, 'spei.return.by-stp', 'returned by STP itself');
+      });
+      return;
+    }
     if (row.return_attempts > 0) {
       // An earlier attempt may have reached STP: ask before sending again.
       try {
@@ -477,7 +516,7 @@ export class SpeiLive {
   }
 
   async #followReturn(row: q.SpeiAbonoRow): Promise<void> {
-    const { client, store, clock, ledger } = this.deps;
+    const { client, store, clock } = this.deps;
     const rastreo = row.return_rastreo ?? '';
     const found = await client.consultaOrden({ claveRastreo: rastreo, tipoOrden: 'E' });
     const order = found.value;
@@ -496,18 +535,22 @@ export class SpeiLive {
       });
       if (!moved) return;
       await railq.insertRailMessages(tx, this.#messages(found.exchanges, row.order_id, rastreo));
-      if (!settled) return;
-      await ledger.post(tx, {
-        kind: 'spei.return.sent',
-        currency: 'MXN',
-        merchantId: null,
-        orderId: row.order_id,
-        memo: `SPEI ${row.clave_rastreo} returned to its sender (${rastreo})`,
-        entries: [
-          { account: { kind: 'spei_returns' }, amount: -BigInt(row.amount) },
-          { account: { kind: 'rail_clearing' }, amount: BigInt(row.amount) },
-        ],
-      });
+      if (settled) await this.#releaseHold(tx, row, 'spei.return.sent', `returned to its sender (${rastreo})`);
+    });
+  }
+
+  /** The held money leaves system spei_returns: returned to its sender. */
+  async #releaseHold(tx: Tx, row: q.SpeiAbonoRow, kind: string, how: string): Promise<void> {
+    await this.deps.ledger.post(tx, {
+      kind,
+      currency: 'MXN',
+      merchantId: null,
+      orderId: row.order_id,
+      memo: `SPEI ${row.clave_rastreo} ${how}`,
+      entries: [
+        { account: { kind: 'spei_returns' }, amount: -BigInt(row.amount) },
+        { account: { kind: 'rail_clearing' }, amount: BigInt(row.amount) },
+      ],
     });
   }
 
@@ -574,7 +617,8 @@ export class SpeiLive {
     const { store, clock } = this.deps;
     if (received.cuentaBeneficiario === undefined) return;
     const abono: StpAbono = {
-      id: received.id,
+      // STP's list of a day names no id: the transfer is known by its clave de rastreo and date.
+      id: received.id !== '' ? received.id : `R${received.fechaOperacion ?? day}${received.claveRastreo}`.slice(0, 40),
       fechaOperacion: received.fechaOperacion ?? day,
       institucionOrdenante: received.institucionOrdenante ?? '',
       claveRastreo: received.claveRastreo,
@@ -583,31 +627,35 @@ export class SpeiLive {
       ...(received.cuentaOrdenante !== undefined && { cuentaOrdenante: received.cuentaOrdenante }),
       ...(received.nombreOrdenante !== undefined && { nombreOrdenante: received.nombreOrdenante }),
     };
-    const known = await q.findAbono(store.read, abono.id, rastreoKeyOf(abono));
+    const known =
+      (await q.findAbono(store.read, abono.id, rastreoKeyOf(abono))) ??
+      (await q.findAbonoByRastreo(store.read, abono.claveRastreo, abono.fechaOperacion));
     const now = clock.now();
     if (known === undefined) {
-      // Waiting for Cashgate's answer: its webhook is still to come (or to be delivered again).
-      if (received.state === 'pending') return;
+      // Waiting for Cashgate's answer: its webhook is still to come (or to be delivered again), unless it is long overdue.
+      const arrived = received.tsLiquidacion ?? received.tsCaptura ?? now;
+      if (received.state === 'pending' && now - arrived < LOST_WEBHOOK_GRACE_MS) return;
       if (received.state === 'failed') {
         // STP returned it without Cashgate: recorded, nothing to do.
-        await this.#decide(abono, 'reconcile', received, [], false).then((row) =>
-          store.transact((tx) =>
-            q.updateAbono(tx, row.id, { stp_estado: received.estado.slice(0, 4), checked_at: now, updated_at: now }),
-          ),
+        const row = await this.#decide(abono, 'reconcile', received, [], 'returned');
+        await store.transact((tx) =>
+          q.updateAbono(tx, row.id, { stp_estado: received.estado.slice(0, 4), checked_at: now, updated_at: now }),
         );
         return;
       }
-      // STP settled it to Cashgate and Cashgate never answered: decided now.
-      await this.#decide(abono, 'reconcile', received, [], true);
+      // STP settled it to Cashgate (or holds it, its webhook lost) and Cashgate never answered: decided now.
+      await this.#decide(abono, 'reconcile', received, [], 'held');
       return;
     }
     if (known.stp_estado === received.estado) return;
     await store.transact(async (tx) => {
       await q.updateAbono(tx, known.id, { stp_estado: received.estado.slice(0, 4), checked_at: now, updated_at: now });
       if (received.state === 'settled' && known.decision === 'devolver' && known.return_state === null) {
-        // STP kept money Cashgate said to return (its answer was lost): Cashgate returns it itself.
-        const held = { ...known, return_state: 'to_send' as const, return_rastreo: this.#returnRastreo(known) };
+        // STP kept money Cashgate said to return (its answer never reached STP): Cashgate keeps it
+        // (a later delivery is answered confirmar, so STP does not return it too) and returns it itself.
+        const held = { ...known, ...this.#keptToReturn(known) };
         await q.updateAbono(tx, known.id, {
+          decision: 'confirmar',
           return_state: 'to_send',
           return_rastreo: held.return_rastreo,
           updated_at: now,
