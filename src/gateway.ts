@@ -552,6 +552,21 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
     },
     'Cashgate is serving',
   );
+  // The addresses the operator gives STP and adds in Stripe's dashboard (neither registers them through its API).
+  const { spei, oxxo } = services.mexico;
+  if (spei !== undefined)
+    logger.info(
+      {
+        abonoUrl: `${config.publicBaseUrl}/rails/stp/${spei.token}/abono`,
+        cambioEstadoUrl: `${config.publicBaseUrl}/rails/stp/${spei.token}/cambio-estado`,
+      },
+      'STP webhook addresses: give both to STP',
+    );
+  if (oxxo !== undefined)
+    logger.info(
+      { webhookUrl: `${config.publicBaseUrl}/rails/stripe/${oxxo.token}` },
+      "Stripe webhook address: add it as an endpoint in Stripe's dashboard",
+    );
   for (const family of config.exchange.sandboxXpubs) {
     logger.warn(
       { family, path: ACCOUNT_PATHS[family] },
