@@ -11,17 +11,15 @@
 // Environment: BENCH_ORDERS (creates per case, default 400), BENCH_CONCURRENCY (requests in flight,
 // default 8), BENCH_CALLBACK_ORDERS (orders paid per case, default 120), BENCH_INTER_ISSUE_DELAY_MS
 // (how long the local Inter keeps a charge EM_PROCESSAMENTO, default 100).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { signedHeaders, type Credentials } from '@cashgate/sdk';
 import { boletoReference } from '../src/brazil/collection-codes.js';
 import { freePort } from '../test/support/fake-daraja.js';
 import { EFI_TEST, efiGatewayEnv, startFakeEfi, type FakeEfi } from '../test/support/fake-efi.js';
 import { interGatewayEnv, startFakeInter } from '../test/support/fake-inter.js';
-import { adminCall, runCli, startServerProcess } from '../test/support/process.js';
+import { adminCall } from '../test/support/process.js';
 import { startReceiver, type CallbackReceiver } from '../test/support/receiver.js';
-import { BENCH_ADMIN_TOKEN } from './harness.js';
+import { BENCH_ADMIN_TOKEN, withBenchServer } from './harness.js';
+import { latencyRow, pool, quantile, successAt, until, type LatencyRow } from './rail-bench.js';
 
 const orders = Number(process.env.BENCH_ORDERS ?? 400);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -60,38 +58,9 @@ interface Gateway {
   merchantId: string;
 }
 
-/**
- * Runs `run` against a fresh gateway process on a temporary SQLite data directory, with a merchant
- * and an API key of every permission made by the CLI (as harness.ts's withBenchServer, but with
- * `env` applied last, so that CALLBACK_POLL_INTERVAL_MS is this benchmark's).
- */
-async function withGateway<T>(env: Record<string, string>, run: (gateway: Gateway) => Promise<T>): Promise<T> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'cashgate-bench-'));
-  const full = {
-    CASHGATE_DATA_DIR: dataDir,
-    KEY_ACTIVATION_DELAY_MS: '0',
-    RATE_LIMIT_PER_KEY_PER_MINUTE: '100000000',
-    LOG_LEVEL: 'info',
-    CASHGATE_ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
-    ...COMMON_ENV,
-    ...env,
-  };
-  try {
-    const merchant = await runCli(['merchant', 'create', '--name', 'Bench'], full);
-    if (merchant.code !== 0) throw new Error(merchant.stderr);
-    const { merchantId } = JSON.parse(merchant.stdout) as { merchantId: string };
-    const key = await runCli(['key', 'create', '--merchant', merchantId, '--permissions', 'all'], full);
-    if (key.code !== 0) throw new Error(key.stderr);
-    const server = await startServerProcess(full);
-    try {
-      return await run({ url: server.url, credentials: JSON.parse(key.stdout) as Credentials, merchantId });
-    } finally {
-      await server.stop();
-    }
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
-}
+/** Runs `run` against a fresh gateway process (harness.ts's) with this benchmark's common settings. */
+const withGateway = <T>(env: Record<string, string>, run: (gateway: Gateway) => Promise<T>): Promise<T> =>
+  withBenchServer({ ...COMMON_ENV, ...env }, (url, credentials, merchantId) => run({ url, credentials, merchantId }));
 
 interface Created {
   orderId: string;
@@ -134,25 +103,6 @@ async function createOne(
   };
 }
 
-/** Runs `task` for 0…count-1, `concurrency` at a time; answers each one's result and the wall time. */
-async function pool<T>(count: number, task: (index: number) => Promise<T>): Promise<{ results: T[]; ms: number }> {
-  const results: T[] = new Array<T>(count);
-  let next = 0;
-  const start = performance.now();
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, count) }, async () => {
-      while (next < count) {
-        const index = next++;
-        results[index] = await task(index);
-      }
-    }),
-  );
-  return { results, ms: performance.now() - start };
-}
-
-const quantile = (sorted: readonly number[], q: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
-
 interface CreateRow {
   name: string;
   rps: number;
@@ -171,8 +121,8 @@ async function measureCreates(
   gateway: Gateway,
   makeBody: () => Record<string, unknown>,
 ): Promise<{ row: CreateRow; created: Created[] }> {
-  await pool(WARM_UP, () => createOne(gateway, makeBody));
-  const { results, ms } = await pool(orders, () => createOne(gateway, makeBody));
+  await pool(WARM_UP, concurrency, () => createOne(gateway, makeBody));
+  const { results, ms } = await pool(orders, concurrency, () => createOne(gateway, makeBody));
   const created = results.flatMap((r) => (r.order === undefined ? [] : [r.order]));
   const latencies = results.map((r) => r.ms).sort((a, b) => a - b);
   return {
@@ -187,31 +137,6 @@ async function measureCreates(
     },
     created,
   };
-}
-
-interface LatencyRow {
-  name: string;
-  p50: number;
-  p99: number;
-  /** orders whose start and callback were both seen */
-  count: number;
-  total: number;
-}
-
-function latencyRow(name: string, latencies: (number | undefined)[]): LatencyRow {
-  const seen = latencies.filter((ms): ms is number => ms !== undefined).sort((a, b) => a - b);
-  return { name, p50: quantile(seen, 0.5), p99: quantile(seen, 0.99), count: seen.length, total: latencies.length };
-}
-
-/** When the receiver first got the order's PAYMENT_SUCCESS callback. */
-function successAt(receiver: CallbackReceiver): Map<string, number> {
-  const at = new Map<string, number>();
-  for (const r of receiver.received) {
-    const json = JSON.parse(r.body) as { orderId?: string; orderStatus?: string };
-    if (json.orderStatus === 'PAYMENT_SUCCESS' && json.orderId !== undefined && !at.has(json.orderId))
-      at.set(json.orderId, r.at);
-  }
-  return at;
 }
 
 /**
@@ -253,14 +178,6 @@ async function pointCallbacksAt(gateway: Gateway, receiver: CallbackReceiver): P
     },
   );
   if (answer.status !== 200) throw new Error(`callback URL not set: ${answer.status} ${JSON.stringify(answer.body)}`);
-}
-
-async function until(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 // ---- the floor: sandbox Pix ------------------------------------------------------------------
@@ -409,8 +326,8 @@ async function interCase(): Promise<{ creates: CreateRow[]; callbacks: LatencyRo
       };
       const warm = created.slice(0, WARM_UP);
       const measured = created.slice(WARM_UP);
-      await pool(warm.length, (i) => giveAddress(warm[i] as Created));
-      const registration = await pool(measured.length, (i) => giveAddress(measured[i] as Created));
+      await pool(warm.length, concurrency, (i) => giveAddress(warm[i] as Created));
+      const registration = await pool(measured.length, concurrency, (i) => giveAddress(measured[i] as Created));
       const latencies = registration.results.map((r) => r.ms).sort((a, b) => a - b);
       const registered = measured.filter((_, i) => registration.results[i]?.payParam !== '');
       const addressRow: CreateRow = {

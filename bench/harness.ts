@@ -132,15 +132,16 @@ export async function withBenchServer<T>(
   run: (url: string, credentials: Credentials, merchantId: string) => Promise<T>,
 ): Promise<T> {
   const dataDir = mkdtempSync(join(tmpdir(), 'cashgate-bench-'));
+  // The caller's `env` last: a benchmark may set its own poll intervals.
   const full = {
-    ...env,
-    CASHGATE_DATA_DIR: dataDir,
     KEY_ACTIVATION_DELAY_MS: '0',
     RATE_LIMIT_PER_KEY_PER_MINUTE: '100000000',
     LOG_LEVEL: 'info',
     CASHGATE_ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
     CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
     CALLBACK_POLL_INTERVAL_MS: '50',
+    ...env,
+    CASHGATE_DATA_DIR: dataDir,
   };
   try {
     const merchant = await runCli(['merchant', 'create', '--name', 'Bench'], full);

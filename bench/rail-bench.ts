@@ -1,0 +1,59 @@
+// What the rail benchmarks share: a pool of concurrent tasks, quantiles, a latency row, when a
+// receiver first got each order's PAYMENT_SUCCESS callback, and waiting for a condition.
+import type { CallbackReceiver } from '../test/support/receiver.js';
+
+/** Runs `task` for 0…count-1, `concurrency` at a time; answers each one's result and the wall time. */
+export async function pool<T>(
+  count: number,
+  concurrency: number,
+  task: (index: number) => Promise<T>,
+): Promise<{ results: T[]; ms: number }> {
+  const results: T[] = new Array<T>(count);
+  let next = 0;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, count) }, async () => {
+      while (next < count) {
+        const index = next++;
+        results[index] = await task(index);
+      }
+    }),
+  );
+  return { results, ms: performance.now() - start };
+}
+
+export const quantile = (sorted: readonly number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+
+export interface LatencyRow {
+  name: string;
+  p50: number;
+  p99: number;
+  /** orders whose start and callback were both seen */
+  count: number;
+  total: number;
+}
+
+export function latencyRow(name: string, latencies: (number | undefined)[]): LatencyRow {
+  const seen = latencies.filter((ms): ms is number => ms !== undefined).sort((a, b) => a - b);
+  return { name, p50: quantile(seen, 0.5), p99: quantile(seen, 0.99), count: seen.length, total: latencies.length };
+}
+
+/** When the receiver first got the order's PAYMENT_SUCCESS callback. */
+export function successAt(receiver: CallbackReceiver): Map<string, number> {
+  const at = new Map<string, number>();
+  for (const r of receiver.received) {
+    const json = JSON.parse(r.body) as { orderId?: string; orderStatus?: string };
+    if (json.orderStatus === 'PAYMENT_SUCCESS' && json.orderId !== undefined && !at.has(json.orderId))
+      at.set(json.orderId, r.at);
+  }
+  return at;
+}
+
+export async function until(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
