@@ -39,13 +39,16 @@ export function latencyRow(name: string, latencies: (number | undefined)[]): Lat
   return { name, p50: quantile(seen, 0.5), p99: quantile(seen, 0.99), count: seen.length, total: latencies.length };
 }
 
-/** When the receiver first got the order's PAYMENT_SUCCESS callback. */
-export function successAt(receiver: CallbackReceiver): Map<string, number> {
+/** When the receiver first got each order's PAYMENT_SUCCESS callback, by its orderId (or externalOrderId). */
+export function successAt(
+  receiver: CallbackReceiver,
+  key: 'orderId' | 'externalOrderId' = 'orderId',
+): Map<string, number> {
   const at = new Map<string, number>();
   for (const r of receiver.received) {
-    const json = JSON.parse(r.body) as { orderId?: string; orderStatus?: string };
-    if (json.orderStatus === 'PAYMENT_SUCCESS' && json.orderId !== undefined && !at.has(json.orderId))
-      at.set(json.orderId, r.at);
+    const json = JSON.parse(r.body) as { orderId?: string; externalOrderId?: string; orderStatus?: string };
+    const id = json[key];
+    if (json.orderStatus === 'PAYMENT_SUCCESS' && id !== undefined && !at.has(id)) at.set(id, r.at);
   }
   return at;
 }
