@@ -78,6 +78,8 @@ export interface Gateway {
   operatorSignIn: OperatorSignIn;
   /** Boletos at an issuer (BRAZIL_BOLETO_RAIL=efi|inter), when they are live. */
   boleto: BoletoLive | undefined;
+  /** Mexico's live rails and their webhook path tokens (MEXICO_SPEI_RAIL=stp, MEXICO_OXXO_RAIL=stripe). */
+  mexico: Services['mexico'];
   close(): Promise<void>;
 }
 
@@ -595,6 +597,7 @@ export async function startGateway(config: Config, logger: Logger, options: Gate
     operators: services.operators,
     operatorSignIn: services.operatorSignIn,
     boleto: services.boleto?.connector,
+    mexico: services.mexico,
     async close() {
       // New work stops at once: requests get 503, workers and the dispatcher claim nothing more.
       await Promise.all([app.close(), workers?.stop()]);

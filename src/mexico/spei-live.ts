@@ -83,6 +83,7 @@ const rastreoKeyOf = (a: { claveRastreo: string; fechaOperacion: string; institu
 
 /** Names and accounts of payers masked, secrets dropped: what an order's rail messages keep of STP. */
 export function redactStp(value: unknown): unknown {
+  if (typeof value === 'bigint') return value.toString();
   if (Array.isArray(value)) return value.map(redactStp);
   if (value === null || typeof value !== 'object') return value;
   return Object.fromEntries(
