@@ -219,10 +219,12 @@ const oxxo = await withMerchant(
     });
     const latencies = await payAll(receiver, made.slice(0, callbackOrders), async (m) => {
       // The voucher the page shows is the PaymentIntent's.
-      const intent = [...stripe.intents.values()].find((i) =>
-        m.page.includes(String(i.next_action?.oxxo_display_details?.number ?? '\u0000')),
-      );
-      stripe.pay(String(intent?.id ?? ''));
+      const intents = [...stripe.intents.values()] as {
+        id: string;
+        next_action?: { oxxo_display_details?: { number?: string } } | null;
+      }[];
+      const intent = intents.find((i) => m.page.includes(i.next_action?.oxxo_display_details?.number ?? '\u0000'));
+      stripe.pay(intent?.id ?? '');
     });
     return { creates: row, callbacks: latencyRow('Stripe signed event → callback', latencies) };
   },

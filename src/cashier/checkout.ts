@@ -619,7 +619,7 @@ export class CheckoutService {
     const amount =
       units === expected
         ? fromDb(order.amount)
-        : fiatForTokens(units, d.tokenDecimals ?? 6, rate, CURRENCIES[order.currency as CashierCurrency]);
+        : fiatForTokens(units, d.tokenDecimals ?? 6, rate, CURRENCIES[order.currency]);
     return this.deps.orders.applyEvent(order.id, 'paid', {
       source: payment.source,
       amount,
@@ -639,7 +639,7 @@ export class CheckoutService {
     if (amount > 0n && !(differs && d.dynamicAmountNotify === DYNAMIC_AMOUNT.refuse)) return undefined;
     const sent = usdt
       ? { amount: formatUnits(BigInt(options.data?.paidUnits ?? '0'), d.tokenDecimals ?? 6), unit: 'USDT' }
-      : { amount: formatMoney(amount, order.currency as CashierCurrency), unit: order.currency };
+      : { amount: formatMoney(amount, order.currency), unit: order.currency };
     return { refusedPayment: { ...sent, at: this.deps.clock.now() } };
   }
 
@@ -652,14 +652,14 @@ export class CheckoutService {
     const sender = d.method === 'SPEI' ? { data: sandboxSpeiSender(order.id) } : {};
     if (input.amount === undefined) return this.reportPayment(order, { ...tradeHash, ...sender, source: input.source });
     if (d.method === 'USDT_TRC20') {
-      const units = amountField('amount', input.amount, order.currency as CashierCurrency, {
+      const units = amountField('amount', input.amount, order.currency, {
         decimals: d.tokenDecimals ?? 6,
         maximum: MAX_MINOR,
       });
       return this.reportPayment(order, { units, ...tradeHash, source: input.source });
     }
     return this.reportPayment(order, {
-      amount: amountField('amount', input.amount, order.currency as CashierCurrency),
+      amount: amountField('amount', input.amount, order.currency),
       ...sender,
       source: input.source,
     });

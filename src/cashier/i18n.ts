@@ -22,25 +22,28 @@ const CURRENCY_LANGUAGE: Record<string, CashierLanguage> = { BRL: 'pt-BR', MXN: 
 /**
  * The languages a page of a country offers in its language links: the country's own and English.
  * Brazil: Portuguese and English; Kenya: English and Swahili; the USDT page (priced in reais, paid
- * from a wallet anywhere): English, Portuguese and Spanish. A page in another language (chosen by
- * the browser or `?lang=`) still links to these.
+ * from a wallet anywhere): English, Portuguese and Spanish; Mexico (SPEI and OXXO): Mexican Spanish
+ * and English. A page in another language (chosen by the browser or `?lang=`) still links to these.
  */
 export const PAGE_LANGUAGES = {
   brazil: ['pt-BR', 'en'],
   kenya: ['en', 'sw'],
   usdt: ['en', 'pt-BR', 'es'],
+  mexico: ['es-MX', 'en'],
 } as const satisfies Record<string, readonly CashierLanguage[]>;
 
 /**
  * The time zone each kind of page gives its deadlines and receipt times in, with the abbreviation
- * shown beside them (neither zone has daylight saving time, so one abbreviation holds all year):
- * Brazil's pages in Brasília time, Kenya's in East Africa time, the USDT page in UTC (its payers may
- * be anywhere; the chain's own times are UTC).
+ * shown beside them (none of these zones has daylight saving time, so one abbreviation holds all
+ * year): Brazil's pages in Brasília time, Kenya's in East Africa time, Mexico's in central Mexico
+ * time (Mexico City, UTC-6: Mexico abolished daylight saving time in October 2022, so "CST" holds
+ * all year), the USDT page in UTC (its payers may be anywhere; the chain's own times are UTC).
  */
 export const PAGE_TIME_ZONES = {
   brazil: { zone: 'America/Sao_Paulo', label: 'BRT' },
   kenya: { zone: 'Africa/Nairobi', label: 'EAT' },
   usdt: { zone: 'UTC', label: 'UTC' },
+  mexico: { zone: 'America/Mexico_City', label: 'CST' },
 } as const;
 
 export type PageCountry = keyof typeof PAGE_TIME_ZONES;

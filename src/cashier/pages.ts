@@ -12,10 +12,15 @@ import { boletoPayer, type BoletoLive } from '../brazil/boleto-live.js';
 import { brazilDetails } from '../brazil/details.js';
 import { boletoPdfFactsOf, renderBoletoPdf } from './boleto-pdf.js';
 import { payerFormView, readPayerForm, type PayerField } from './boleto-payer.js';
-import { CheckoutExpiredError, CheckoutInputError, type CheckoutChoice, type CheckoutService } from './checkout.js';
+import {
+  checkoutCurrency,
+  CheckoutExpiredError,
+  CheckoutInputError,
+  type CheckoutChoice,
+  type CheckoutService,
+} from './checkout.js';
 import { CASHIER_LOCALES, PAGE_LANGUAGES, pickLanguage, cashierTranslator } from './i18n.js';
 import { sendPage } from './layout.js';
-import { CASHIER_CURRENCY } from './methods.js';
 import {
   checkoutExpiredView,
   checkoutView,
@@ -298,10 +303,11 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
     if (state === undefined) return notFound(request, reply, path);
     if (state.order?.cashier_id != null)
       return reply.redirect(`/cashier/${encodeURIComponent(state.order.cashier_id)}${langSuffix(request)}`, 303);
-    const lang = languageOf(request, CASHIER_CURRENCY);
+    const currency = checkoutCurrency(state.checkout);
+    const lang = languageOf(request, currency);
     const t = cashierTranslator(lang);
-    // The aggregate cashier takes reais: a Brazilian page.
-    const languages = PAGE_LANGUAGES.brazil;
+    // The aggregate cashier takes reais (a Brazilian page) or pesos (a Mexican one).
+    const languages = currency === 'MXN' ? PAGE_LANGUAGES.mexico : PAGE_LANGUAGES.brazil;
     if (state.expired)
       return sendPage(reply, 410, {
         lang,
@@ -339,7 +345,13 @@ function cashierScope(app: FastifyInstance, deps: CashierPageDeps): void {
     Body: Record<string, string | undefined>;
   }>('/checkout/:checkoutId', async (request, reply) => {
     const body = formOf(request);
-    const choice: CheckoutChoice = { amount: body.amount, method: body.method, document: body.document };
+    const choice: CheckoutChoice = {
+      amount: body.amount,
+      method: body.method,
+      document: body.document,
+      name: body.name,
+      email: body.email,
+    };
     let order: OrderRow | undefined;
     try {
       order = await deps.checkouts.choose(request.params.checkoutId, choice);

@@ -12,7 +12,13 @@ import { sharedDetails } from '../orders/details.js';
 import type { OrderRow } from '../orders/queries.js';
 import { formatUnits } from '../exchange/amounts.js';
 import { barcodeFromLinha } from '../rails/boleto/boleto.js';
-import { cashierDetails, type CheckoutProblem, type CheckoutState, type CheckoutChoice } from './checkout.js';
+import {
+  cashierDetails,
+  checkoutCurrency,
+  type CheckoutProblem,
+  type CheckoutState,
+  type CheckoutChoice,
+} from './checkout.js';
 import {
   formatAmount,
   formatDate,
@@ -24,7 +30,8 @@ import {
 } from './i18n.js';
 import { itfBarcodeSvg } from './itf-barcode.js';
 import { html, trusted, type Html } from '../http/html.js';
-import { CASHIER_CURRENCY, CASHIER_METHOD_SPECS, isCashierMethod } from './methods.js';
+import { CASHIER_METHOD_SPECS, isCashierMethod, type CashierCurrency } from './methods.js';
+import { mexicoReference, oxxoPendingView, speiPayerRows, speiPendingView } from './mexico-views.js';
 import { qrSvg } from './qr-svg.js';
 
 /** What a cashier page shows of its order: waiting, or one of the ends. */
@@ -45,19 +52,27 @@ export interface ViewContext {
 }
 
 /** The kind of page an order is paid on. */
-export type PayPage = 'mpesa' | 'pix' | 'boleto' | 'usdt';
+export type PayPage = 'mpesa' | 'pix' | 'boleto' | 'usdt' | 'spei' | 'oxxo';
 
 export function payPageOf(order: OrderRow): PayPage {
   if (order.area === 'ken') return 'mpesa';
   if (order.channel_type === 'BOLETO') return 'boleto';
   if (order.channel_type === 'USDT_TRC20') return 'usdt';
+  if (order.channel_type === 'SPEI') return 'spei';
+  if (order.channel_type === 'OXXO') return 'oxxo';
   return 'pix';
 }
 
-/** The country whose languages, time zone and habits an order's pages follow. */
+/** The country whose languages, time zone and habits an order's pages follow (a USDT page is its own, priced in reais or pesos). */
 export function countryOf(order: OrderRow): PageCountry {
   const page = payPageOf(order);
-  return page === 'mpesa' ? 'kenya' : page === 'usdt' ? 'usdt' : 'brazil';
+  return page === 'mpesa'
+    ? 'kenya'
+    : page === 'usdt'
+      ? 'usdt'
+      : page === 'spei' || page === 'oxxo'
+        ? 'mexico'
+        : 'brazil';
 }
 
 /** How many times a payer may ask for the M-Pesa prompt again. */
@@ -158,6 +173,18 @@ export function pendingView(
   const sandbox = sandboxPanel(ctx, order, extra.sandboxError);
   const note = refusedNote(ctx, order);
   switch (page) {
+    case 'spei':
+    case 'oxxo': {
+      const parts = {
+        header: (title: string) => header(ctx, order, title),
+        amount: money(ctx, order.amount, order.currency),
+        note,
+        countdown: (end: number) => countdown(ctx, end, 'mexico'),
+        waiting: waiting(ctx),
+        sandbox,
+      };
+      return page === 'spei' ? speiPendingView(ctx, order, parts) : oxxoPendingView(ctx, order, parts);
+    }
     case 'mpesa': {
       const shared = sharedDetails(order);
       const restarts = shared.railRestarts ?? 0;
@@ -236,7 +263,8 @@ ${trusted(barcode.replace('<svg ', '<svg class="barcode" preserveAspectRatio="no
       const d = cashierDetails(order);
       const address = d.addressTo ?? '';
       const amount = tokens(order);
-      const rate = formatAmount(ctx.lang, d.exchangeRate ?? '0', CASHIER_CURRENCY);
+      // The rate in the order's own currency: reais, or pesos on a Mexican cashier.
+      const rate = formatAmount(ctx.lang, d.exchangeRate ?? '0', order.currency);
       return {
         title,
         body: html`${header(ctx, order, title)}<p class="warning">${ctx.t('usdtWarning')}</p>${note}
@@ -337,6 +365,7 @@ function paidAgainstAsked(
 /** The rail's own reference of the payment, where the order has one: what the payer's bank, M-Pesa or wallet shows too. */
 function railReference(order: OrderRow): { label: TextKey; value: string } | undefined {
   const page = payPageOf(order);
+  if (page === 'spei' || page === 'oxxo') return mexicoReference(order);
   const value =
     page === 'mpesa'
       ? kenyaDetails(order).mpesaReceipt
@@ -346,7 +375,7 @@ function railReference(order: OrderRow): { label: TextKey; value: string } | und
           ? brazilDetails(order).endToEndId
           : undefined; // A boleto's clearing gives Cashgate no reference of its own to show.
   if (value === undefined || value === '' || page === 'boleto') return undefined;
-  const label: Record<Exclude<PayPage, 'boleto'>, TextKey> = {
+  const label: Record<Exclude<PayPage, 'boleto' | 'spei' | 'oxxo'>, TextKey> = {
     mpesa: 'receiptMpesa',
     usdt: 'receiptHash',
     pix: 'receiptE2e',
@@ -364,6 +393,7 @@ function receipt(ctx: ViewContext, order: OrderRow, paid: ReturnType<typeof paid
   if (paid.sign !== 0) rows.push(['receiptAsked', paid.asked]);
   const reference = railReference(order);
   if (reference !== undefined) rows.push([reference.label, reference.value]);
+  rows.push(...speiPayerRows(order));
   if (order.remark !== null && order.remark !== '') rows.push(['receiptFor', order.remark]);
   return html`<h2>${ctx.t('receiptTitle')}</h2><dl class="receipt">${rows.map(
     ([key, value]) => html`<dt>${ctx.t(key)}</dt><dd>${value}</dd>`,
@@ -430,12 +460,16 @@ ${target === undefined ? '' : html`<p><a class="button" href="${target.href}">${
   };
 }
 
-function problemText(ctx: Pick<ViewContext, 't' | 'lang'>, problem: CheckoutProblem): string {
+function problemText(
+  ctx: Pick<ViewContext, 't' | 'lang'>,
+  problem: CheckoutProblem,
+  currency: CashierCurrency,
+): string {
   switch (problem.rule) {
     case 'amount':
       return ctx.t('error_amount', {
-        min: formatAmount(ctx.lang, formatMinor(problem.minimum, 2), CASHIER_CURRENCY),
-        max: formatAmount(ctx.lang, formatMinor(problem.maximum, 2), CASHIER_CURRENCY),
+        min: formatAmount(ctx.lang, formatMinor(problem.minimum, 2), currency),
+        max: formatAmount(ctx.lang, formatMinor(problem.maximum, 2), currency),
       });
     case 'choose':
       return ctx.t('error_choose');
@@ -443,10 +477,17 @@ function problemText(ctx: Pick<ViewContext, 't' | 'lang'>, problem: CheckoutProb
       return ctx.t('error_unavailable');
     case 'document':
       return ctx.t('error_document');
+    case 'name':
+      return ctx.t('error_name');
+    case 'email':
+      return ctx.t('error_email');
   }
 }
 
-/** The aggregate cashier's form: amount, method and, when no document is known, the CPF or CNPJ. */
+/**
+ * The aggregate cashier's form: amount (in the cashier's currency), method and, when no document is
+ * known, the CPF or CNPJ; on a peso cashier offering OXXO, the payer's name and email for the voucher.
+ */
 export function checkoutView(
   ctx: Pick<ViewContext, 't' | 'lang' | 'path' | 'langQuery' | 'now'>,
   state: CheckoutState,
@@ -454,6 +495,7 @@ export function checkoutView(
   problems: readonly CheckoutProblem[] = [],
 ): { title: string; body: Html } {
   const { t } = ctx;
+  const currency = checkoutCurrency(state.checkout);
   const problemOf = (field: CheckoutProblem['field']) => problems.find((p) => p.field === field);
   /** aria-describedby of an input: its error first when it has one, then its hint. */
   const describedBy = (field: CheckoutProblem['field'], hint?: string) => {
@@ -464,7 +506,9 @@ export function checkoutView(
   };
   const errorLine = (field: CheckoutProblem['field']) => {
     const problem = problemOf(field);
-    return problem === undefined ? '' : html`<p id="${field}-error" class="error">${problemText(ctx, problem)}</p>`;
+    return problem === undefined
+      ? ''
+      : html`<p id="${field}-error" class="error">${problemText(ctx, problem, currency)}</p>`;
   };
   // An error about the method points at the first method the payer can choose.
   const firstMethod = (state.methods.find((m) => m.available) ?? state.methods[0])?.method ?? '';
@@ -473,7 +517,7 @@ export function checkoutView(
       ? ''
       : html`<div class="summary" role="alert" tabindex="-1"><p class="error">${t('errorSummary')}</p><ul>${problems.map(
           (p) =>
-            html`<li><a href="#${p.field === 'method' ? `method-${firstMethod}` : p.field}">${problemText(ctx, p)}</a></li>`,
+            html`<li><a href="#${p.field === 'method' ? `method-${firstMethod}` : p.field}">${problemText(ctx, p, currency)}</a></li>`,
         )}</ul></div>`;
   const chosen =
     input.method ??
@@ -499,17 +543,29 @@ value="${input.document ?? ''}"${describedBy('document', 'document-hint')}>
       : state.document.source === 'saved'
         ? html`<p class="muted">${t('documentSaved', { type: state.document.type, number: maskDocument(state.document.type, state.document.number) })}</p>`
         : '';
+  // OXXO's voucher names its payer: asked on the form whenever OXXO can be chosen (without script
+  // the fields cannot appear when it is picked), and needed only when it is.
+  const contactFields = state.methods.some((m) => m.method === 'OXXO' && m.available)
+    ? html`<fieldset id="contact-field"><legend>${t('contactLegend')}</legend><p id="contact-hint" class="muted">${t('contactHint')}</p>
+<label for="name">${t('nameInput')}</label>${errorLine('name')}
+<input type="text" id="name" name="name" autocomplete="name" maxlength="100"
+value="${input.name ?? ''}"${describedBy('name', 'contact-hint')}>
+<label for="email">${t('emailInput')}</label>${errorLine('email')}
+<input type="text" id="email" name="email" inputmode="email" autocomplete="email" maxlength="254"
+value="${input.email ?? ''}"${describedBy('email', 'contact-hint')}></fieldset>`
+    : '';
+  const pesos = currency === 'MXN';
   const title = t('chooseTitle');
-  const timeLeft = countdown(ctx, state.checkout.expire_at, 'brazil', 'formTimeLeft');
+  const timeLeft = countdown(ctx, state.checkout.expire_at, pesos ? 'mexico' : 'brazil', 'formTimeLeft');
   return {
     title,
     body: html`<p class="muted">${t('payMerchant', { merchant: state.merchantName })} · ${t('orderRef', { ref: state.checkout.external_order_id })}</p>
 <h1>${title}</h1>${remarkLine(t, state.checkout.remark)}${timeLeft}${summary}<form method="post" action="${ctx.path}${ctx.langQuery}" novalidate>
-<label for="amount">${t('amountInput')}</label>${errorLine('amount')}
+<label for="amount">${t(pesos ? 'amountInputMXN' : 'amountInput')}</label>${errorLine('amount')}
 <input type="text" id="amount" name="amount" inputmode="decimal" autocomplete="off" required
 value="${input.amount ?? ''}"${describedBy('amount', 'amount-hint')}>
-<p id="amount-hint" class="muted">${t('amountHint')}</p>
-<fieldset><legend>${t('methodLegend')}</legend>${errorLine('method')}${methods}</fieldset>${documentField}
+<p id="amount-hint" class="muted">${t(pesos ? 'amountHintMXN' : 'amountHint')}</p>
+<fieldset><legend>${t('methodLegend')}</legend>${errorLine('method')}${methods}</fieldset>${documentField}${contactFields}
 <button type="submit">${t('continue')}</button></form>`,
   };
 }

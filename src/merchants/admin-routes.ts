@@ -99,7 +99,8 @@ export function registerMerchantAdminRoutes(
     path: '/admin/v1/merchants/:merchantId/cashier',
     tag: TAG,
     summary:
-      'Set how long a payer has on a cashier page (default 30 minutes), the currency its aggregate cashiers take (BRL default, or MXN) and the methods they offer (default all of the currency)',
+      'Set how long a payer has on a cashier page (default 30 minutes), the currency its aggregate cashiers take ' +
+      '(BRL default, or MXN) and the methods they offer (default all of the currency)',
     description:
       'Any of the members. The lifetime applies to collections and aggregate cashiers created from now on; the ' +
       'methods to aggregate cashier pages shown from now on; the currency to aggregate cashiers opened from now on. ' +

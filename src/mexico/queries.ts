@@ -26,7 +26,7 @@ export async function nextClabeSequence(db: Db, prefix: string): Promise<number>
     .where('prefix', '=', prefix)
     .returning('last_sequence')
     .executeTakeFirstOrThrow();
-  return Number(row.last_sequence);
+  return row.last_sequence;
 }
 
 /** Starts the prefix's sequence again from `sequence` (after it reached its last 7-digit value). */
@@ -37,7 +37,7 @@ export async function resetClabeSequence(db: Db, prefix: string, sequence: numbe
 /** When the CLABE was last given to an order; undefined when it never was. */
 export async function clabeAssignedAt(db: Db, clabe: string): Promise<number | undefined> {
   const row = await db.selectFrom('mx_clabes').select('assigned_at').where('clabe', '=', clabe).executeTakeFirst();
-  return row === undefined ? undefined : Number(row.assigned_at);
+  return row?.assigned_at;
 }
 
 /** Gives the CLABE to the order (a CLABE given before passes to it). */
@@ -173,5 +173,5 @@ export async function oldestWaitingOrder(db: ReadDb, channelType: 'SPEI' | 'OXXO
     .where('channel_type', '=', channelType)
     .where('status', '=', 1)
     .executeTakeFirst();
-  return row?.oldest === null || row?.oldest === undefined ? undefined : Number(row.oldest);
+  return row?.oldest ?? undefined;
 }

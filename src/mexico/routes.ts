@@ -33,7 +33,7 @@ export async function registerMexicoWebhooks(
     );
     const json = (text: unknown): unknown => {
       try {
-        return JSON.parse(String(text ?? ''));
+        return typeof text === 'string' ? (JSON.parse(text) as unknown) : undefined;
       } catch {
         return undefined;
       }
@@ -44,7 +44,7 @@ export async function registerMexicoWebhooks(
         if (!sameToken(request.params.token, spei.token)) return reply.code(404).send({ error: 'not found' });
         try {
           const answer = await spei.connector.abono(json(request.body));
-          return reply.code(answer.status).send(answer.body);
+          return await reply.code(answer.status).send(answer.body);
         } catch (error) {
           // Nothing was recorded: STP delivers the abono again.
           logger.error({ err: error }, 'an STP abono could not be decided now');
@@ -66,7 +66,7 @@ export async function registerMexicoWebhooks(
         if (!sameToken(request.params.token, oxxo.token)) return reply.code(404).send({ error: 'not found' });
         const signature = request.headers['stripe-signature'];
         const answer = await oxxo.connector.webhook(
-          String(request.body ?? ''),
+          typeof request.body === 'string' ? request.body : '',
           Array.isArray(signature) ? signature[0] : signature,
         );
         return reply.code(answer.status).send(answer.body);

@@ -19,7 +19,9 @@ export type Permission =
   | 'query'
   | 'balance'
   | 'all';
-export type CashierMethod = 'PIX' | 'PIX_DYNAMIC' | 'BOLETO' | 'USDT_TRC20';
+export type CashierMethod = 'PIX' | 'PIX_DYNAMIC' | 'BOLETO' | 'SPEI' | 'OXXO' | 'USDT_TRC20';
+/** The currency a merchant's aggregate cashiers take: reais (Pix, boleto) or pesos (SPEI, OXXO). */
+export type CashierCurrency = 'BRL' | 'MXN';
 
 export interface Merchant {
   merchantId: string;
@@ -29,6 +31,7 @@ export interface Merchant {
   settlementDelayMs: number;
   cashierLifetimeMs: number;
   cashierMethods: CashierMethod[];
+  cashierCurrency: CashierCurrency;
   createdAt: number;
 }
 
@@ -214,8 +217,10 @@ export class CashgateAdmin {
     /** The unified callback address; null clears it. */
     setCallbackUrl: (merchantId: string, url: string | null) =>
       this.#send<Merchant>('PUT', `/admin/v1/merchants/${segment(merchantId)}/callback`, { url }),
-    setCashier: (merchantId: string, body: { lifetimeMs?: number; methods?: CashierMethod[] }) =>
-      this.#send<Merchant>('PUT', `/admin/v1/merchants/${segment(merchantId)}/cashier`, body),
+    setCashier: (
+      merchantId: string,
+      body: { lifetimeMs?: number; methods?: CashierMethod[]; currency?: CashierCurrency },
+    ) => this.#send<Merchant>('PUT', `/admin/v1/merchants/${segment(merchantId)}/cashier`, body),
     setSettlementDelay: (merchantId: string, delayMs: number) =>
       this.#send<{ merchantId: string; settlementDelayMs: number }>(
         'PUT',

@@ -109,9 +109,8 @@ export function formEncode(value: Record<string, unknown>): string {
   const walk = (prefix: string, v: unknown) => {
     if (v === undefined || v === null) return;
     if (Array.isArray(v)) v.forEach((item) => walk(`${prefix}[]`, item));
-    else if (typeof v === 'object')
-      for (const [k, inner] of Object.entries(v as Record<string, unknown>)) walk(`${prefix}[${k}]`, inner);
-    else pairs.push([prefix, String(v as string | number | bigint | boolean)]);
+    else if (typeof v === 'object') for (const [k, inner] of Object.entries(v)) walk(`${prefix}[${k}]`, inner);
+    else pairs.push([prefix, typeof v === 'string' ? v : JSON.stringify(v)]);
   };
   for (const [k, v] of Object.entries(value)) walk(k, v);
   return new URLSearchParams(pairs).toString();
@@ -133,7 +132,7 @@ export function intentOf(body: unknown): StripeIntent | undefined {
     details === undefined
       ? undefined
       : {
-          number: String(details.number ?? ''),
+          number: str(details.number) ?? (typeof details.number === 'number' ? String(details.number) : ''),
           expiresAfter: Number(details.expires_after ?? 0),
           hostedVoucherUrl: str(details.hosted_voucher_url) ?? '',
         };
@@ -245,7 +244,7 @@ export class StripeClient {
 
   async #intent(
     operation: StripeOperation,
-    method: string,
+    method: 'GET' | 'POST',
     path: string,
     form?: Record<string, unknown>,
     idempotencyKey?: string,
@@ -262,7 +261,7 @@ export class StripeClient {
 
   async #call(
     operation: StripeOperation,
-    method: string,
+    method: 'GET' | 'POST',
     path: string,
     form: Record<string, unknown> | undefined,
     idempotencyKey: string | undefined,
@@ -289,7 +288,7 @@ export class StripeClient {
     let text: string;
     try {
       const answer = await request(`${this.config.baseUrl}${path}`, {
-        method: method as Dispatcher.HttpMethod,
+        method,
         dispatcher: this.#dispatcher,
         headersTimeout: this.config.timeoutMs,
         bodyTimeout: this.config.timeoutMs,
