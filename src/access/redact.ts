@@ -9,7 +9,9 @@ const PHONE = /phone|msisdn|mobile/i;
 const DOCUMENT = /document|cpf|cnpj|taxid|tax_id|rfc|curp/i;
 const ACCOUNT = /^(account|accountNo|accountNumber|account_number|bankAccount|clabe|iban|payeeAccount|payerAccount)$/i;
 const NAME =
-  /^(payerName|payeeName|personName|userInfoName|accountName|holderName|customerName|payer_name|payee_name)$/i;
+  /^(payerName|payeeName|personName|userInfoName|accountName|holderName|customerName|payer_name|payee_name|oxxoName)$/i;
+/** A payer's email (an OXXO voucher's): its first character and its domain shown. */
+const EMAIL = /^(oxxoEmail|payerEmail)$/i;
 
 export const REDACTED = '[redacted]';
 
@@ -25,6 +27,10 @@ function maskField(key: string, value: string): string | undefined {
   if (DOCUMENT.test(key)) return keepEnds(value, 3, 2);
   if (ACCOUNT.test(key)) return keepEnds(value, 0, 4);
   if (NAME.test(key)) return keepEnds(value, 1, 0);
+  if (EMAIL.test(key)) {
+    const at = value.lastIndexOf('@');
+    return at < 0 ? keepEnds(value, 1, 0) : `${keepEnds(value.slice(0, at), 1, 0)}${value.slice(at)}`;
+  }
   return undefined;
 }
 

@@ -50,6 +50,7 @@ import * as cq from './queries.js';
 import type { CheckoutRow } from './queries.js';
 import {
   CASHIER_METHOD_SPECS,
+  DEFAULT_CASHIER_CURRENCY,
   isCashierCurrency,
   isCashierMethod,
   METHODS_OF_CURRENCY,
@@ -213,7 +214,7 @@ function payerContact(
 
 /** The currency of a cashier (the merchant's when it was opened). */
 export const checkoutCurrency = (checkout: Pick<CheckoutRow, 'currency'>): CashierCurrency =>
-  isCashierCurrency(checkout.currency) ? checkout.currency : 'BRL';
+  isCashierCurrency(checkout.currency) ? checkout.currency : DEFAULT_CASHIER_CURRENCY;
 
 /**
  * Aggregate cashiers (endpoint 19): the merchant opens one; the payer enters the amount, picks one of
@@ -424,6 +425,7 @@ export class CheckoutService {
   }
 
   async #document(checkout: CheckoutRow): Promise<PayerDocument> {
+    // Only Brazil's methods name a CPF or CNPJ.
     if (checkoutCurrency(checkout) !== 'BRL') return { source: 'none' };
     if (checkout.generated_document !== null)
       return { source: 'generated', type: 'CPF', number: checkout.generated_document };

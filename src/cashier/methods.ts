@@ -8,6 +8,7 @@
 import type { CashierMethod } from '../merchants/cashier-methods.js';
 
 export {
+  DEFAULT_CASHIER_CURRENCY,
   isCashierMethod,
   isCashierCurrency,
   METHODS_OF_CURRENCY,
@@ -32,6 +33,3 @@ export const CASHIER_METHOD_SPECS: Record<CashierMethod, CashierMethodSpec> = {
   OXXO: { payType: 110, rail: 'mexico', needsDocument: false },
   USDT_TRC20: { payType: 112, rail: 'chain', needsDocument: false },
 };
-
-/** The currency an aggregate cashier takes unless its merchant's settings say otherwise. */
-export const CASHIER_CURRENCY = 'BRL' as const;
