@@ -207,6 +207,46 @@ describe(`Mexican aggregate cashier, sandbox (${databaseLabel})`, () => {
     assert.equal(callback.orderActualAmount, '10000.00');
   });
 
+  it('pesos collected settle after the merchant’s delay and fund an MXN → USDT exchange order', async () => {
+    const funded = await gw.merchantWithKey();
+    await gw.admin('PUT', `/admin/v1/merchants/${funded.merchantId}/cashier`, { currency: 'MXN' });
+    await gw.admin('PUT', `/admin/v1/merchants/${funded.merchantId}/settlement`, { delayMs: 60_000 });
+    const rate = await gw.admin('PUT', '/admin/v1/rates/MXN/USDT', { buy: '18.50', sell: '19.00', spreadBps: 0 });
+    assert.equal(rate.status, 200, JSON.stringify(rate.body));
+    const created = await open({}, funded.credentials);
+    const chosen = await submit(pathOf(created.body.data as string), { amount: '950.00', method: 'SPEI' });
+    const order = await gw.gateway.orders.findByCashier(/^\/cashier\/([^?]+)/.exec(chosen.location ?? '')?.[1] ?? '');
+    assert.ok(order !== undefined);
+    assert.equal((await gw.sandbox(order.id, 'paid')).status, 200);
+    gw.clock.advance(60_001);
+    assert.ok((await gw.gateway.ledger.settleDue()) >= 1);
+    const exchange = await signedCall(
+      gw.url,
+      funded.credentials,
+      {
+        path: '/api/v3/exchange/fiat/to/wallet',
+        body: {
+          addressTo: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t',
+          chainType: 'TRON',
+          tokenType: 'USDT',
+          currencyAmount: '900',
+          currencyType: 'MXN',
+          externalOrderId: nextId(),
+        },
+      },
+      gw.clock.now(),
+    );
+    assert.equal(exchange.body.code, '200', exchange.body.msgEn);
+    const balance = await signedCall(
+      gw.url,
+      funded.credentials,
+      { path: '/api/v3/bra/query/balance', method: 'GET' },
+      gw.clock.now(),
+    );
+    const mxn = (balance.body.data as Record<string, string>[]).find((b) => b.currencyType === 'MXN');
+    assert.deepEqual([mxn?.accountBalance, mxn?.accountFreezeAmount], ['50.00', '900.00']);
+  });
+
   it('an expired SPEI order ends with its callback, and the Brazilian cashier of another merchant is unchanged', async () => {
     const { order } = await pay({}, { amount: '75', method: 'SPEI' });
     assert.equal((await gw.sandbox(order.id, 'expired')).status, 200);

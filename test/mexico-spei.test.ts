@@ -354,4 +354,13 @@ describe(`SPEI through STP (${databaseLabel})`, () => {
     const rows = await abonoRows(clabe);
     assert.match(String(rows[0]?.return_rastreo), /^CGD[0-9A-F]{20}$/);
   });
+
+  it('counts abonos by answer and disposition, and STP calls by operation and outcome, at /metrics', async () => {
+    const text = await (await fetch(new URL('/metrics', gw.url))).text();
+    assert.match(text, /cashgate_spei_abonos_total\{answer="confirmar",disposition="credited"\} \d+/);
+    // This node replaced the first one mid-suite: what it decided, and the redeliveries it answered from the record.
+    assert.match(text, /cashgate_spei_abonos_total\{answer="repeat",disposition="\w+"\} \d+/);
+    assert.match(text, /cashgate_stp_requests_total\{operation="consultaOrden",outcome="ok"\} \d+/);
+    assert.match(text, /cashgate_spei_abono_seconds_count \d+/);
+  });
 });
