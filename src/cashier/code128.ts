@@ -6,8 +6,7 @@
  * fourth bar (13 modules). The check symbol is the start's value plus each symbol's value times its
  * position, modulo 103.
  */
-import { escapeXml } from '../http/html.js';
-import { positiveNumber } from './svg.js';
+import { barsSvg, positiveNumber } from './svg.js';
 
 /** Light modules before the start and after the stop symbol (the standard asks at least 10). */
 export const CODE128_QUIET_ZONE = 10;
@@ -79,39 +78,14 @@ export interface Code128Options {
   title?: string;
 }
 
-/** A number for an SVG attribute, at most three decimals and no trailing zeros. */
-const svgNumber = (n: number): string => String(+n.toFixed(3));
-
 /**
  * `text` as a Code 128 barcode in one inline SVG, drawn as the ITF barcode is (itf-barcode.ts): the
  * viewBox in modules, the bars one black path over a white background with its quiet zones.
  */
 export function code128Svg(text: string, options: Code128Options = {}): string {
-  const module = positiveNumber(options.module ?? 2, 'module');
-  const height = positiveNumber(options.height ?? 60, 'height');
-  const modules = code128Modules(text);
-  const barHeight = svgNumber(height / module);
-  const parts: string[] = [];
-  let penX = 0;
-  let x = 0;
-  while (x < modules.length) {
-    if (!modules[x]) {
-      x++;
-      continue;
-    }
-    const start = x;
-    while (modules[x] === true) x++;
-    const width = x - start;
-    parts.push(parts.length === 0 ? `M${start} 0` : `m${start - penX} 0`, `h${width}v${barHeight}h-${width}z`);
-    penX = start;
-  }
-  const total = modules.length;
-  return (
-    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${total} ${barHeight}" ` +
-    `width="${svgNumber(total * module)}" height="${svgNumber(height)}" shape-rendering="crispEdges" role="img">` +
-    `<title>${escapeXml(options.title ?? 'Barcode')}</title>` +
-    `<rect width="${total}" height="${barHeight}" fill="#fff"/>` +
-    `<path fill="#000" d="${parts.join('')}"/>` +
-    `</svg>`
-  );
+  return barsSvg(code128Modules(text), {
+    module: positiveNumber(options.module ?? 2, 'module'),
+    height: positiveNumber(options.height ?? 60, 'height'),
+    title: options.title ?? 'Barcode',
+  });
 }

@@ -3,8 +3,7 @@
  * barcode (FEBRABAN). Each pair of digits is one group of five bars (the first digit) interleaved with
  * five spaces (the second); a digit is five elements of which two are wide.
  */
-import { escapeXml } from '../http/html.js';
-import { positiveNumber } from './svg.js';
+import { barsSvg, positiveNumber } from './svg.js';
 
 /** Narrow modules per wide element: FEBRABAN's boleto uses wide = 3 × narrow. */
 export const ITF_WIDE = 3;
@@ -75,41 +74,15 @@ export function itfModules(digits: string): boolean[] {
   return modules;
 }
 
-/** A number for an SVG attribute, at most three decimals and no trailing zeros. */
-const svgNumber = (n: number): string => String(+n.toFixed(3));
-
 /**
  * `digits` as an ITF barcode in one inline SVG. The viewBox is in narrow modules across and the same
  * unit down, so the bars keep their proportions when the page scales the SVG; the bars are one black
  * path over a white background (quiet zones included), drawn with crisp edges.
  */
 export function itfBarcodeSvg(digits: string, options: ItfBarcodeOptions = {}): string {
-  const narrow = positiveNumber(options.narrow ?? 2, 'narrow');
-  const height = positiveNumber(options.height ?? 60, 'height');
-  const modules = itfModules(digits);
-  const barHeight = svgNumber(height / narrow);
-  const parts: string[] = [];
-  let penX = 0;
-  let x = 0;
-  while (x < modules.length) {
-    if (!modules[x]) {
-      x++;
-      continue;
-    }
-    const start = x;
-    while (modules[x] === true) x++;
-    const width = x - start;
-    // After `z` the pen is back at the bar's top left corner, so the next bar is a relative move.
-    parts.push(parts.length === 0 ? `M${start} 0` : `m${start - penX} 0`, `h${width}v${barHeight}h-${width}z`);
-    penX = start;
-  }
-  const total = modules.length;
-  return (
-    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${total} ${barHeight}" ` +
-    `width="${svgNumber(total * narrow)}" height="${svgNumber(height)}" shape-rendering="crispEdges" role="img">` +
-    `<title>${escapeXml(options.title ?? 'Barcode')}</title>` +
-    `<rect width="${total}" height="${barHeight}" fill="#fff"/>` +
-    `<path fill="#000" d="${parts.join('')}"/>` +
-    `</svg>`
-  );
+  return barsSvg(itfModules(digits), {
+    module: positiveNumber(options.narrow ?? 2, 'narrow'),
+    height: positiveNumber(options.height ?? 60, 'height'),
+    title: options.title ?? 'Barcode',
+  });
 }

@@ -25,6 +25,36 @@ export function isConnectError(error: unknown): boolean {
 }
 
 /**
+ * One call to a provider as it happened, for an order's rail messages (redacted by the caller): what
+ * was called, the body sent and the answer, how it ended (`ok`, the provider's error code,
+ * `http-<status>`, `timeout`, `network`, `bad-answer`) and how long it took.
+ */
+export interface ProviderExchange<Operation extends string = string> {
+  operation: Operation;
+  method: string;
+  path: string;
+  request: unknown;
+  httpStatus: number | null;
+  response: unknown;
+  code: string;
+  durationMs: number;
+}
+
+/** The exchange of an error that follows no call of its own (an answer that could not be read). */
+export function lostExchange<Operation extends string>(operation: Operation): ProviderExchange<Operation> {
+  return {
+    operation,
+    method: '',
+    path: '',
+    request: null,
+    httpStatus: null,
+    response: null,
+    code: 'bad-answer',
+    durationMs: 0,
+  };
+}
+
+/**
  * An OAuth access token kept until a minute before it expires, fetched once however many calls
  * wait for it (no stampede on the provider's token endpoint), and dropped when the provider
  * refuses it so the next call fetches a new one.

@@ -1,7 +1,7 @@
 import type { Registry } from 'prom-client';
 import { Agent } from 'undici';
 import type { Minor } from '../../money.js';
-import { TokenCache } from '../network.js';
+import { lostExchange, TokenCache } from '../network.js';
 import { barcodeFromLinha } from './boleto.js';
 import {
   IssuerError,
@@ -573,17 +573,7 @@ export class EfiIssuer implements BoletoIssuer {
 
   /** An exchange for an error that follows no call of its own. */
   #lost(operation: EfiOperation): IssuerExchange {
-    return {
-      issuer: 'efi',
-      operation,
-      method: '',
-      path: '',
-      request: null,
-      httpStatus: null,
-      response: null,
-      code: 'bad-answer',
-      durationMs: 0,
-    };
+    return { issuer: 'efi', ...lostExchange(operation) };
   }
 }
 

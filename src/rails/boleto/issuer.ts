@@ -1,7 +1,7 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { request, type Dispatcher } from 'undici';
 import type { Minor } from '../../money.js';
-import { isConnectError } from '../network.js';
+import { isConnectError, type ProviderExchange } from '../network.js';
 
 /**
  * A bank or institution that registers boletos (with their Pix) for Cashgate: Efí's API Cobranças
@@ -97,19 +97,14 @@ export interface IssuerCharge {
     | undefined;
 }
 
-/** One call as it happened, for the order's rail messages: the body sent and the answer (redacted by the caller). */
-export interface IssuerExchange {
+/**
+ * One call as it happened, for the order's rail messages (redacted by the caller). `operation` is
+ * what metrics call it: `oauth`, `issue`, `get`, `find`, `cancel`, `pdf`, `list-paid`,
+ * `notification`, `webhook-put`; `code` is `ok`, the issuer's error code or name, `http-<status>`,
+ * `timeout` or `network`.
+ */
+export interface IssuerExchange extends ProviderExchange {
   issuer: IssuerName;
-  /** What was called, by the name metrics give it: `oauth`, `issue`, `get`, `find`, `cancel`, `pdf`, `list-paid`, `notification`, `webhook-put`. */
-  operation: string;
-  method: string;
-  path: string;
-  request: unknown;
-  httpStatus: number | null;
-  response: unknown;
-  /** `ok`, the issuer's error code or name, `http-<status>`, `timeout` or `network`. */
-  code: string;
-  durationMs: number;
 }
 
 /**

@@ -10,7 +10,7 @@ import type { KeyObject } from 'node:crypto';
 import type { Registry } from 'prom-client';
 import { Agent, request, type Dispatcher } from 'undici';
 import { parseDecimal, type Minor } from '../../money.js';
-import { isConnectError, providerCallMetrics } from '../network.js';
+import { isConnectError, lostExchange, providerCallMetrics, type ProviderExchange } from '../network.js';
 import { cadenaConsultaFecha, cadenaConsultaOrden, cadenaOriginalOrden, formatMonto, signCadena } from './firma.js';
 
 export interface StpConfig {
@@ -68,17 +68,7 @@ export interface StpOrdenRequest {
 }
 
 /** One call as it happened, for the order's rail messages (the firma shortened; redacted further by the caller). */
-export interface StpExchange {
-  operation: StpOperation;
-  method: string;
-  path: string;
-  request: unknown;
-  httpStatus: number | null;
-  response: unknown;
-  /** `ok`, STP's `resultado.id` (`-1`, `-22`…), `efws-<estado>`, `http-<status>`, `timeout`, `network` or `bad-answer`. */
-  code: string;
-  durationMs: number;
-}
+export type StpExchange = ProviderExchange<StpOperation>;
 
 export interface StpCalled<T> {
   value: T;
@@ -599,19 +589,7 @@ export class StpClient {
 
   #bad(exchanges: StpExchange[], operation: StpOperation, message: string): StpError {
     const last = exchanges.at(-1);
-    const exchange: StpExchange =
-      last === undefined
-        ? {
-            operation,
-            method: '',
-            path: '',
-            request: null,
-            httpStatus: null,
-            response: null,
-            code: 'bad-answer',
-            durationMs: 0,
-          }
-        : this.#done(exchanges, 'bad-answer');
+    const exchange: StpExchange = last === undefined ? lostExchange(operation) : this.#done(exchanges, 'bad-answer');
     return new StpError('invalid', 'bad-answer', message, exchange);
   }
 
