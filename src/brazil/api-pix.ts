@@ -10,7 +10,6 @@ import { COLLECTION_STATUS } from '../orders/state-machine.js';
 import { PixError, type ApiPixClient, type PixExchange } from '../rails/pix/api-pix-client.js';
 import * as railq from '../rails/queries.js';
 import { RailRefusal, type Rail, type RailOrder, type RailStarted } from '../rails/rails.js';
-import { newId } from '../store/ids.js';
 import { isUniqueViolation, type Store, type Tx } from '../store/store.js';
 import { payerDocument, type BrazilDetails } from './details.js';
 import * as q from './queries.js';
@@ -184,21 +183,10 @@ export class ApiPixBrazil {
     ref: string | null,
     disposition: 'matched' | 'unmatched' | 'refused',
   ): railq.RailMessageRow {
-    return {
-      id: newId('rlm'),
-      order_id: orderId,
-      rail: 'apipix',
-      direction: 'in',
-      endpoint,
-      ref,
-      http_status: null,
-      code: null,
-      request: null,
-      response: JSON.stringify(redactPix(body, this.#token)),
-      duration_ms: null,
-      disposition,
-      at: this.deps.clock.now(),
-    };
+    const at = this.deps.clock.now();
+    return railq.inboundMessage('apipix', endpoint, body, { orderId, ref, disposition, at }, (v) =>
+      redactPix(v, this.#token),
+    );
   }
 
   #write<T>(work: (tx: Tx) => Promise<T>): Promise<T> {

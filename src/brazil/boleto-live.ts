@@ -15,7 +15,6 @@ import {
 } from '../rails/boleto/issuer.js';
 import * as railq from '../rails/queries.js';
 import { RailRefusal, type Rail, type RailOrder, type RailStarted } from '../rails/rails.js';
-import { newId } from '../store/ids.js';
 import type { BoletoChargeState } from '../store/schema.js';
 import type { Store, Tx } from '../store/store.js';
 import { maskDocument } from './api-pix.js';
@@ -573,23 +572,12 @@ export class BoletoLive {
   ): Promise<void> {
     this.#notifications?.inc({ issuer: this.issuer, disposition });
     if (disposition === 'failed') return;
+    const at = this.deps.clock.now();
     await this.#write((tx) =>
       railq.insertRailMessages(tx, [
-        {
-          id: newId('rlm'),
-          order_id: orderId,
-          rail: `boleto-${this.issuer}`,
-          direction: 'in',
-          endpoint: 'notification',
-          ref,
-          http_status: null,
-          code: null,
-          request: null,
-          response: JSON.stringify(redactBoleto(body ?? null, this.#token)),
-          duration_ms: null,
-          disposition,
-          at: this.deps.clock.now(),
-        },
+        railq.inboundMessage(`boleto-${this.issuer}`, 'notification', body, { orderId, ref, disposition, at }, (v) =>
+          redactBoleto(v, this.#token),
+        ),
       ]),
     );
   }

@@ -25,7 +25,6 @@ import {
   type StripeExchange,
   type StripeIntent,
 } from '../rails/stripe/client.js';
-import { newId } from '../store/ids.js';
 import type { Store } from '../store/store.js';
 import { mexicoCityDaysBetween } from './collections.js';
 import * as q from './queries.js';
@@ -94,21 +93,8 @@ export class OxxoLive {
     disposition: 'matched' | 'unmatched' | 'refused',
     orderId: string | null,
   ) {
-    return {
-      id: newId('rlm'),
-      order_id: orderId,
-      rail: RAIL,
-      direction: 'in' as const,
-      endpoint: 'webhook',
-      ref,
-      http_status: null,
-      code: null,
-      request: null,
-      response: JSON.stringify(redactStripe(body ?? null)),
-      duration_ms: null,
-      disposition,
-      at: this.deps.clock.now(),
-    };
+    const at = this.deps.clock.now();
+    return railq.inboundMessage(RAIL, 'webhook', body, { orderId, ref, disposition, at }, redactStripe);
   }
 
   /** The rail of OXXO orders: one confirmed PaymentIntent per order, its voucher recorded with the order. */

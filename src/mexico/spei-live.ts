@@ -35,7 +35,6 @@ import {
 } from '../rails/stp/client.js';
 import * as railq from '../rails/queries.js';
 import { derivedHex, type Rail } from '../rails/rails.js';
-import { newId } from '../store/ids.js';
 import type { Store, Tx } from '../store/store.js';
 import * as q from './queries.js';
 
@@ -168,21 +167,8 @@ export class SpeiLive {
     disposition: 'matched' | 'unmatched' | 'refused',
     orderId: string | null,
   ): railq.RailMessageRow {
-    return {
-      id: newId('rlm'),
-      order_id: orderId,
-      rail: RAIL,
-      direction: 'in',
-      endpoint,
-      ref,
-      http_status: null,
-      code: null,
-      request: null,
-      response: JSON.stringify(redactStp(body ?? null)),
-      duration_ms: null,
-      disposition,
-      at: this.deps.clock.now(),
-    };
+    const at = this.deps.clock.now();
+    return railq.inboundMessage(RAIL, endpoint, body, { orderId, ref, disposition, at }, redactStp);
   }
 
   #count(answer: string, disposition: string): void {

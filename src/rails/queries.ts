@@ -56,6 +56,34 @@ export function outboundMessage(
   };
 }
 
+/**
+ * The record of one message a rail's provider sent Cashgate (a webhook, a notification): its body,
+ * passed through `redact`, and what Cashgate made of it (matched to an order, unmatched, refused).
+ */
+export function inboundMessage(
+  rail: string,
+  endpoint: string,
+  body: unknown,
+  about: { orderId: string | null; ref: string | null; disposition: 'matched' | 'unmatched' | 'refused'; at: number },
+  redact: (value: unknown) => unknown,
+): RailMessageRow {
+  return {
+    id: newId('rlm'),
+    order_id: about.orderId,
+    rail,
+    direction: 'in',
+    endpoint,
+    ref: about.ref,
+    http_status: null,
+    code: null,
+    request: null,
+    response: JSON.stringify(redact(body ?? null)),
+    duration_ms: null,
+    disposition: about.disposition,
+    at: about.at,
+  };
+}
+
 export async function insertRailMessages(db: Db, rows: readonly RailMessageRow[]): Promise<void> {
   if (rows.length === 0) return;
   await db
