@@ -404,9 +404,10 @@ describe('STP webhook bodies', () => {
     assert.throws(() => abonoReply('devolver', 4), RangeError);
     assert.deepEqual(
       Object.keys(STP_RETURN_CAUSES).map(Number),
-      [1, 2, 3, 5, 6, 14, 15, 16, 17, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 30, 31],
+      [1, 2, 3, 5, 6, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 30, 31],
     );
     assert.equal(STP_RETURN_CAUSES[1], 'cuenta inexistente');
+    assert.equal(STP_RETURN_CAUSES[13], 'beneficiario no reconoce el pago');
   });
 });
 

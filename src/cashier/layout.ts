@@ -59,9 +59,11 @@ main{border:0;margin:0;max-width:none;min-height:0}}
 /**
  * Progressive enhancement only: copy buttons, the countdown, the status poll that reloads the page
  * when the order moves on (the page without script shows the same and refreshes itself), the chosen
- * method's card, forms sent once (`data-once`: their buttons disabled while the post is in flight) and
- * the paid page's stoppable countdown back to the shop (without script: its button alone), the
- * receipt's print button, and the Pix QR code folded away on a phone (open without script).
+ * method's card, the fields only some methods need (the document; OXXO's name and email, shown only
+ * while OXXO is chosen: without script they stay shown), forms sent once (`data-once`: their buttons
+ * disabled while the post is in flight) and the paid page's stoppable countdown back to the shop
+ * (without script: its button alone), the receipt's print button, and the Pix QR code folded away on a
+ * phone (open without script).
  */
 const SCRIPT = `(function(){
 var d=document,b=d.body;
@@ -80,9 +82,11 @@ if(u){var poll=function(){fetch(u,{cache:'no-store'}).then(function(r){return r.
 if(s.state!==b.getAttribute('data-state')){location.reload()}else{setTimeout(poll,3000)}},function(){
 setTimeout(poll,6000)})};setTimeout(poll,3000);}
 var sm=d.querySelector('.summary');if(sm)sm.focus();
-var rs=d.querySelectorAll('input[name=method]');
+var rs=d.querySelectorAll('input[name=method]'),ct=d.getElementById('contact-field');
+var contact=function(){if(ct)ct.hidden=!d.querySelector('input[name=method][data-needs-contact="true"]:checked')};
+if(ct){contact();window.addEventListener('pageshow',contact)}
 rs.forEach(function(r){r.addEventListener('change',function(){var doc=d.getElementById('document-field');
-if(doc)doc.hidden=r.getAttribute('data-needs-document')!=='true';
+if(doc)doc.hidden=r.getAttribute('data-needs-document')!=='true';contact();
 rs.forEach(function(o){var l=o.closest('.method');if(l)l.classList.toggle('checked',o.checked)})})});
 d.querySelectorAll('form[data-once]').forEach(function(f){f.addEventListener('submit',function(e){if(f.getAttribute('data-sent')){e.preventDefault();return}
 f.setAttribute('data-sent','1');f.querySelectorAll('button').forEach(function(x){x.disabled=true})})});

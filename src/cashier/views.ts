@@ -527,7 +527,7 @@ export function checkoutView(
   const methods = state.methods.map(({ method, available }) => {
     const needs = CASHIER_METHOD_SPECS[method].needsDocument;
     return html`<label class="${chosen === method ? 'method checked' : 'method'}" for="method-${method}"><input type="radio"
-id="method-${method}" name="method" value="${method}" data-needs-document="${String(needs)}"${
+id="method-${method}" name="method" value="${method}" data-needs-document="${String(needs)}" data-needs-contact="${String(method === 'OXXO')}"${
       available ? '' : trusted(' disabled')
     }${chosen === method ? trusted(' checked') : ''}${describedBy('method')}><span><strong>${t(`method_${method}`)}</strong><span class="muted">${
       available ? t(`hint_${method}`) : t('unavailable')
@@ -546,7 +546,9 @@ value="${input.document ?? ''}"${describedBy('document', 'document-hint')}>
   // OXXO's voucher names its payer: asked on the form whenever OXXO can be chosen (without script
   // the fields cannot appear when it is picked), and needed only when it is.
   const contactFields = state.methods.some((m) => m.method === 'OXXO' && m.available)
-    ? html`<fieldset id="contact-field"><legend>${t('contactLegend')}</legend><p id="contact-hint" class="muted">${t('contactHint')}</p>
+    ? html`<fieldset
+id="contact-field"${chosen !== undefined && chosen !== 'OXXO' ? trusted(' hidden') : ''}><legend>${t('contactLegend')}</legend><p
+id="contact-hint" class="muted">${t('contactHint')}</p>
 <label for="name">${t('nameInput')}</label>${errorLine('name')}
 <input type="text" id="name" name="name" autocomplete="name" maxlength="100"
 value="${input.name ?? ''}"${describedBy('name', 'contact-hint')}>

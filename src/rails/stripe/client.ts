@@ -6,16 +6,22 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Registry } from 'prom-client';
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, errors as undiciErrors, request, type Dispatcher } from 'undici';
 import type { Minor } from '../../money.js';
-import { isConnectError, providerCallMetrics } from '../network.js';
+import { isConnectError, providerCallMetrics, type ProviderExchange } from '../network.js';
 
-/** The API version every request pins (Stripe answers in its shapes whatever the account's default). */
+/**
+ * The API version every request pins (`Stripe-Version`), so that Stripe answers in the shapes read
+ * here whatever the account's default: 2024-06-20, a published dated version whose PaymentIntent
+ * carries `next_action.oxxo_display_details` and `payment_method_options.oxxo.expires_after_days`.
+ */
 export const STRIPE_API_VERSION = '2024-06-20';
 
+export const STRIPE_BASE_URL = 'https://api.stripe.com';
+
 export interface StripeConfig {
-  /** `https://api.stripe.com` (no trailing slash). */
-  baseUrl: string;
+  /** Default `https://api.stripe.com`; a trailing slash is dropped. */
+  baseUrl?: string;
   secretKey: string;
   /** How long one call may take before its outcome counts as unknown. */
   timeoutMs: number;
@@ -26,13 +32,16 @@ export interface StripeConfig {
 export type StripeOperation = 'create' | 'retrieve' | 'cancel' | 'list';
 
 /**
- * A PaymentIntent in Cashgate's words:
- * - `awaiting`: the voucher is issued and payable (`requires_action` with `oxxo_display_details`);
- * - `processing`: Stripe is confirming a payment;
- * - `paid`: `succeeded`;
- * - `expired`: back to `requires_payment_method` after a voucher was issued (it expired unpaid);
+ * A PaymentIntent in Cashgate's words (docs.stripe.com/payments/oxxo/accept-a-payment: a confirmed
+ * OXXO intent is `requires_action` with `next_action.oxxo_display_details`; it becomes `succeeded`
+ * once the cash is paid; an expired voucher "returns to a status of `requires_payment_method`"):
+ * - `awaiting`: `requires_action` (the voucher is issued and payable);
+ * - `processing`: `processing` (Stripe is confirming a payment);
+ * - `paid`: `succeeded` (`amount_received` is what was taken);
+ * - `expired`: `requires_payment_method` after a voucher was issued: a `last_payment_error`, or a
+ *   `payment_method` still attached, shows an attempt was made (the voucher expired unpaid);
  * - `canceled`: `canceled`;
- * - `other`: anything else (`requires_confirmation`, `requires_payment_method` before any voucher…).
+ * - `other`: anything else (`requires_confirmation`, `requires_payment_method` before any attempt…).
  */
 export type StripeIntentState = 'awaiting' | 'processing' | 'paid' | 'expired' | 'canceled' | 'other';
 
@@ -59,17 +68,8 @@ export interface StripeEvent {
   data: { object: unknown };
 }
 
-export interface StripeExchange {
-  operation: StripeOperation;
-  method: string;
-  path: string;
-  request: unknown;
-  httpStatus: number | null;
-  response: unknown;
-  /** `ok`, Stripe's `error.code` (or `error.type`), `http-<status>`, `timeout` or `network`. */
-  code: string;
-  durationMs: number;
-}
+/** One call as it happened (`code`: `ok`, Stripe's `error.code` or `error.type`, `http-<status>`, `timeout`, `network`). */
+export type StripeExchange = ProviderExchange<StripeOperation>;
 
 export interface StripeCalled<T> {
   value: T;
@@ -77,30 +77,59 @@ export interface StripeCalled<T> {
 }
 
 /**
- * What a failed call means: `invalid` (Stripe refused the request for what it is, an idempotency
- * conflict or a refused key included: another attempt would not help), `not-found`, `busy` (429,
- * 503: nothing was done), `network` (never sent), `unknown` (timeout, reset, 5xx: Stripe may have
- * acted; the same Idempotency-Key replays its answer).
+ * What a failed call means:
+ * - `invalid`: Stripe refused the request for what it is (400, 402, 403, a 404 other than
+ *   `resource_missing`, an `idempotency_error`; a 401 with the code `authentication_error`):
+ *   another attempt would not help;
+ * - `not-found`: 404 `resource_missing`;
+ * - `busy`: 429, 503, or 409 (another request with the same Idempotency-Key is in progress):
+ *   nothing was done, try later;
+ * - `network`: never sent (refused connection, unknown host, TLS);
+ * - `unknown`: a timeout, a reset, another 5xx, an answer that is not Stripe's: Stripe may have
+ *   acted; the same Idempotency-Key replays its answer.
  */
 export type StripeErrorKind = 'invalid' | 'not-found' | 'busy' | 'network' | 'unknown';
 
 export class StripeError extends Error {
   readonly #exchange: StripeExchange;
+  /** Stripe's `error.type` (`invalid_request_error`, `card_error`, `idempotency_error`, `api_error`). */
+  readonly type: string | undefined;
+  /** Stripe's `error.param`: the parameter refused. */
+  readonly param: string | undefined;
+  /** Stripe's `error.message` (or what failed when Stripe did not answer). */
+  readonly stripeMessage: string;
 
   constructor(
     readonly kind: StripeErrorKind,
     readonly code: string,
     message: string,
     exchange: StripeExchange,
+    details: { type?: string | undefined; param?: string | undefined } = {},
   ) {
     super(`stripe ${exchange.operation}: ${code} ${message}`);
     this.name = 'StripeError';
     this.#exchange = exchange;
+    this.type = details.type;
+    this.param = details.param;
+    this.stripeMessage = message;
   }
 
+  get httpStatus(): number | null {
+    return this.#exchange.httpStatus;
+  }
+
+  /** The call as sent and answered (for the order's redacted rail messages). */
   get exchange(): StripeExchange {
     return this.#exchange;
   }
+}
+
+/** What a non-2xx answer means, from its HTTP status and Stripe's `error.type`/`error.code`. */
+export function stripeErrorKind(status: number, code: string | undefined): StripeErrorKind {
+  if (status === 404) return code === 'resource_missing' ? 'not-found' : 'invalid';
+  if (status === 409 || status === 429 || status === 503) return 'busy';
+  if (status >= 400 && status < 500) return 'invalid';
+  return 'unknown';
 }
 
 /** Stripe's bracket notation: `{a: {b: 1}, c: ['x']}` → `a[b]=1&c[]=x`. */
@@ -169,7 +198,10 @@ export class StripeClient {
   readonly #ownAgent: Agent | undefined;
   readonly #record: (called: string, outcome: string, durationMs: number) => void;
 
+  readonly #baseUrl: string;
+
   constructor(readonly config: StripeConfig) {
+    this.#baseUrl = (config.baseUrl ?? STRIPE_BASE_URL).replace(/\/+$/, '');
     const agent =
       config.dispatcher === undefined ? new Agent({ connections: 16, keepAliveTimeout: 10_000 }) : undefined;
     this.#ownAgent = agent;
@@ -178,12 +210,19 @@ export class StripeClient {
       prefix: 'cashgate_stripe',
       provider: 'Stripe',
       labels: ['operation', 'outcome'],
-      outcomes: "ok, Stripe's error code, http-<status>, timeout, network",
+      outcomes:
+        "ok, Stripe's error code (or type), authentication_error, http-<status>, timeout, reset, network, bad-answer",
     });
   }
 
-  /** One OXXO PaymentIntent, created and confirmed: Stripe answers it `requires_action` with its voucher. */
+  /**
+   * One OXXO PaymentIntent, created and confirmed in one `POST /v1/payment_intents`: Stripe answers
+   * it `requires_action` with its voucher. `amount` in centavos; `expiresAfterDays` 1 to 7 (the
+   * voucher expires at 23:59 Mexico City time on that calendar day); the Idempotency-Key makes a
+   * repeated attempt get Stripe's first answer.
+   */
   async createOxxoIntent(req: {
+    /** Centavos. */
     amount: Minor;
     idempotencyKey: string;
     expiresAfterDays: number;
@@ -200,6 +239,7 @@ export class StripeClient {
       payment_method_data: { type: 'oxxo', billing_details: { name: req.name, email: req.email } },
       payment_method_options: { oxxo: { expires_after_days: String(req.expiresAfterDays) } },
       metadata: { order_id: req.orderId },
+      // Stripe publishes no length for `description`; 1000 characters is Cashgate's own cap.
       ...(req.description !== undefined && { description: req.description.slice(0, 1000) }),
     };
     return this.#intent('create', 'POST', '/v1/payment_intents', form, req.idempotencyKey);
@@ -227,12 +267,14 @@ export class StripeClient {
       const body = obj(
         await this.#call('list', 'GET', `/v1/payment_intents?${query}`, undefined, undefined, exchanges),
       );
-      const data = Array.isArray(body?.data) ? (body.data as unknown[]) : [];
+      if (body?.object !== 'list' || !Array.isArray(body.data))
+        throw this.#badAnswer(exchanges, 'the answer is not a list');
+      const data = body.data as unknown[];
       for (const item of data) {
         const intent = intentOf(item);
         if (intent !== undefined) intents.push(intent);
       }
-      if (body?.has_more !== true || data.length === 0) break;
+      if (body.has_more !== true || data.length === 0) break;
       after = str(obj(data[data.length - 1])?.id);
     }
     return { value: intents, exchanges };
@@ -252,11 +294,14 @@ export class StripeClient {
     const exchanges: StripeExchange[] = [];
     const body = await this.#call(operation, method, path, form, idempotencyKey, exchanges);
     const intent = intentOf(body);
-    if (intent === undefined) {
-      const last = exchanges[exchanges.length - 1] as StripeExchange;
-      throw new StripeError('unknown', 'bad-answer', 'the answer is not a PaymentIntent', last);
-    }
+    if (intent === undefined) throw this.#badAnswer(exchanges, 'the answer is not a PaymentIntent');
     return { value: intent, exchanges };
+  }
+
+  #badAnswer(exchanges: StripeExchange[], message: string): StripeError {
+    const last = exchanges[exchanges.length - 1] as StripeExchange;
+    last.code = 'bad-answer';
+    return new StripeError('unknown', 'bad-answer', message, last);
   }
 
   async #call(
@@ -268,11 +313,12 @@ export class StripeClient {
     exchanges: StripeExchange[],
   ): Promise<unknown> {
     const started = performance.now();
+    const [bare, query] = path.split('?') as [string, string | undefined];
     const exchange: StripeExchange = {
       operation,
       method,
-      path: path.split('?')[0] ?? path,
-      request: form ?? null,
+      path: bare,
+      request: form ?? (query === undefined ? null : Object.fromEntries(new URLSearchParams(query))),
       httpStatus: null,
       response: null,
       code: 'network',
@@ -287,7 +333,7 @@ export class StripeClient {
     let status: number;
     let text: string;
     try {
-      const answer = await request(`${this.config.baseUrl}${path}`, {
+      const answer = await request(`${this.#baseUrl}${path}`, {
         method,
         dispatcher: this.#dispatcher,
         headersTimeout: this.config.timeoutMs,
@@ -304,7 +350,9 @@ export class StripeClient {
       text = await answer.body.text();
     } catch (error) {
       const network = isConnectError(error);
-      done(network ? 'network' : 'timeout');
+      const timeout =
+        error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError;
+      done(network ? 'network' : timeout ? 'timeout' : 'reset');
       throw new StripeError(
         network ? 'network' : 'unknown',
         exchange.code,
@@ -325,12 +373,14 @@ export class StripeClient {
       return body;
     }
     const error = obj(obj(body)?.error);
-    const code = str(error?.code) ?? str(error?.type) ?? `http-${status}`;
+    const type = str(error?.type);
+    const code = status === 401 ? 'authentication_error' : (str(error?.code) ?? type ?? `http-${status}`);
     done(code);
     const message = str(error?.message) ?? `HTTP ${status}`;
-    const kind: StripeErrorKind =
-      status === 404 ? 'not-found' : status === 429 || status === 503 ? 'busy' : status >= 500 ? 'unknown' : 'invalid';
-    throw new StripeError(kind, code, message, exchange);
+    throw new StripeError(stripeErrorKind(status, str(error?.code)), code, message, exchange, {
+      type,
+      param: str(error?.param),
+    });
   }
 }
 
@@ -355,7 +405,8 @@ export function verifyStripeSignature(
   | { ok: false; reason: 'missing' | 'malformed' | 'timestamp' | 'signature' | 'body' } {
   if (header === undefined || header === '') return { ok: false, reason: 'missing' };
   const parts = header.split(',').map((p) => p.trim().split('='));
-  const t = Number(parts.find(([k]) => k === 't')?.[1]);
+  const stamp = parts.find(([k]) => k === 't')?.[1] ?? '';
+  const t = /^\d{1,12}$/.test(stamp) ? Number(stamp) : Number.NaN;
   const signatures = parts.filter(([k, v]) => k === 'v1' && v !== undefined && /^[0-9a-f]{64}$/.test(v));
   if (!Number.isSafeInteger(t) || signatures.length === 0) return { ok: false, reason: 'malformed' };
   if (Math.abs(nowSec - t) > toleranceSec) return { ok: false, reason: 'timestamp' };
