@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { mexicoCityEndOfDay, OXXO_CONFIRMATION_WINDOW_MS } from '../src/mexico/collections.js';
 import { isValidClabe } from '../src/rails/stp/clabe.js';
 import { databaseLabel } from './support/database.js';
+import { openAndChoose, submitForm } from './support/checkout-form.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 import { eventually, startReceiver, type CallbackReceiver } from './support/receiver.js';
 
@@ -42,25 +43,9 @@ describe(`Mexican aggregate cashier, sandbox (${databaseLabel})`, () => {
     const response = await fetch(new URL(path, gw.url), { headers, redirect: 'manual' });
     return { status: response.status, text: await response.text(), location: response.headers.get('location') };
   };
-  const submit = async (path: string, form: Record<string, string>) => {
-    const response = await fetch(new URL(path, gw.url), {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(form).toString(),
-      redirect: 'manual',
-    });
-    return { status: response.status, text: await response.text(), location: response.headers.get('location') };
-  };
-  const pay = async (create: Record<string, unknown>, form: Record<string, string>) => {
-    const created = await open(create);
-    assert.equal(created.body.code, '200', created.body.msgEn);
-    const chosen = await submit(pathOf(created.body.data as string), form);
-    assert.equal(chosen.status, 303, chosen.text.slice(0, 800));
-    const cashierId = /^\/cashier\/([^?]+)/.exec(chosen.location ?? '')?.[1] ?? '';
-    const order = await gw.gateway.orders.findByCashier(cashierId);
-    assert.ok(order !== undefined);
-    return { order, cashierPath: `/cashier/${cashierId}` };
-  };
+  const submit = (path: string, form: Record<string, string>) => submitForm(gw, path, form);
+  const pay = (create: Record<string, unknown>, form: Record<string, string>) =>
+    openAndChoose(gw, merchant.credentials, form, create);
   const callbackOf = (orderId: string) =>
     eventually(
       async () =>

@@ -5,7 +5,8 @@ import { signStripePayload } from '../src/rails/stripe/client.js';
 import { databaseLabel } from './support/database.js';
 import { freePort } from './support/fake-daraja.js';
 import { startFakeStripe, STRIPE_TEST, stripeGatewayEnv, type FakeStripe } from './support/fake-stripe.js';
-import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
+import { openAndChoose } from './support/checkout-form.js';
+import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { eventually, sleep, startReceiver, until, type CallbackReceiver } from './support/receiver.js';
 
 describe(`OXXO through Stripe (${databaseLabel})`, () => {
@@ -14,7 +15,6 @@ describe(`OXXO through Stripe (${databaseLabel})`, () => {
   let receiver: CallbackReceiver;
   let merchant: Awaited<ReturnType<TestGateway['merchantWithKey']>>;
   let port: number;
-  let seq = 0;
   const webhookUrl = () => `http://127.0.0.1:${port}/rails/stripe/${gw.gateway.mexico.oxxo?.token ?? ''}`;
 
   before(async () => {
@@ -49,23 +49,8 @@ describe(`OXXO through Stripe (${databaseLabel})`, () => {
 
   /** A Mexican aggregate cashier where the payer chose OXXO; resolves once Stripe issued the voucher. */
   const oxxoOrder = async (amount: string, email = 'ana@example.mx') => {
-    const created = await signedCall(
-      gw.url,
-      merchant.credentials,
-      { path: '/api/v3/polymerize/createCollectingOrder', body: { externalOrderId: `oxxo-${Date.now()}-${++seq}` } },
-      gw.clock.now(),
-    );
-    assert.equal(created.body.code, '200', created.body.msgEn);
-    const chosen = await fetch(new URL(new URL(created.body.data as string).pathname, gw.url), {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ amount, method: 'OXXO', name: 'Ana López García', email }).toString(),
-      redirect: 'manual',
-    });
-    assert.equal(chosen.status, 303, await chosen.text());
-    const cashierPath = (chosen.headers.get('location') ?? '').split('?')[0] ?? '';
-    const order = await gw.gateway.orders.findByCashier(cashierPath.replace('/cashier/', ''));
-    assert.ok(order !== undefined);
+    const form = { amount, method: 'OXXO', name: 'Ana López García', email };
+    const { order, cashierPath } = await openAndChoose(gw, merchant.credentials, form);
     const intent = await eventually(
       async () => {
         const found = await gw.gateway.orders.find(order.id);

@@ -11,7 +11,8 @@ import { buildClabe } from '../src/rails/stp/clabe.js';
 import { databaseLabel } from './support/database.js';
 import { freePort } from './support/fake-daraja.js';
 import { startFakeStp, STP_TEST, stpGatewayEnv, stpTestKeys, type FakeStp } from './support/fake-stp.js';
-import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
+import { openAndChoose } from './support/checkout-form.js';
+import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { eventually, sleep, startReceiver, until, type CallbackReceiver } from './support/receiver.js';
 
 describe('SPEI through STP: configuration', () => {
@@ -106,7 +107,6 @@ describe(`SPEI through STP (${databaseLabel})`, () => {
   let merchant: Awaited<ReturnType<TestGateway['merchantWithKey']>>;
   let env: Record<string, string>;
   let port: number;
-  let seq = 0;
   /** Gateways whose node was replaced: their data directory is removed at the end. */
   const replaced: TestGateway[] = [];
 
@@ -153,26 +153,7 @@ describe(`SPEI through STP (${databaseLabel})`, () => {
 
   /** A Mexican aggregate cashier where the payer chose SPEI: the order and its CLABE. */
   const speiOrder = async (amount: string, create: Record<string, unknown> = {}) => {
-    const created = await signedCall(
-      gw.url,
-      merchant.credentials,
-      {
-        path: '/api/v3/polymerize/createCollectingOrder',
-        body: { externalOrderId: `spei-${Date.now()}-${++seq}`, ...create },
-      },
-      gw.clock.now(),
-    );
-    assert.equal(created.body.code, '200', created.body.msgEn);
-    const chosen = await fetch(new URL(new URL(created.body.data as string).pathname, gw.url), {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ amount, method: 'SPEI' }).toString(),
-      redirect: 'manual',
-    });
-    assert.equal(chosen.status, 303, await chosen.text());
-    const cashierId = /^\/cashier\/([^?]+)/.exec(chosen.headers.get('location') ?? '')?.[1] ?? '';
-    const order = await gw.gateway.orders.findByCashier(cashierId);
-    assert.ok(order !== undefined);
+    const { order } = await openAndChoose(gw, merchant.credentials, { amount, method: 'SPEI' }, create);
     return { id: order.id, clabe: (JSON.parse(order.details) as { clabe: string }).clabe };
   };
   const statusOf = async (orderId: string) => (await gw.gateway.orders.find(orderId))?.status;
