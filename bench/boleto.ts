@@ -19,7 +19,7 @@ import { interGatewayEnv, startFakeInter } from '../test/support/fake-inter.js';
 import { adminCall } from '../test/support/process.js';
 import { startReceiver, type CallbackReceiver } from '../test/support/receiver.js';
 import { BENCH_ADMIN_TOKEN, withBenchServer } from './harness.js';
-import { latencyRow, pool, quantile, successAt, until, type LatencyRow } from './rail-bench.js';
+import { latencyRow, payInBatches, pool, quantile, successAt, until, type LatencyRow } from './rail-bench.js';
 
 const orders = Number(process.env.BENCH_ORDERS ?? 400);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -139,34 +139,6 @@ async function measureCreates(
   };
 }
 
-/**
- * Pays the orders `concurrency` at a time, each batch's PAYMENT_SUCCESS callbacks awaited (up to
- * 30 s) before the next batch is paid; answers when each order was paid (just before `pay`).
- */
-async function payInBatches(
-  receiver: CallbackReceiver,
-  list: readonly Created[],
-  pay: (order: Created) => Promise<void>,
-): Promise<Map<string, number>> {
-  const paidAt = new Map<string, number>();
-  for (let i = 0; i < list.length; i += concurrency) {
-    const batch = list.slice(i, i + concurrency);
-    await Promise.all(
-      batch.map(async (order) => {
-        paidAt.set(order.orderId, Date.now());
-        await pay(order);
-      }),
-    );
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const got = successAt(receiver);
-      if (batch.every((o) => got.has(o.orderId)) || Date.now() > deadline) break;
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  }
-  return paidAt;
-}
-
 async function pointCallbacksAt(gateway: Gateway, receiver: CallbackReceiver): Promise<void> {
   const answer = await adminCall(
     gateway,
@@ -193,7 +165,7 @@ async function sandboxFloor(): Promise<{ creates: CreateRow; callbacks: LatencyR
         pixCollection,
       );
       const paid = created.slice(0, callbackOrders);
-      const paidAt = await payInBatches(receiver, paid, async (order) => {
+      const paidAt = await payInBatches(receiver, paid, { concurrency, key: 'orderId' }, async (order) => {
         const answer = await adminCall(
           gateway,
           BENCH_ADMIN_TOKEN,
@@ -261,7 +233,7 @@ async function efiCase(): Promise<{ creates: CreateRow; callbacks: LatencyRow }>
         if (charge.custom_id !== null) chargeOf.set(charge.custom_id, String(charge.charge_id));
       const paid = created.filter((o) => o.payParam !== '' && chargeOf.has(o.orderId)).slice(0, callbackOrders);
       const firstNotification = efi.notifications.length;
-      const paidAt = await payInBatches(receiver, paid, async (order) => {
+      const paidAt = await payInBatches(receiver, paid, { concurrency, key: 'orderId' }, async (order) => {
         efi.pay(chargeOf.get(order.orderId) ?? '', { method: 'BOLETO' });
       });
       const notifications = efi.notifications.slice(firstNotification);
@@ -349,7 +321,7 @@ async function interCase(): Promise<{ creates: CreateRow[]; callbacks: LatencyRo
           chargeOf.set(charge.cobranca.seuNumero, charge.cobranca.codigoSolicitacao);
       const paid = registered.filter((o) => chargeOf.has(boletoReference(o.orderId))).slice(0, callbackOrders);
       const firstCallback = inter.callbacks.length;
-      const paidAt = await payInBatches(receiver, paid, (order) =>
+      const paidAt = await payInBatches(receiver, paid, { concurrency, key: 'orderId' }, (order) =>
         inter.pay(chargeOf.get(boletoReference(order.orderId)) ?? '', { pagarCom: 'BOLETO' }),
       );
       // The first RECEBIDO callback posted for each order after it was paid.

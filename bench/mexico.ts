@@ -20,7 +20,7 @@ import { startFakeStripe, stripeGatewayEnv } from '../test/support/fake-stripe.j
 import { adminCall } from '../test/support/process.js';
 import { startReceiver, type CallbackReceiver } from '../test/support/receiver.js';
 import { BENCH_ADMIN_TOKEN, withBenchServer } from './harness.js';
-import { latencyRow, pool, quantile, successAt, until, type LatencyRow } from './rail-bench.js';
+import { latencyRow, payInBatches, pool, quantile, successAt, type LatencyRow } from './rail-bench.js';
 
 const orders = Number(process.env.BENCH_ORDERS ?? 300);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -102,22 +102,9 @@ async function measure(name: string, gateway: Gateway, form: Record<string, stri
 }
 
 /** Pays each order (`pay` started at the instant recorded), `concurrency` at a time, awaiting each batch's callbacks. */
+/** Pays each order, `concurrency` at a time (rail-bench's batches), and answers each one's time from payment to callback. */
 async function payAll(receiver: CallbackReceiver, list: readonly Made[], pay: (made: Made) => Promise<void>) {
-  const paidAt = new Map<string, number>();
-  for (let i = 0; i < list.length; i += concurrency) {
-    const batch = list.slice(i, i + concurrency);
-    await Promise.all(
-      batch.map(async (made) => {
-        paidAt.set(made.externalOrderId, Date.now());
-        await pay(made);
-      }),
-    );
-    await until(
-      () => batch.every((m) => successAt(receiver, 'externalOrderId').has(m.externalOrderId)),
-      30_000,
-      'the batch’s callbacks',
-    ).catch(() => undefined);
-  }
+  const paidAt = await payInBatches(receiver, list, { concurrency, key: 'externalOrderId' }, pay);
   const got = successAt(receiver, 'externalOrderId');
   return list.map((m) => {
     const end = got.get(m.externalOrderId);

@@ -60,3 +60,34 @@ export async function until(check: () => boolean | Promise<boolean>, timeoutMs: 
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/**
+ * Pays the orders `concurrency` at a time, each batch's PAYMENT_SUCCESS callbacks awaited (up to
+ * 30 s) before the next batch is paid; answers when each order was paid (just before `pay`), by the
+ * callback member `key` names.
+ */
+export async function payInBatches<T extends { orderId: string } | { externalOrderId: string }>(
+  receiver: CallbackReceiver,
+  list: readonly T[],
+  options: { concurrency: number; key: 'orderId' | 'externalOrderId' },
+  pay: (order: T) => Promise<void>,
+): Promise<Map<string, number>> {
+  const idOf = (order: T) => (order as Record<string, string>)[options.key] ?? '';
+  const paidAt = new Map<string, number>();
+  for (let i = 0; i < list.length; i += options.concurrency) {
+    const batch = list.slice(i, i + options.concurrency);
+    await Promise.all(
+      batch.map(async (order) => {
+        paidAt.set(idOf(order), Date.now());
+        await pay(order);
+      }),
+    );
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const got = successAt(receiver, options.key);
+      if (batch.every((o) => got.has(idOf(o))) || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+  return paidAt;
+}

@@ -6,13 +6,12 @@ import jsQR from 'jsqr';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { PNG } from 'pngjs';
 import { databaseLabel } from './support/database.js';
-import { axeViolations, launchBrowser, saveScreenshot, VIEWPORTS } from './support/browser.js';
+import { checkPageQuality, launchBrowser, loadCounted, saveScreenshot, VIEWPORTS } from './support/browser.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 import { eventually, startReceiver, type CallbackReceiver } from './support/receiver.js';
 import { MPESA_RESEND_COOLDOWN_MS } from '../src/cashier/views.js';
 
 /** Every page a payer loads must fit in this many bytes on the wire (headers and bodies of all its responses). */
-const PAGE_BUDGET_BYTES = 60 * 1024;
 
 let seq = 0;
 const nextId = () => `browser-${Date.now()}-${++seq}`;
@@ -41,34 +40,6 @@ function decodeQr(png: Buffer): string | undefined {
   const image = PNG.sync.read(png);
   // jsqr is CommonJS with an `export default` declaration: from ESM its function is `.default`.
   return jsQR.default(new Uint8ClampedArray(image.data), image.width, image.height)?.data;
-}
-
-/** Loads `url`, counting every byte of every response on the way (the page and anything it loads). */
-async function loadCounted(page: Page, url: string): Promise<{ status: number | undefined; bytes: number }> {
-  const responses: Promise<number>[] = [];
-  const count = (response: import('playwright-core').Response) => {
-    responses.push(
-      response
-        .request()
-        .sizes()
-        .then((s) => s.responseBodySize + s.responseHeadersSize),
-    );
-  };
-  page.on('response', count);
-  const response = await page.goto(url, { waitUntil: 'load' });
-  page.off('response', count);
-  const sizes = await Promise.all(responses);
-  return { status: response?.status(), bytes: sizes.reduce((a, b) => a + b, 0) };
-}
-
-/** What every page must be: within budget, without serious accessibility problems. */
-async function checkPageQuality(page: Page, loaded: { bytes: number }, label: string): Promise<void> {
-  if (loaded.bytes > 0) console.log(`# ${label}: ${loaded.bytes} bytes transferred`);
-  assert.ok(
-    loaded.bytes <= PAGE_BUDGET_BYTES,
-    `${label}: ${loaded.bytes} bytes transferred, over the ${PAGE_BUDGET_BYTES}-byte budget`,
-  );
-  assert.deepEqual(await axeViolations(page), [], `${label}: accessibility`);
 }
 
 /** The README shows payers' pages as a phone shows them. */

@@ -1,45 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Page, Response } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { groupClabe } from '../src/cashier/mexico-views.js';
 import { databaseLabel } from './support/database.js';
-import { axeViolations, launchBrowser, saveScreenshot, VIEWPORTS } from './support/browser.js';
+import { checkPageQuality, launchBrowser, loadCounted, saveScreenshot, VIEWPORTS } from './support/browser.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 import { eventually } from './support/receiver.js';
 
 /** Every page a payer loads must fit in this many bytes on the wire (the budget of cashier-browser.test.ts). */
-const PAGE_BUDGET_BYTES = 60 * 1024;
 
 let seq = 0;
 const nextId = () => `mx-browser-${Date.now()}-${++seq}`;
-
-/** Loads `url`, counting every byte of every response on the way (the page and anything it loads). */
-async function loadCounted(page: Page, url: string): Promise<{ status: number | undefined; bytes: number }> {
-  const responses: Promise<number>[] = [];
-  const count = (response: Response) => {
-    responses.push(
-      response
-        .request()
-        .sizes()
-        .then((s) => s.responseBodySize + s.responseHeadersSize),
-    );
-  };
-  page.on('response', count);
-  const response = await page.goto(url, { waitUntil: 'load' });
-  page.off('response', count);
-  const sizes = await Promise.all(responses);
-  return { status: response?.status(), bytes: sizes.reduce((a, b) => a + b, 0) };
-}
-
-/** What every page must be: within budget, without serious accessibility problems (as in cashier-browser.test.ts). */
-async function checkPageQuality(page: Page, loaded: { bytes: number }, label: string): Promise<void> {
-  if (loaded.bytes > 0) console.log(`# ${label}: ${loaded.bytes} bytes transferred`);
-  assert.ok(
-    loaded.bytes <= PAGE_BUDGET_BYTES,
-    `${label}: ${loaded.bytes} bytes transferred, over the ${PAGE_BUDGET_BYTES}-byte budget`,
-  );
-  assert.deepEqual(await axeViolations(page), [], `${label}: accessibility`);
-}
 
 /** A deadline as a Mexican page writes it, in Mexico City time. */
 const DEADLINE_ES = /^hasta el \d{1,2} [a-z]+\.? \d{4}, \d{2}:\d{2} \(CST\)$/;

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { mexicoCityEndOfDay, OXXO_CONFIRMATION_WINDOW_MS } from '../src/mexico/collections.js';
 import { isValidClabe } from '../src/rails/stp/clabe.js';
 import { databaseLabel } from './support/database.js';
-import { openAndChoose, submitForm } from './support/checkout-form.js';
+import { mexicanMerchant, openAndChoose, submitForm } from './support/checkout-form.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 import { eventually, startReceiver, type CallbackReceiver } from './support/receiver.js';
 
@@ -19,10 +19,7 @@ describe(`Mexican aggregate cashier, sandbox (${databaseLabel})`, () => {
   before(async () => {
     gw = await startTestGateway({ env: { CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true', CALLBACK_POLL_INTERVAL_MS: '50' } });
     receiver = await startReceiver();
-    merchant = await gw.merchantWithKey();
-    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/callback`, { url: receiver.url });
-    const set = await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/cashier`, { currency: 'MXN' });
-    assert.equal(set.status, 200, JSON.stringify(set.body));
+    merchant = await mexicanMerchant(gw, receiver.url);
   });
   after(async () => {
     const breaches = await gw.auditBreaches();

@@ -5,7 +5,7 @@ import { signStripePayload } from '../src/rails/stripe/client.js';
 import { databaseLabel } from './support/database.js';
 import { freePort } from './support/fake-daraja.js';
 import { startFakeStripe, STRIPE_TEST, stripeGatewayEnv, type FakeStripe } from './support/fake-stripe.js';
-import { openAndChoose } from './support/checkout-form.js';
+import { mexicanMerchant, openAndChoose } from './support/checkout-form.js';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { eventually, sleep, startReceiver, until, type CallbackReceiver } from './support/receiver.js';
 
@@ -34,9 +34,7 @@ describe(`OXXO through Stripe (${databaseLabel})`, () => {
     });
     stripe.webhookUrl = webhookUrl();
     receiver = await startReceiver();
-    merchant = await gw.merchantWithKey();
-    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/callback`, { url: receiver.url });
-    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/cashier`, { currency: 'MXN' });
+    merchant = await mexicanMerchant(gw, receiver.url);
   });
   after(async () => {
     const breaches = await gw.auditBreaches();

@@ -11,7 +11,7 @@ import { buildClabe } from '../src/rails/stp/clabe.js';
 import { databaseLabel } from './support/database.js';
 import { freePort } from './support/fake-daraja.js';
 import { startFakeStp, STP_TEST, stpGatewayEnv, stpTestKeys, type FakeStp } from './support/fake-stp.js';
-import { openAndChoose } from './support/checkout-form.js';
+import { mexicanMerchant, openAndChoose } from './support/checkout-form.js';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { eventually, sleep, startReceiver, until, type CallbackReceiver } from './support/receiver.js';
 
@@ -136,9 +136,7 @@ describe(`SPEI through STP (${databaseLabel})`, () => {
     stp.abonoWebhookUrl = hop.url;
     stp.orderWebhookUrl = webhook('cambio-estado');
     receiver = await startReceiver();
-    merchant = await gw.merchantWithKey();
-    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/callback`, { url: receiver.url });
-    await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/cashier`, { currency: 'MXN' });
+    merchant = await mexicanMerchant(gw, receiver.url);
   });
   after(async () => {
     const breaches = await gw.auditBreaches();

@@ -1,7 +1,8 @@
+import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Page, type Response } from 'playwright-core';
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -73,4 +74,35 @@ export async function saveScreenshot(page: Page, name: string): Promise<void> {
   if (SCREENSHOT_DIR === undefined) return;
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+}
+
+/** What a payer's page may weigh, everything it loads included. */
+export const PAGE_BUDGET_BYTES = 60 * 1024;
+
+/** Loads `url`, counting every byte of every response on the way (the page and anything it loads). */
+export async function loadCounted(page: Page, url: string): Promise<{ status: number | undefined; bytes: number }> {
+  const responses: Promise<number>[] = [];
+  const count = (response: Response) => {
+    responses.push(
+      response
+        .request()
+        .sizes()
+        .then((s) => s.responseBodySize + s.responseHeadersSize),
+    );
+  };
+  page.on('response', count);
+  const response = await page.goto(url, { waitUntil: 'load' });
+  page.off('response', count);
+  const sizes = await Promise.all(responses);
+  return { status: response?.status(), bytes: sizes.reduce((a, b) => a + b, 0) };
+}
+
+/** What every payer's page must be: within budget, without serious accessibility problems. */
+export async function checkPageQuality(page: Page, loaded: { bytes: number }, label: string): Promise<void> {
+  if (loaded.bytes > 0) console.log(`# ${label}: ${loaded.bytes} bytes transferred`);
+  assert.ok(
+    loaded.bytes <= PAGE_BUDGET_BYTES,
+    `${label}: ${loaded.bytes} bytes transferred, over the ${PAGE_BUDGET_BYTES}-byte budget`,
+  );
+  assert.deepEqual(await axeViolations(page), [], `${label}: accessibility`);
 }

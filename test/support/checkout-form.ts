@@ -46,3 +46,15 @@ export async function openAndChoose(
   assert.ok(order !== undefined, `an order behind ${cashierPath}`);
   return { order, cashierPath };
 }
+
+/** A merchant whose aggregate cashiers take pesos, its callbacks sent to `callbackUrl`. */
+export async function mexicanMerchant(
+  gw: Pick<TestGateway, 'admin' | 'merchantWithKey'>,
+  callbackUrl: string,
+): Promise<Awaited<ReturnType<TestGateway['merchantWithKey']>>> {
+  const merchant = await gw.merchantWithKey();
+  await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/callback`, { url: callbackUrl });
+  const set = await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/cashier`, { currency: 'MXN' });
+  assert.equal(set.status, 200, JSON.stringify(set.body));
+  return merchant;
+}
