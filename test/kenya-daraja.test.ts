@@ -504,7 +504,9 @@ describe(`Daraja across a crash (${databaseLabel})`, () => {
     });
     const phone = nextPhone();
     const payee = nextPhone();
-    daraja.scriptStk(phone, { resultCode: 0, delayMs: 2_000 });
+    // The payer confirms after the node was replaced (a loaded machine takes seconds to start one):
+    // Daraja posts no STK callback twice, so one sent while no node listens would be lost.
+    daraja.scriptStk(phone, { resultCode: 0, delayMs: 8_000 });
     daraja.scriptB2c(payee, { resultCode: 0, delayMs: 2_000 });
     // Daraja takes both requests and holds its answers: the node dies while they are in flight.
     daraja.failNext('stk', 'timeout');
