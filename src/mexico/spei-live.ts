@@ -232,7 +232,13 @@ export class SpeiLive {
       );
       return { status: 403, body: { mensaje: 'abono no reconocido' } };
     }
-    const row = await this.#decide(abono, 'webhook', body, exchanges);
+    // Who sent it, as STP's own record says (the body's words only where STP's answer is silent).
+    const sender = {
+      ...abono,
+      ...(confirmed.cuentaOrdenante !== undefined && { cuentaOrdenante: confirmed.cuentaOrdenante }),
+      ...(confirmed.nombreOrdenante !== undefined && { nombreOrdenante: confirmed.nombreOrdenante }),
+    };
+    const row = await this.#decide(sender, 'webhook', body, exchanges);
     await store.transact((tx) =>
       q.updateAbono(tx, row.id, { answered_at: this.deps.clock.now(), updated_at: this.deps.clock.now() }),
     );
