@@ -2,6 +2,7 @@ import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { certificateKey, type DarajaConfig } from './rails/daraja/client.js';
+import { SANDBOX_CLABE_PREFIX } from './mexico/collections.js';
 import type { EfiConfig } from './rails/boleto/efi-client.js';
 import type { InterConfig } from './rails/boleto/inter-client.js';
 import type { ApiPixConfig } from './rails/pix/api-pix-client.js';
@@ -516,7 +517,7 @@ function mexicoConfig(read: EnvReader, cwd: string): MexicoRailConfig {
   if (speiRail === 'sandbox') {
     spei = {
       rail: 'sandbox',
-      clabePrefix: read.matching('STP_CLABE_PREFIX', '6461800000', /^646180\d{4}$/, prefixRule),
+      clabePrefix: read.matching('STP_CLABE_PREFIX', SANDBOX_CLABE_PREFIX, /^646180\d{4}$/, prefixRule),
     };
   } else {
     const missing = required('stp', 'MEXICO_SPEI_RAIL');

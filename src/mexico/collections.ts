@@ -3,6 +3,7 @@
  * SPEI transfer, or the last day of its OXXO voucher; and what a payment adds to the order.
  */
 import { buildClabe } from '../rails/stp/clabe.js';
+import { mexicoCityDate } from '../rails/stp/client.js';
 import type { Tx } from '../store/store.js';
 import type { MexicoSettlement } from './kinds.js';
 import * as q from './queries.js';
@@ -30,29 +31,28 @@ export const SANDBOX_CLABE_PREFIX = '6461800000';
  */
 export const OXXO_CONFIRMATION_WINDOW_MS = 4 * 86_400_000;
 
-/** The UTC offset of `zone` at `ms`, in ms (negative west of Greenwich). */
-function zoneOffsetMs(ms: number, zone: string): number {
-  const name =
-    new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' })
-      .formatToParts(new Date(ms))
-      .find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
+/** Made once: Intl formatters are costly to build. */
+const MEXICO_CITY_OFFSET = new Intl.DateTimeFormat('en-US', { timeZone: MEXICO_CITY, timeZoneName: 'longOffset' });
+
+/** Mexico City's UTC offset at `ms`, in ms (negative: west of Greenwich). */
+function mexicoCityOffsetMs(ms: number): number {
+  const name = MEXICO_CITY_OFFSET.formatToParts(new Date(ms)).find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
   const match = /GMT([+-])(\d{2}):(\d{2})/.exec(name);
   if (match === null) return 0;
-  const minutes = Number(match[2]) * 60 + Number(match[3]);
-  return (match[1] === '-' ? -1 : 1) * minutes * 60_000;
+  return (match[1] === '-' ? -1 : 1) * (Number(match[2]) * 60 + Number(match[3])) * 60_000;
 }
 
-/** The calendar date at `ms` in Mexico City: `{ y, m (1-12), d }`. */
+/** The calendar date at `ms` in Mexico City: `{ y, m (1-12), d }` (from STP's operating-day format, `YYYYMMDD`). */
 export function mexicoCityDay(ms: number): { y: number; m: number; d: number } {
-  const local = new Date(ms + zoneOffsetMs(ms, MEXICO_CITY));
-  return { y: local.getUTCFullYear(), m: local.getUTCMonth() + 1, d: local.getUTCDate() };
+  const day = mexicoCityDate(ms);
+  return { y: Number(day.slice(0, 4)), m: Number(day.slice(4, 6)), d: Number(day.slice(6, 8)) };
 }
 
 /** 23:59:59 in Mexico City, `days` calendar days after the day of `ms` there: an OXXO voucher's last moment. */
 export function mexicoCityEndOfDay(ms: number, days: number): number {
   const { y, m, d } = mexicoCityDay(ms);
   const wall = Date.UTC(y, m - 1, d + days, 23, 59, 59);
-  return wall - zoneOffsetMs(wall, MEXICO_CITY);
+  return wall - mexicoCityOffsetMs(wall);
 }
 
 /** Calendar days in Mexico City from the day of `from` to the day of `to` (0 on the same day). */

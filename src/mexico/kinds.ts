@@ -5,9 +5,6 @@
  */
 import type { Minor } from '../money.js';
 
-/** The currency of Mexico's collections. */
-export const MEXICO_CURRENCY = 'MXN' as const;
-
 /** The Mexican methods of the aggregate cashier. */
 export type MexicoMethod = 'SPEI' | 'OXXO';
 

@@ -137,18 +137,6 @@ export function abonoByReturnRastreo(db: ReadDb, rastreo: string): Promise<SpeiA
   return db.selectFrom('spei_abonos').selectAll().where('return_rastreo', '=', rastreo).executeTakeFirst();
 }
 
-/** Abonos recorded since `since` whose state at STP was not yet read as final, for reconciliation. */
-export function abonosToCheck(db: ReadDb, since: number, limit: number): Promise<SpeiAbonoRow[]> {
-  return db
-    .selectFrom('spei_abonos')
-    .selectAll()
-    .where('created_at', '>=', since)
-    .where((eb) => eb.or([eb('stp_estado', 'is', null), eb('stp_estado', 'not in', ['LQ', 'D', 'CN'])]))
-    .orderBy('created_at')
-    .limit(limit)
-    .execute();
-}
-
 /** Abonos no waiting order took (returned, or to be returned), newest first: the operator's view. */
 export function unmatchedAbonos(db: ReadDb, limit: number): Promise<SpeiAbonoRow[]> {
   return db
@@ -158,10 +146,6 @@ export function unmatchedAbonos(db: ReadDb, limit: number): Promise<SpeiAbonoRow
     .orderBy('created_at', 'desc')
     .limit(limit)
     .execute();
-}
-
-export function abonosOfOrder(db: ReadDb, orderId: string): Promise<SpeiAbonoRow[]> {
-  return db.selectFrom('spei_abonos').selectAll().where('order_id', '=', orderId).orderBy('created_at').execute();
 }
 
 /** When the oldest aggregate-cashier order of the channel still waiting for its payment was created; undefined when none waits. */
