@@ -60,9 +60,7 @@ function signedRoutes(deps: AppDeps): readonly SignedRouteDef[] {
     bankListRoute,
     ...balanceRoutes(
       deps.ledger,
-      async (merchantId) =>
-        (await deps.merchants.getMerchant(merchantId)).cashierCurrency === 'MXN' ||
-        (await deps.ledger.currenciesOf(merchantId)).includes('MXN'),
+      async (merchantId) => (await deps.merchants.getMerchant(merchantId)).cashierCurrency === 'MXN',
     ),
     checkoutRoute(deps.checkouts),
   ];

@@ -15,36 +15,42 @@ export const BalanceRecord = Type.Object({
   accountStatus: Type.String({ description: 'NORMAL' }),
 });
 
-/**
- * Whether a merchant's balance answer carries its pesos: its aggregate cashiers take MXN, or it
- * holds MXN (collected before it changed currency, or bought back from the exchange).
- */
-export type HoldsPesos = (merchantId: string) => Promise<boolean>;
+/** Whether a merchant's aggregate cashiers take pesos (MXN). */
+export type TakesPesos = (merchantId: string) => Promise<boolean>;
 
 function balanceRoute(
   area: 'ken' | 'bra',
   currency: Currency,
   ledger: LedgerService,
-  holdsPesos?: HoldsPesos,
+  takesPesos?: TakesPesos,
 ): SignedRouteDef {
   return signedRoute({
     method: 'GET',
     path: `/api/v3/${area}/query/balance`,
     permission: 'balance',
     tag: area === 'ken' ? 'Kenya' : 'Brazil',
-    summary: holdsPesos === undefined ? `${currency} balance` : `${currency} balance, and MXN for a Mexican merchant`,
+    summary: takesPesos === undefined ? `${currency} balance` : `${currency} balance, and MXN for a Mexican merchant`,
     description:
-      `One record per currency (${currency}${holdsPesos === undefined ? '' : ', then MXN'}). Amounts are decimal strings: ` +
+      `One record per currency (${currency}${takesPesos === undefined ? '' : ', then MXN'}). Amounts are decimal strings: ` +
       `${currency === 'KES' ? 'whole shillings' : 'two decimal places'}.` +
-      (holdsPesos === undefined
+      (takesPesos === undefined
         ? ''
         : ' A merchant whose aggregate cashiers take pesos (or that holds any) also gets its MXN record: the ' +
           'aggregate cashier has no balance endpoint of its own, and Latin America’s fiat is answered here.'),
     data: Type.Array(BalanceRecord),
     handle: async ({ caller }) => {
-      const currencies: Currency[] =
-        holdsPesos !== undefined && (await holdsPesos(caller.merchantId)) ? [currency, 'MXN'] : [currency];
-      const balances = await ledger.balances(ledger.reader, caller.merchantId, currencies);
+      // One read of the merchant's accounts; its pesos shown when it holds any (collected before it
+      // changed currency, bought back from the exchange) or its cashiers take them.
+      const read = await ledger.balances(
+        ledger.reader,
+        caller.merchantId,
+        takesPesos === undefined ? [currency] : [currency, 'MXN'],
+      );
+      const holds = (b: (typeof read)[number]) => b.available !== 0n || b.frozen !== 0n || b.awaitingSettlement !== 0n;
+      const pesos = read.find((b) => b.currency === 'MXN');
+      const showPesos =
+        pesos !== undefined && (holds(pesos) || (takesPesos !== undefined && (await takesPesos(caller.merchantId))));
+      const balances = read.filter((b) => b.currency !== 'MXN' || showPesos);
       return balances.map((b) => ({
         accountBalance: formatMoney(b.available, b.currency),
         accountFreezeAmount: formatMoney(b.frozen, b.currency),
@@ -58,6 +64,6 @@ function balanceRoute(
 }
 
 /** Endpoints 10 and 16 (16 also answers a Mexican merchant's pesos). */
-export function balanceRoutes(ledger: LedgerService, holdsPesos: HoldsPesos): SignedRouteDef[] {
-  return [balanceRoute('ken', 'KES', ledger), balanceRoute('bra', 'BRL', ledger, holdsPesos)];
+export function balanceRoutes(ledger: LedgerService, takesPesos: TakesPesos): SignedRouteDef[] {
+  return [balanceRoute('ken', 'KES', ledger), balanceRoute('bra', 'BRL', ledger, takesPesos)];
 }

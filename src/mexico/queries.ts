@@ -90,7 +90,6 @@ export async function updateAbono(
     Pick<
       SpeiAbonoRow,
       | 'decision'
-      | 'answered_at'
       | 'stp_estado'
       | 'checked_at'
       | 'return_state'

@@ -238,11 +238,7 @@ export class SpeiLive {
       ...(confirmed.cuentaOrdenante !== undefined && { cuentaOrdenante: confirmed.cuentaOrdenante }),
       ...(confirmed.nombreOrdenante !== undefined && { nombreOrdenante: confirmed.nombreOrdenante }),
     };
-    const row = await this.#decide(sender, 'webhook', body, exchanges);
-    await store.transact((tx) =>
-      q.updateAbono(tx, row.id, { answered_at: this.deps.clock.now(), updated_at: this.deps.clock.now() }),
-    );
-    return replyOf(row);
+    return replyOf(await this.#decide(sender, 'webhook', body, exchanges));
   }
 
   #repeat(row: q.SpeiAbonoRow): AbonoAnswer {
@@ -284,7 +280,8 @@ export class SpeiLive {
       causa: SPEI_RETURN_CAUSE.unknownAccount,
       disposition: 'unmatched',
       source,
-      answered_at: null,
+      // A webhook's decision is answered as soon as it commits; one made by reconciliation has no one to answer.
+      answered_at: source === 'webhook' ? now : null,
       stp_estado: null,
       checked_at: stp === 'asks' ? null : now,
       // Money STP already settled to Cashgate (found by reconciliation) that no order took is returned by Cashgate.
