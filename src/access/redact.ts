@@ -7,9 +7,11 @@
 const SECRET = /secret|password|passkey|privatekey|private_key|credential|^totp|sealed|hash$|^bearer/i;
 const PHONE = /phone|msisdn|mobile/i;
 const DOCUMENT = /document|cpf|cnpj|taxid|tax_id|rfc|curp/i;
-const ACCOUNT = /^(account|accountNo|accountNumber|account_number|bankAccount|clabe|iban|payeeAccount|payerAccount)$/i;
+// STP's (SPEI) fields: the sender's and the beneficiary's accounts and names.
+const ACCOUNT =
+  /^(account|accountNo|accountNumber|account_number|bankAccount|clabe|iban|payeeAccount|payerAccount|cuenta(Ordenante|Beneficiario)2?)$/i;
 const NAME =
-  /^(payerName|payeeName|personName|userInfoName|accountName|holderName|customerName|payer_name|payee_name|oxxoName)$/i;
+  /^(payerName|payeeName|personName|userInfoName|accountName|holderName|customerName|payer_name|payee_name|oxxoName|nombre(Ordenante|Beneficiario)2?)$/i;
 /** A payer's email (an OXXO voucher's): its first character and its domain shown. */
 const EMAIL = /^(oxxoEmail|payerEmail)$/i;
 
@@ -40,6 +42,8 @@ function walk(value: unknown, onString: (key: string, value: string) => string |
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, onString, k)]));
   }
   if (typeof value === 'string' || typeof value === 'number') return onString(key, String(value)) ?? value;
+  // An amount read by a rail's client (centavos) is kept as its digits: JSON has no bigint.
+  if (typeof value === 'bigint') return onString(key, value.toString()) ?? value.toString();
   return value;
 }
 

@@ -16,6 +16,7 @@
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
+import { redactForAudit } from '../access/redact.js';
 import type { Clock } from '../clock.js';
 import type { Ledger } from '../ledger/ledger.js';
 import * as oq from '../orders/queries.js';
@@ -80,24 +81,6 @@ function replyOf(row: Pick<q.SpeiAbonoRow, 'decision' | 'causa'>): AbonoAnswer {
 const rastreoKeyOf = (a: { claveRastreo: string; fechaOperacion: string; institucionOrdenante: string }) =>
   `${a.claveRastreo}|${a.fechaOperacion}|${a.institucionOrdenante}`.slice(0, 60);
 
-/** Names and accounts of payers masked, secrets dropped: what an order's rail messages keep of STP. */
-export function redactStp(value: unknown): unknown {
-  if (typeof value === 'bigint') return value.toString();
-  if (Array.isArray(value)) return value.map(redactStp);
-  if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(
-    Object.entries(value).map(([key, v]) => {
-      if (typeof v !== 'string' && typeof v !== 'number') return [key, redactStp(v)];
-      const text = String(v);
-      if (/^firma$/i.test(key)) return [key, `${text.slice(0, 8)}…`];
-      if (/^nombre(Ordenante|Beneficiario)2?$/i.test(key)) return [key, `${text.slice(0, 1)}…`];
-      if (/^(cuenta(Ordenante|Beneficiario)2?|rfcCurp\w*)$/i.test(key) && text.length > 4)
-        return [key, `${'•'.repeat(text.length - 4)}${text.slice(-4)}`];
-      return [key, v];
-    }),
-  );
-}
-
 export class SpeiLive {
   readonly #abonos: Counter | undefined;
   readonly #latency: Histogram | undefined;
@@ -157,7 +140,7 @@ export class SpeiLive {
 
   #messages(exchanges: readonly StpExchange[], orderId: string | null, ref: string | null): railq.RailMessageRow[] {
     const at = this.deps.clock.now();
-    return exchanges.map((e) => railq.outboundMessage(RAIL, e, { orderId, ref, at }, redactStp));
+    return exchanges.map((e) => railq.outboundMessage(RAIL, e, { orderId, ref, at }, redactForAudit));
   }
 
   #inbound(
@@ -168,7 +151,7 @@ export class SpeiLive {
     orderId: string | null,
   ): railq.RailMessageRow {
     const at = this.deps.clock.now();
-    return railq.inboundMessage(RAIL, endpoint, body, { orderId, ref, disposition, at }, redactStp);
+    return railq.inboundMessage(RAIL, endpoint, body, { orderId, ref, disposition, at }, redactForAudit);
   }
 
   #count(answer: string, disposition: string): void {
