@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { processMerchant, startCrashRig, type CrashRig } from './support/crash-rig.js';
 import { databaseLabel, TEST_DATABASE_URL } from './support/database.js';
-import { darajaNodeEnv, startFakeDaraja, type FakeDaraja } from './support/fake-daraja.js';
+import { DARAJA_SECOND_APP, darajaNodeEnv, startFakeDaraja, type FakeDaraja } from './support/fake-daraja.js';
 import { ADMIN_TOKEN, signedCall } from './support/gateway.js';
 import { adminCall, runCli, startServerProcess, type ServerProcess } from './support/process.js';
 import { sleep, startReceiver, until, type CallbackReceiver } from './support/receiver.js';
@@ -11,8 +11,10 @@ import { sleep, startReceiver, until, type CallbackReceiver } from './support/re
  * Nodes that die, stop or stall, as real processes: a Kenya payout's hand-over to Daraja (a local
  * fake) is the work a node holds under a lease. Daraja's token request is held unanswered, so the
  * node that committed the orders holds their hand-overs without having reached Daraja when it is
- * killed or paused. RAIL_LEASE_MS keeps its default (60 s): whatever is taken up sooner was freed
- * because its node was found dead (or started again), not because the lease ran out.
+ * killed or paused. That node speaks to Daraja as a second app, so that only its token request is held
+ * (another node's, a reconciliation asking about an earlier test's payouts, is answered). RAIL_LEASE_MS
+ * keeps its default (60 s): whatever is taken up sooner was freed because its node was found dead (or
+ * started again), not because the lease ran out.
  */
 const TRANSFER = '/api/v3/ken/createTransferOrder';
 const NEEDS_POSTGRES = 'needs PostgreSQL: on SQLite one data directory is one node (set TEST_DATABASE_URL)';
@@ -82,7 +84,7 @@ describe(`nodes that die, stop or stall (${databaseLabel})`, () => {
    */
   const twoNodes = async (heldExtra: Record<string, string> = {}) => {
     const other = await rig.start(await nodeEnv());
-    const held = await rig.start(await nodeEnv(heldExtra));
+    const held = await rig.start(await nodeEnv({ ...DARAJA_SECOND_APP, ...heldExtra }));
     const { credentials } = await merchantOn(other);
     const payees = await commitHeldPayouts(held, credentials);
     const heldView = (await nodesSeenBy(other)).find((n) => n.pid === held.child.pid);
@@ -91,11 +93,12 @@ describe(`nodes that die, stop or stall (${databaseLabel})`, () => {
   };
 
   /**
-   * Commits `ORDERS` payouts on `node` whose hand-overs it holds without reaching Daraja (the token
-   * request that its first one makes is held); answers their payees.
+   * Commits `ORDERS` payouts on `node` (started with DARAJA_SECOND_APP) whose hand-overs it holds
+   * without reaching Daraja (the token request its first one makes is held); answers their payees.
    */
   const commitHeldPayouts = async (node: ServerProcess, credentials: { accessKey: string; secretKey: string }) => {
-    daraja.failNext('oauth', 'timeout');
+    const from = daraja.requests.length;
+    daraja.failNext('oauth', 'timeout', 1, DARAJA_SECOND_APP.DARAJA_CONSUMER_KEY);
     const payees = Array.from({ length: ORDERS }, nextPhone);
     const tag = Date.now();
     for (const [i, payee] of payees.entries()) {
@@ -110,7 +113,7 @@ describe(`nodes that die, stop or stall (${databaseLabel})`, () => {
       );
       assert.equal(created.body.code, '200', JSON.stringify(created.body));
     }
-    await until(() => assert.ok(daraja.requests.some((r) => r.endpoint === 'oauth' && r.status === 0)));
+    await until(() => assert.ok(daraja.requests.slice(from).some((r) => r.endpoint === 'oauth' && r.status === 0)));
     return payees;
   };
 
@@ -157,7 +160,7 @@ describe(`nodes that die, stop or stall (${databaseLabel})`, () => {
   );
 
   it('a node killed and started again hands over every order its predecessor committed, without waiting for the lease', async () => {
-    const env = await nodeEnv();
+    const env = await nodeEnv(DARAJA_SECOND_APP);
     const first = await rig.start(env);
     const { credentials } = await merchantOn(first);
     const payees = await commitHeldPayouts(first, credentials);
@@ -193,7 +196,7 @@ describe(`nodes that die, stop or stall (${databaseLabel})`, () => {
   });
 
   it('a node stopped with SIGTERM while its hand-overs wait releases them within SHUTDOWN_GRACE_MS, and the next node takes them at once', async () => {
-    const env = await nodeEnv({ SHUTDOWN_GRACE_MS: '3000' });
+    const env = await nodeEnv({ ...DARAJA_SECOND_APP, SHUTDOWN_GRACE_MS: '3000' });
     const first = await rig.start(env);
     const { credentials } = await merchantOn(first);
     const payees = await commitHeldPayouts(first, credentials);

@@ -23,6 +23,20 @@ export const DARAJA_TEST = {
   certificatePath: fileURLToPath(new URL('../fixtures/daraja/certificate.pem', import.meta.url)),
 } as const;
 
+/**
+ * A second app on the same shortcodes (Daraja issues a consumer key and secret per app): a node given
+ * it can be told apart from the others by the token requests it makes.
+ */
+export const DARAJA_SECOND_APP = {
+  DARAJA_CONSUMER_KEY: 'cashgate-test-second-app-key',
+  DARAJA_CONSUMER_SECRET: 'cashgate-test-second-app-secret',
+} as const;
+
+const APPS = new Set([
+  `${DARAJA_TEST.consumerKey}:${DARAJA_TEST.consumerSecret}`,
+  `${DARAJA_SECOND_APP.DARAJA_CONSUMER_KEY}:${DARAJA_SECOND_APP.DARAJA_CONSUMER_SECRET}`,
+]);
+
 const PRIVATE_KEY_PATH = fileURLToPath(new URL('../fixtures/daraja/private-key.pem', import.meta.url));
 
 export type Endpoint = 'oauth' | 'stk' | 'stk-query' | 'b2c' | 'status';
@@ -86,8 +100,8 @@ export interface FakeDaraja {
   scriptStk(phone: string, script: StkScript): void;
   /** scripted outcome for payouts to this phone (PartyB) — default {resultCode:0, delayMs:50} */
   scriptB2c(phone: string, script: B2cScript): void;
-  /** the next `times` requests to `endpoint` fail this way */
-  failNext(endpoint: Endpoint, fault: Fault, times?: number): void;
+  /** the next `times` requests to `endpoint` (only those of the app `consumerKey`, when given) fail this way */
+  failNext(endpoint: Endpoint, fault: Fault, times?: number, consumerKey?: string): void;
   /** every request received, in order: endpoint, parsed body (or query for oauth), time, HTTP status answered */
   readonly requests: RecordedRequest[];
   /** prompts accepted, with their CheckoutRequestID */
@@ -720,7 +734,7 @@ class FakeDarajaServer implements FakeDaraja {
   private readonly tokens = new Map<string, number>();
   private readonly stkScripts = new Map<string, StkScript>();
   private readonly b2cScripts = new Map<string, B2cScript>();
-  private readonly faults = new Map<Endpoint, Fault[]>();
+  private readonly faults = new Map<Endpoint, { fault: Fault; consumerKey: string | undefined }[]>();
   private readonly promptRecords = new Map<string, PromptRecord>();
   private readonly payoutRecords = new Map<string, PayoutRecord>();
   /** scheduled callbacks: timer → settles its pending task */
@@ -755,9 +769,9 @@ class FakeDarajaServer implements FakeDaraja {
     this.b2cScripts.set(phone, { ...script });
   }
 
-  failNext(endpoint: Endpoint, fault: Fault, times = 1): void {
+  failNext(endpoint: Endpoint, fault: Fault, times = 1, consumerKey?: string): void {
     const queue = this.faults.get(endpoint) ?? [];
-    for (let i = 0; i < times; i++) queue.push(fault);
+    for (let i = 0; i < times; i++) queue.push({ fault, consumerKey });
     this.faults.set(endpoint, queue);
   }
 
@@ -810,7 +824,7 @@ class FakeDarajaServer implements FakeDaraja {
     const body = route.endpoint === 'oauth' ? Object.fromEntries(target.searchParams) : recordedBody(raw);
     const record: RecordedRequest = { endpoint: route.endpoint, body, at: this.now(), status: 0 };
     this.requests.push(record);
-    const fault = this.faults.get(route.endpoint)?.shift();
+    const fault = this.takeFault(route.endpoint, request.headers.authorization);
     if (fault === 'refuse-connection-like-reset') {
       request.socket.destroy();
       return;
@@ -825,6 +839,14 @@ class FakeDarajaServer implements FakeDaraja {
     }
     record.status = reply.status;
     this.send(response, reply);
+  }
+
+  /** The first fault waiting for `endpoint` that applies to a request made with `authorization`. */
+  private takeFault(endpoint: Endpoint, authorization: string | undefined): Fault | undefined {
+    const queue = this.faults.get(endpoint) ?? [];
+    const app = basicCredentials(authorization)?.split(':')[0];
+    const at = queue.findIndex((f) => f.consumerKey === undefined || f.consumerKey === app);
+    return at < 0 ? undefined : queue.splice(at, 1)[0]?.fault;
   }
 
   private process(
@@ -872,8 +894,7 @@ class FakeDarajaServer implements FakeDaraja {
   // --- OAuth
 
   private generateToken(authorization: string | undefined, query: URLSearchParams): Reply {
-    const expected = `${DARAJA_TEST.consumerKey}:${DARAJA_TEST.consumerSecret}`;
-    if (basicCredentials(authorization) !== expected) throw invalidAuthentication();
+    if (!APPS.has(basicCredentials(authorization) ?? '')) throw invalidAuthentication();
     if (query.get('grant_type') !== 'client_credentials') {
       throw new DarajaError(400, '400.008.02', 'Invalid grant type passed');
     }
