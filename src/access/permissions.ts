@@ -26,6 +26,10 @@ export const PERMISSIONS = {
   'rates.write': 'set exchange prices',
   'settlement.write': "set a merchant's settlement delay",
   'payments.return': 'return an unmatched incoming payment',
+  'payments.assign':
+    "assign an unmatched incoming payment to a merchant's order (at or above APPROVAL_THRESHOLD, as a request)",
+  'merchants.pause': "pause and resume a merchant's payments or payouts",
+  'orders.settle_by_hand': 'mark a payout in doubt paid or failed after checking with the provider out of band',
   'merchants.write': 'create merchants, set their callback address and cashier settings',
   'apikeys.write': 'create, edit, disable, enable and delete API keys (a new secret is shown once)',
   'operators.write': 'create operators, change roles, disable and enable them, issue and revoke tokens',
@@ -39,7 +43,14 @@ const VIEWER: readonly Permission[] = ['read'];
 /** The roles (fixed names) and what each may do. */
 export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[]>> = {
   viewer: VIEWER,
-  support: [...VIEWER, 'callbacks.send', 'orders.requery', 'console_users.password', 'personal_data.reveal'],
+  support: [
+    ...VIEWER,
+    'callbacks.send',
+    'orders.requery',
+    'console_users.password',
+    'personal_data.reveal',
+    'merchants.pause',
+  ],
   finance: [
     ...VIEWER,
     'balances.adjust',
@@ -48,6 +59,7 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[]>> = {
     'rates.write',
     'settlement.write',
     'payments.return',
+    'payments.assign',
   ],
   admin: Object.keys(PERMISSIONS) as Permission[],
   auditor: [...VIEWER, 'audit.read'],
@@ -85,6 +97,13 @@ export const AUDIT_ACTIONS = [
   'fee.set',
   'rate.set',
   'payment.return',
+  'payment.assign',
+  'payment.assign.request',
+  'merchant.pause',
+  'merchant.resume',
+  'order.settle_by_hand',
+  'order.export',
+  'money.export',
   'callback.retrigger',
   'callback.test',
   'order.rail.query',
@@ -108,7 +127,17 @@ export const AUDIT_ACTIONS = [
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 /** What a target's id is called in a route's path. */
-export type TargetType = 'merchant' | 'apikey' | 'console_user' | 'order' | 'payment' | 'rate' | 'approval' | 'fee';
+export type TargetType =
+  | 'merchant'
+  | 'apikey'
+  | 'console_user'
+  | 'order'
+  | 'payment'
+  | 'rate'
+  | 'approval'
+  | 'fee'
+  | 'operator'
+  | 'operator_token';
 
 export interface Access {
   permission: Permission;
@@ -123,6 +152,7 @@ export interface Access {
 const MERCHANT = ['merchant', 'merchantId'] as const;
 const KEY = ['apikey', 'accessKey'] as const;
 const ORDER = ['order', 'orderId'] as const;
+const OPERATOR = ['operator', 'operatorId'] as const;
 
 /** Every admin route, `METHOD path` as registered, with what it needs and what it records. */
 export const ADMIN_ROUTE_ACCESS: Readonly<Record<string, Access>> = {
@@ -223,6 +253,48 @@ export const ADMIN_ROUTE_ACCESS: Readonly<Record<string, Access>> = {
     permission: 'payments.return',
     action: 'payment.return',
     target: ['payment', 'e2eid'],
+  },
+  'POST /admin/v1/pix/received/:e2eid/assign': {
+    permission: 'payments.assign',
+    action: 'payment.assign',
+    target: ['payment', 'e2eid'],
+  },
+  'POST /admin/v1/merchants/:merchantId/pause': {
+    permission: 'merchants.pause',
+    action: 'merchant.pause',
+    target: MERCHANT,
+  },
+  'POST /admin/v1/merchants/:merchantId/resume': {
+    permission: 'merchants.pause',
+    action: 'merchant.resume',
+    target: MERCHANT,
+  },
+  'POST /admin/v1/orders/:orderId/settle-by-hand': {
+    permission: 'orders.settle_by_hand',
+    action: 'order.settle_by_hand',
+    target: ORDER,
+  },
+  'POST /admin/v1/operators': { permission: 'operators.write', action: 'operator.create' },
+  'PUT /admin/v1/operators/:operatorId/role': {
+    permission: 'operators.write',
+    action: 'operator.role.change',
+    target: OPERATOR,
+  },
+  'POST /admin/v1/operators/:operatorId/disable': {
+    permission: 'operators.write',
+    action: 'operator.disable',
+    target: OPERATOR,
+  },
+  'POST /admin/v1/operators/:operatorId/enable': {
+    permission: 'operators.write',
+    action: 'operator.enable',
+    target: OPERATOR,
+  },
+  'GET /admin/v1/operators/:operatorId/tokens': { permission: 'read' },
+  'POST /admin/v1/operators/:operatorId/tokens/:tokenId/revoke': {
+    permission: 'operators.write',
+    action: 'operator.token.revoke',
+    target: ['operator_token', 'tokenId'],
   },
   'POST /admin/v1/orders/:orderId/callbacks': {
     permission: 'callbacks.send',
