@@ -20,3 +20,31 @@ export async function consoleCookie(baseUrl: string, merchantId: string, adminTo
   if (session === undefined) throw new Error(`console sign-in failed: ${signedIn.status}`);
   return session.split(';')[0] ?? '';
 }
+
+/**
+ * A back-office session of a new viewer (an operator role that signs in without a second factor),
+ * made with the admin API and signed in through the sign-in route: its cookie.
+ */
+export async function backofficeCookie(baseUrl: string, adminToken: string): Promise<string> {
+  const operator = {
+    email: `bench-${process.pid}-${Date.now()}@ops.example`,
+    role: 'viewer',
+    name: 'Bench Viewer',
+    password: 'bench back office password',
+  };
+  const created = await fetch(new URL('/admin/v1/operators', baseUrl), {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify(operator),
+  });
+  if (created.status !== 200) throw new Error(`creating the operator failed: ${await created.text()}`);
+  const signedIn = await fetch(new URL('/backoffice/api/sign-in', baseUrl), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: operator.email, password: operator.password }),
+  });
+  const session = signedIn.headers.getSetCookie().find((c) => c.startsWith('cashgate_operator_session='));
+  if (signedIn.status !== 200 || session === undefined)
+    throw new Error(`back-office sign-in failed: ${signedIn.status}`);
+  return session.split(';')[0] ?? '';
+}

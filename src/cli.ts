@@ -163,6 +163,7 @@ function closeOnSignal(
 }
 
 const DEMO_CONSOLE_EMAIL = 'demo@cashgate.local';
+const DEMO_OPERATOR_EMAIL = 'admin@cashgate.local';
 
 async function printDemo(
   gateway: Awaited<ReturnType<typeof startGateway>>,
@@ -186,6 +187,18 @@ async function printDemo(
       name: 'Demo User',
       password,
     }));
+  // The demo's back-office admin is made once; its password is shown then (it must enrol an
+  // authenticator app at its first sign-in, as every admin must).
+  const operatorPassword = randomBytes(12).toString('base64url');
+  const operatorMade = !(await gateway.operators.list()).some((o) => o.email === DEMO_OPERATOR_EMAIL);
+  if (operatorMade) {
+    await gateway.operators.create({
+      email: DEMO_OPERATOR_EMAIL,
+      role: 'admin',
+      name: 'Demo Admin',
+      password: operatorPassword,
+    });
+  }
   const lines = [
     '',
     '  Cashgate demo is running',
@@ -195,6 +208,11 @@ async function printDemo(
     `  secret key   ${key.secretKey}   (shown once; a new key is made at every demo start)`,
     `  admin token  ${demoToken ?? '(CASHGATE_ADMIN_TOKEN from your environment)'}`,
     `  console      ${config.publicBaseUrl}/console   sign in as ${user.email} / ${password}`,
+    `  back office  ${config.publicBaseUrl}/backoffice   sign in as ${DEMO_OPERATOR_EMAIL} / ${
+      operatorMade
+        ? `${operatorPassword}   (shown once; set up an authenticator app at the first sign-in)`
+        : '(the password shown at the first demo start)'
+    }`,
     '',
     '  Try a signed request (in another terminal, in this directory):',
     `    export CASHGATE_URL=${config.publicBaseUrl} CASHGATE_ACCESS_KEY=${key.accessKey} CASHGATE_SECRET_KEY=${key.secretKey}`,

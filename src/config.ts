@@ -31,8 +31,12 @@ export interface Config {
   adminToken: string | undefined;
   /** ADMIN_ROOT_TOKEN_DISABLED: the root token is refused even when set. */
   adminRootTokenDisabled: boolean;
+  /** BACKOFFICE_ENABLED (default true): the staff pages under /backoffice on this node. */
+  backofficeEnabled: boolean;
   /** APPROVAL_THRESHOLD: per currency, the minor amount at or above which a balance adjustment needs a second operator. */
   approvalThreshold: Readonly<Record<string, bigint>>;
+  /** BACKOFFICE_LOW_WATER: per currency (or USDT), the minor amount below which the back office's Today flags a float or hot wallet. */
+  backofficeLowWater: Readonly<Record<string, bigint>>;
   /** 32-byte key that encrypts API secrets at rest; undefined means the generated file in dataDir. */
   masterKey: Buffer | undefined;
   keyActivationDelayMs: number;
@@ -278,7 +282,10 @@ class EnvReader {
     return Number(value);
   }
 
-  /** `BRL:10000,KES:500000`: a currency (or USDT) and an amount in major units, per entry. */
+  /**
+   * `BRL:10000,KES:500000`: a currency (or USDT) and an amount in major units, per entry (APPROVAL_THRESHOLD,
+   * BACKOFFICE_LOW_WATER).
+   */
   approvalThreshold(name: string): Record<string, bigint> {
     const value = this.raw(name);
     const thresholds: Record<string, bigint> = {};
@@ -819,7 +826,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     databaseUrl: read.url('DATABASE_URL', undefined, ['postgres:', 'postgresql:']),
     adminToken: read.optionalString('CASHGATE_ADMIN_TOKEN'),
     adminRootTokenDisabled: read.boolean('ADMIN_ROOT_TOKEN_DISABLED', false),
+    backofficeEnabled: read.boolean('BACKOFFICE_ENABLED', true),
     approvalThreshold: read.approvalThreshold('APPROVAL_THRESHOLD'),
+    backofficeLowWater: read.approvalThreshold('BACKOFFICE_LOW_WATER'),
     masterKey: read.masterKey('CASHGATE_MASTER_KEY'),
     keyActivationDelayMs: read.integer('KEY_ACTIVATION_DELAY_MS', 90_000, 0),
     signatureWindowMs: read.integer('SIGNATURE_WINDOW_MS', 300_000, 1_000),

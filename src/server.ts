@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { adminErrorBody, registerAdminAuth, sendAdminError } from './admin/plugin.js';
+import { adminErrorBody, registerAdminAuth, sendAdminError, type AdminAccess } from './admin/plugin.js';
+import { registerBackoffice } from './backoffice/plugin.js';
+import { sendBackofficeNotFound } from './backoffice/router.js';
 import { registerMerchantAuth } from './auth/plugin.js';
 import { KeyRateLimiter } from './auth/rate-limit.js';
 import { bankListRoute } from './banks/routes.js';
@@ -121,6 +123,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         matches: (path) => path === '/console' || path.startsWith('/console/'),
         notFound: (request, reply) => sendConsoleNotFound(request, reply, clock.now()),
       },
+      {
+        matches: (path) =>
+          config.backofficeEnabled &&
+          (path === '/backoffice' || path.startsWith('/backoffice/')) &&
+          !path.startsWith('/backoffice/api/'),
+        notFound: (request, reply) => sendBackofficeNotFound(request, reply, clock.now()),
+      },
     ],
   });
 
@@ -209,14 +218,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       registerSignedRoute(api, catalog, route);
   });
 
+  const adminAccess: AdminAccess = {
+    rootToken: config.adminToken,
+    rootTokenDisabled: config.adminRootTokenDisabled,
+    authenticate: (token) => deps.operators.authenticate(token),
+    store: deps.store,
+    clock: deps.clock,
+  };
+  if (config.backofficeEnabled) await registerBackoffice(app, { ...deps, admin: adminAccess });
+
   await app.register(async (admin) => {
-    registerAdminAuth(admin, {
-      rootToken: config.adminToken,
-      rootTokenDisabled: config.adminRootTokenDisabled,
-      authenticate: (token) => deps.operators.authenticate(token),
-      store: deps.store,
-      clock: deps.clock,
-    });
+    registerAdminAuth(admin, adminAccess);
     registerMerchantAdminRoutes(admin, catalog, deps.merchants);
     registerConsoleAdminRoutes(admin, catalog, deps.consoleAccounts);
     registerCallbackAdminRoutes(admin, catalog, {
@@ -230,7 +242,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       merchants: deps.merchants,
       approvals: deps.approvals,
     });
-    registerOrderAdminRoutes(admin, catalog, { sandbox: deps.sandbox, store: deps.store });
+    registerOrderAdminRoutes(admin, catalog, { sandbox: deps.sandbox, store: deps.store, orders: deps.orders });
     registerOperatorAdminRoutes(admin, catalog, { store: deps.store, operators: deps.operators });
     const askers: RailAsker[] = [];
     const daraja = deps.daraja?.connector;
@@ -240,7 +252,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const boleto = deps.boleto?.connector;
     if (boleto !== undefined) askers.push({ rail: `boleto-${boleto.issuer}`, askAgain: (id) => boleto.askAgain(id) });
     registerRailMessageAdminRoutes(admin, catalog, { store: deps.store, askers });
-    if (deps.apiPix !== undefined) registerPixAdminRoutes(admin, catalog, { pix: deps.apiPix.connector });
+    if (deps.apiPix !== undefined)
+      registerPixAdminRoutes(admin, catalog, { pix: deps.apiPix.connector, approvals: deps.approvals });
     registerBoletoAdminRoutes(admin, catalog, { store: deps.store });
     registerMexicoAdminRoutes(admin, catalog, { store: deps.store });
     registerExchangeAdminRoutes(admin, catalog, { rates: deps.rates, orders: deps.orders, store: deps.store });

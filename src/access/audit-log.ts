@@ -237,6 +237,25 @@ export async function verifyAuditLog(db: ReadDb, batch = 1000): Promise<VerifyRe
   return { ok: true, entries };
 }
 
+/**
+ * The records of `filter` as JSON lines, oldest first, a batch at a time (never the whole log in
+ * memory): what `cashgate audit-log export` prints and the back office downloads.
+ */
+export async function* auditJsonLines(
+  db: ReadDb,
+  filter: Omit<q.AuditFilter, 'afterSeq' | 'beforeSeq'>,
+  batch = 1_000,
+): AsyncGenerator<string> {
+  let afterSeq = 0;
+  for (;;) {
+    const rows = await q.findAuditRows(db, { ...filter, afterSeq }, batch, 'oldest');
+    if (rows.length > 0) yield `${rows.map((r) => JSON.stringify(auditView(r))).join('\n')}\n`;
+    const last = rows.at(-1);
+    if (last === undefined || rows.length < batch) return;
+    afterSeq = last.seq;
+  }
+}
+
 /** An ISO 8601 date or date-time (the audit log's `from` and `to`) as Unix milliseconds; undefined when it is none. */
 export function parseIsoTime(value: string): number | undefined {
   const ms = Date.parse(value);

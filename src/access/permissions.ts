@@ -351,3 +351,25 @@ export const CLI_COMMAND_ACCESS: Readonly<Record<string, Access>> = {
   'audit-log verify': { permission: 'audit.read' },
   'audit-log export': { permission: 'audit.read', action: 'audit.export' },
 };
+
+/** The back office's pages: the permission each needs to be seen (its actions are admin routes above). */
+export const BACKOFFICE_PAGE_ACCESS = {
+  today: { permission: 'read' },
+  orders: { permission: 'read' },
+  queues: { permission: 'read' },
+  merchants: { permission: 'read' },
+  money: { permission: 'read' },
+  operators: { permission: 'read' },
+  audit: { permission: 'audit.read' },
+  system: { permission: 'read' },
+} as const satisfies Readonly<Record<string, Access>>;
+export type BackofficePage = keyof typeof BACKOFFICE_PAGE_ACCESS;
+
+/** The back office's own actions that are not admin routes: exports and the audit chain's check. */
+export const BACKOFFICE_ACTION_ACCESS = {
+  'orders.export': { permission: 'read', action: 'order.export' },
+  'money.export': { permission: 'read', action: 'money.export' },
+  'audit.export': { permission: 'audit.read', action: 'audit.export' },
+  'audit.verify': { permission: 'audit.read' },
+} as const satisfies Readonly<Record<string, Access>>;
+export type BackofficeAction = keyof typeof BACKOFFICE_ACTION_ACCESS;

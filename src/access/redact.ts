@@ -6,10 +6,10 @@
 
 const SECRET = /secret|password|passkey|privatekey|private_key|credential|^totp|sealed|hash$|^bearer/i;
 const PHONE = /phone|msisdn|mobile/i;
-const DOCUMENT = /document|cpf|cnpj|taxid|tax_id|rfc|curp/i;
+const DOCUMENT = /document|cpf|cnpj|taxid|tax_id|rfc|curp|userInfoNo|personId/i;
 // STP's (SPEI) fields: the sender's and the beneficiary's accounts and names.
 const ACCOUNT =
-  /^(account|accountNo|accountNumber|account_number|bankAccount|clabe|iban|payeeAccount|payerAccount|cuenta(Ordenante|Beneficiario)2?)$/i;
+  /^(account|accountId|accountNo|accountNumber|account_number|bankAccount|clabe|iban|payeeAccount|payerAccount|pixKey|cuenta(Ordenante|Beneficiario)2?)$/i;
 const NAME =
   /^(payerName|payeeName|personName|userInfoName|accountName|holderName|customerName|payer_name|payee_name|oxxoName|nombre(Ordenante|Beneficiario)2?)$/i;
 /** A payer's email (an OXXO voucher's): its first character and its domain shown. */

@@ -22,6 +22,12 @@ export type OperatorFailure =
   | { kind: 'pix_not_found'; e2eid: string }
   /** The received Pix is not unmatched and its return has not failed: `detail` says what it is. */
   | { kind: 'pix_not_returnable'; e2eid: string; detail: string }
+  /** The received Pix cannot go to that order: `field` (e2eid, orderId) breaks the rule `detail` states. */
+  | { kind: 'pix_not_assignable'; e2eid: string; field: string; detail: string }
+  /** The received Pix's assignment to an order waits for a second operator: nothing else may move it meanwhile. */
+  | { kind: 'pix_assignment_pending'; e2eid: string; approvalId: string }
+  /** An approval of a kind this gateway cannot carry out now (a Pix assignment without BRAZIL_RAIL=apipix). */
+  | { kind: 'approval_kind_unavailable'; approvalId: string; approvalKind: string; detail: string }
   | { kind: 'invalid_operator'; field: string; detail: string }
   /** No live rail is waiting on the order: nothing to ask again. */
   | { kind: 'nothing_to_ask'; orderId: string }
@@ -34,7 +40,18 @@ export type OperatorFailure =
   /** The approval was already approved or rejected. */
   | { kind: 'approval_decided'; approvalId: string; state: string }
   /** The operator who asked for a money action cannot approve (or reject) it. */
-  | { kind: 'approval_own'; approvalId: string };
+  | { kind: 'approval_own'; approvalId: string }
+  /** Only a payout (a transfer order) can be settled by hand. */
+  | { kind: 'not_a_payout'; orderId: string; orderKind: string }
+  /** The payout already ended (its rail's result, or an earlier settlement by hand). */
+  | { kind: 'payout_final'; orderId: string; status: number; statusText: string }
+  /** A typed confirmation that does not repeat what it confirms. */
+  | { kind: 'confirmation_mismatch'; field: string; expected: string }
+  | { kind: 'operator_id_not_found'; operatorId: string }
+  /** An operator may not disable themself nor take away their own admin role (someone must be able to undo a mistake). */
+  | { kind: 'operator_self_change'; operatorId: string; change: string }
+  /** A resume of a merchant's payments or payouts that are not paused. */
+  | { kind: 'not_paused'; merchantId: string; what: string };
 
 type FailureOf<K extends OperatorFailure['kind']> = Extract<OperatorFailure, { kind: K }>;
 
@@ -77,6 +94,20 @@ const DESCRIPTIONS: {
   console_user_not_found: { status: 404, message: (f) => `console user ${f.userId} does not exist for this merchant` },
   pix_not_found: { status: 404, message: (f) => `no Pix with end-to-end id ${f.e2eid} was received` },
   pix_not_returnable: { status: 409, message: (f) => `Pix ${f.e2eid} cannot be returned: ${f.detail}` },
+  pix_not_assignable: {
+    status: 409,
+    message: (f) => `Pix ${f.e2eid} cannot be assigned: ${f.field}: ${f.detail}; nothing was changed`,
+  },
+  pix_assignment_pending: {
+    status: 409,
+    message: (f) =>
+      `Pix ${f.e2eid} is held by approval ${f.approvalId} of its assignment to an order: approve or reject that first; nothing was changed`,
+  },
+  approval_kind_unavailable: {
+    status: 409,
+    message: (f) =>
+      `approval ${f.approvalId} (${f.approvalKind}) cannot be decided here: ${f.detail}; nothing was changed`,
+  },
   invalid_operator: { status: 400, message: (f) => `${f.field}: ${f.detail}` },
   nothing_to_ask: {
     status: 409,
@@ -96,6 +127,31 @@ const DESCRIPTIONS: {
     status: 403,
     message: (f) =>
       `approval ${f.approvalId} was requested by you: another operator with finance or admin must decide it`,
+  },
+  not_paused: {
+    status: 409,
+    message: (f) =>
+      `the ${f.what} of merchant ${f.merchantId} are not paused: there is nothing to resume; nothing was changed`,
+  },
+  not_a_payout: {
+    status: 409,
+    message: (f) =>
+      `order ${f.orderId} is a ${f.orderKind} order, not a payout: only a payout (transfer) can be settled by hand`,
+  },
+  payout_final: {
+    status: 409,
+    message: (f) =>
+      `payout ${f.orderId} is final already (status ${f.status} ${f.statusText}): it cannot be settled by hand; nothing was changed`,
+  },
+  confirmation_mismatch: {
+    status: 400,
+    message: (f) => `${f.field}: must repeat ${f.expected} exactly, to confirm; nothing was changed`,
+  },
+  operator_id_not_found: { status: 404, message: (f) => `operator ${f.operatorId} does not exist` },
+  operator_self_change: {
+    status: 403,
+    message: (f) =>
+      `you may not ${f.change} yourself (operator ${f.operatorId}): another admin must, so that someone can always undo a mistake`,
   },
   fee_channel_not_found: {
     status: 404,

@@ -1,3 +1,4 @@
+import type { PausedSince } from '../http/caller.js';
 import type { Language } from '../http/language.js';
 import type { ApiKeyStatus } from '../store/schema.js';
 import type { IpWhitelist } from './ip-whitelist.js';
@@ -14,6 +15,8 @@ export interface AuthKey {
   debug: boolean;
   status: ApiKeyStatus;
   activeAt: number;
+  /** The merchant's pauses, read with the key (the create routes refuse by them). */
+  pausedSince: PausedSince;
 }
 
 /** Where authentication looks keys up (the merchants' service provides it). */

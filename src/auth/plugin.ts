@@ -163,6 +163,7 @@ export function registerMerchantAuth(scope: FastifyInstance, deps: AuthDeps): vo
       accessKey: key.accessKey,
       language: key.merchantLanguage,
       debug: key.debug,
+      pausedSince: key.pausedSince,
       nonce,
     };
   };

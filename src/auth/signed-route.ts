@@ -6,6 +6,7 @@ import { Envelope, EnvelopeWithDesc, sendSuccess } from '../http/envelope.js';
 import type { RouteCatalog } from '../http/route-catalog.js';
 import { amountMembers, withNumbersAsSent } from '../http/raw-numbers.js';
 import { validateInput } from '../http/validation.js';
+import { refuseWhenPaused, type Pausable } from './paused.js';
 
 type StaticOrUndefined<T extends TSchema | undefined> = T extends TSchema ? Static<T> : undefined;
 
@@ -29,6 +30,11 @@ export interface SignedRouteDef<
   desc?: boolean;
   /** `data` holds ExactNumber values, written digit for digit instead of by the schema's serializer. */
   exactNumbers?: boolean;
+  /**
+   * A create that takes money in (`payments`) or pays money out (`payouts`): refused (300) while the
+   * operator has the merchant's payments or payouts paused. Queries and reads declare none.
+   */
+  pausedBy?: Pausable;
   handle(input: {
     body: StaticOrUndefined<B>;
     query: StaticOrUndefined<Q>;
@@ -71,6 +77,8 @@ export function registerSignedRoute(scope: FastifyInstance, catalog: RouteCatalo
     },
   });
   async function answer(request: FastifyRequest, reply: FastifyReply, caller: MerchantCaller) {
+    // A paused direction refuses before the body is read: nothing of the request is written.
+    if (def.pausedBy !== undefined) refuseWhenPaused(caller, def.pausedBy);
     // GET routes take their parameters from the query; a route without a schema takes none.
     const query = request.method === 'GET' ? (request.query ?? {}) : undefined;
     if (def.query !== undefined || query !== undefined) {

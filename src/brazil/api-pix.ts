@@ -5,8 +5,10 @@ import { BRAZILIAN_BANKS } from '../banks/bank-list.js';
 import type { Clock } from '../clock.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { formatMoney, type Minor } from '../money.js';
+import { OperatorError } from '../admin/failures.js';
+import type { OrderRow } from '../orders/queries.js';
 import { EventNotAllowedError, type OrderService } from '../orders/service.js';
-import { COLLECTION_STATUS } from '../orders/state-machine.js';
+import { allowedEventsAt, COLLECTION_STATUS } from '../orders/state-machine.js';
 import { PixError, type ApiPixClient, type PixExchange } from '../rails/pix/api-pix-client.js';
 import * as railq from '../rails/queries.js';
 import { RailRefusal, type Rail, type RailOrder, type RailStarted } from '../rails/rails.js';
@@ -34,6 +36,28 @@ export class PixReturnRefusal extends Error {
     super(message);
     this.name = 'PixReturnRefusal';
   }
+}
+
+/** The dispositions of a received Pix an operator may assign to an order (its money is held, nobody's yet). */
+const ASSIGNABLE: readonly q.PixReceivedRow['disposition'][] = ['unmatched', 'return_failed'];
+const COLLECTION_STATUS_NAME: Readonly<Record<number, string>> = Object.fromEntries(
+  Object.entries(COLLECTION_STATUS).map(([name, status]) => [status, name]),
+);
+
+/** An assignment refused: `field` of the request breaks the rule `detail` states. */
+const notAssignable = (e2eid: string, field: 'e2eid' | 'orderId' | 'amount', detail: string) =>
+  new OperatorError({ kind: 'pix_not_assignable', e2eid, field, detail });
+
+/** An assignment refused because the order no longer waits for its payment (a pending one's time is up). */
+function notWaiting(e2eid: string, orderId: string, status: number): OperatorError {
+  const name = COLLECTION_STATUS_NAME[status];
+  const state = `status ${status}${name === undefined ? '' : ` ${name}`}${status === COLLECTION_STATUS.pending ? ', its time is up' : ''}`;
+  return notAssignable(
+    e2eid,
+    'orderId',
+    `order ${orderId} is not waiting for a payment (${state}): ` +
+      'only an order waiting for its payment (status 1 pending) can be paid; return the Pix instead',
+  );
 }
 
 const obj = (value: unknown): Record<string, unknown> =>
@@ -372,6 +396,10 @@ export class ApiPixBrazil {
       refund_rtr_id: null,
       next_check_at: null,
       unmatched_posted: 0,
+      approval_id: null,
+      assigned_by: null,
+      assigned_reason: null,
+      assigned_at: null,
       created_at: now,
       updated_at: now,
     };
@@ -397,19 +425,10 @@ export class ApiPixBrazil {
       }
       let refused = false;
       try {
-        const applied = await orders.applyEvent(charge.order_id, 'paid', {
-          source: 'apipix',
-          amount,
-          data: {
-            endToEndId: e2eid,
-            ...(payerName !== undefined && { payerName }),
-            ...(payerDocument !== undefined && { payerDocument }),
-          },
-          also: async (tx) => {
-            await q.insertPixReceived(tx, { ...row, disposition: 'credited' });
-            await q.setPixChargeState(tx, charge.txid, 'paid', now);
-            await railq.insertRailMessages(tx, [this.#message(exchange, charge.order_id, e2eid)]);
-          },
+        const applied = await this.#credit(charge.order_id, row, async (tx) => {
+          await q.insertPixReceived(tx, { ...row, disposition: 'credited' });
+          await q.setPixChargeState(tx, charge.txid, 'paid', now);
+          await railq.insertRailMessages(tx, [this.#message(exchange, charge.order_id, e2eid)]);
         });
         // The order's rules refused this payment (an aggregate cashier's dynamicAmountNotify 2).
         refused = applied.status !== COLLECTION_STATUS.paid;
@@ -452,6 +471,29 @@ export class ApiPixBrazil {
       if (isUniqueViolation(error)) return { result: 'confirmed', orderId: charge?.order_id ?? null };
       throw error;
     }
+  }
+
+  /**
+   * Pays an order with a received Pix: its `paid` event with the Pix's amount, end-to-end id and
+   * payer, whose status change, ledger entries and callback commit in one unit of work with `also`
+   * (the Pix's own rows). The one path by which a Pix credits an order: matched by its charge's
+   * txid, or assigned by an operator.
+   */
+  #credit(
+    orderId: string,
+    pix: Pick<q.PixReceivedRow, 'e2eid' | 'amount' | 'payer_name' | 'payer_document'>,
+    also: (tx: Tx) => Promise<void>,
+  ) {
+    return this.deps.orders.applyEvent(orderId, 'paid', {
+      source: 'apipix',
+      amount: BigInt(pix.amount),
+      data: {
+        endToEndId: pix.e2eid,
+        ...(pix.payer_name !== null && { payerName: pix.payer_name }),
+        ...(pix.payer_document !== null && { payerDocument: pix.payer_document }),
+      },
+      also,
+    });
   }
 
   /** Asks for a received Pix's refund (the same id every time: the PSP makes it once), or asks how it went. */
@@ -549,6 +591,11 @@ export class ApiPixBrazil {
     const { store, clock } = this.deps;
     const row = await q.pixReceived(store.read, e2eid);
     if (row === undefined) throw new PixReturnRefusal('not_found', 'it was never received');
+    if (row.approval_id !== null && row.disposition !== 'credited')
+      throw new PixReturnRefusal(
+        'not_returnable',
+        `its assignment to an order waits for approval ${row.approval_id}: approve or reject that first`,
+      );
     if (row.disposition !== 'unmatched' && row.disposition !== 'return_failed')
       throw new PixReturnRefusal(
         'not_returnable',
@@ -588,7 +635,7 @@ export class ApiPixBrazil {
       });
       return true;
     });
-    if (!claimed) throw new PixReturnRefusal('not_returnable', 'another request is returning it already');
+    if (!claimed) throw new PixReturnRefusal('not_returnable', 'another request is returning or assigning it already');
     this.deps.logger.warn({ e2eid, amount: String(row.amount) }, 'the operator has a Pix returned to its payer');
     await this.#followReturn(returning).catch((error: unknown) =>
       this.deps.logger.error({ err: error, e2eid }, 'a Pix return could not be followed now'),
@@ -602,6 +649,131 @@ export class ApiPixBrazil {
     limit: number,
   ): Promise<q.PixReceivedRow[]> {
     return q.pixReceivedList(this.deps.store.read, disposition, limit);
+  }
+
+  // ---- assignment by the operator ------------------------------------------------------------------
+
+  /**
+   * Whether a received Pix may be assigned to the order now, from committed data: the Pix is
+   * unmatched or its return failed, and no assignment but `approvalId`'s holds it; the order is a
+   * Brazilian Pix collection still waiting for its payment, of exactly the Pix's amount. Throws the
+   * refusal (OperatorError) naming the field and the rule.
+   */
+  async assignable(
+    e2eid: string,
+    orderId: string,
+    approvalId: string | null = null,
+  ): Promise<{ pix: q.PixReceivedRow; order: OrderRow }> {
+    const { store, orders, clock } = this.deps;
+    const pix = await q.pixReceived(store.read, e2eid);
+    if (pix === undefined) throw new OperatorError({ kind: 'pix_not_found', e2eid });
+    if (pix.disposition !== 'credited' && pix.approval_id !== null && pix.approval_id !== approvalId)
+      throw new OperatorError({ kind: 'pix_assignment_pending', e2eid, approvalId: pix.approval_id });
+    if (!ASSIGNABLE.includes(pix.disposition))
+      throw notAssignable(
+        e2eid,
+        'e2eid',
+        `it is ${pix.disposition}: only an unmatched Pix, or one whose return failed, can be assigned to an order`,
+      );
+    const order = await orders.find(orderId);
+    if (order === undefined) throw new OperatorError({ kind: 'order_not_found', orderId });
+    if (order.kind !== 'collection' || order.currency !== 'BRL' || !/^(cob|loc|txid):/.test(order.rail_ref ?? ''))
+      throw notAssignable(
+        e2eid,
+        'orderId',
+        `order ${orderId} is a ${order.currency} ${order.kind} order (${order.channel_type}): a Pix pays only a Brazilian Pix collection order`,
+      );
+    if (!allowedEventsAt(order, clock.now()).includes('paid')) throw notWaiting(e2eid, orderId, order.status);
+    if (BigInt(order.amount) !== BigInt(pix.amount)) {
+      const [paid, asked] = [reais(BigInt(pix.amount)), reais(BigInt(order.amount))];
+      throw notAssignable(
+        e2eid,
+        'amount',
+        `the Pix is ${paid} BRL and order ${orderId} asks for ${asked} BRL: ` +
+          'a Pix is assigned only to an order of exactly its amount; return it instead',
+      );
+    }
+    return { pix, order };
+  }
+
+  /**
+   * Holds a Pix for an assignment waiting for its approval, in the unit of work that records the
+   * request: nothing else may return or assign it meanwhile. Throws when something moved it first.
+   */
+  async holdForAssignment(tx: Tx, pix: q.PixReceivedRow, approvalId: string): Promise<void> {
+    if (!(await q.holdPixForAssignment(tx, pix, approvalId, this.deps.clock.now())))
+      throw notAssignable(pix.e2eid, 'e2eid', 'another request returned or assigned it meanwhile');
+  }
+
+  /** Lets go of a Pix whose assignment was rejected: it is as it was (unmatched, or its return failed). */
+  releaseAssignment(tx: Tx, e2eid: string, approvalId: string): Promise<void> {
+    return q.releasePixHold(tx, e2eid, approvalId, this.deps.clock.now());
+  }
+
+  /**
+   * Pays the order with a received Pix an operator assigned to it (at once, or `approvalId`'s once
+   * approved), exactly as a matched Pix pays its order (#credit): the order's state change, ledger
+   * entries and callback, the Pix's money moved back from where it waited (pix_unmatched, or
+   * pix_returns for a failed return) to rail_clearing, the Pix recorded as credited to the order with
+   * who assigned it and why, and `also` (the audit note, the approval's decision), in one unit of
+   * work. The order's charge at the PSP is left for reconciliation to remove (the order no longer
+   * waits). Throws the refusal (OperatorError) when the Pix or the order cannot take it.
+   */
+  async assignReceived(
+    e2eid: string,
+    orderId: string,
+    by: { by: string; reason: string; approvalId: string | null },
+    also?: (tx: Tx, pix: q.PixReceivedRow) => Promise<void>,
+  ): Promise<{ pix: q.PixReceivedRow; order: OrderRow }> {
+    const { pix } = await this.assignable(e2eid, orderId, by.approvalId);
+    const now = this.deps.clock.now();
+    const change = {
+      order_id: orderId,
+      approval_id: by.approvalId,
+      assigned_by: by.by,
+      assigned_reason: by.reason,
+      assigned_at: now,
+    };
+    let order: OrderRow;
+    try {
+      order = await this.#credit(orderId, pix, async (tx) => {
+        // Under the order's lock: the order took it, and the Pix is still as it was read.
+        if ((await q.orderStatus(tx, orderId)) !== COLLECTION_STATUS.paid)
+          throw notAssignable(e2eid, 'orderId', `order ${orderId}'s rules refused a payment of this amount`);
+        if (!(await q.claimPixAssignment(tx, pix, change)))
+          throw notAssignable(e2eid, 'e2eid', 'another request returned or assigned it meanwhile');
+        const amount = BigInt(pix.amount);
+        // Where its money waited: pix_unmatched (unmatched), pix_returns (a failed return), or still
+        // rail_clearing for an unmatched Pix recorded before arrivals were posted.
+        const from =
+          pix.disposition === 'return_failed'
+            ? 'pix_returns'
+            : pix.unmatched_posted === 1
+              ? 'pix_unmatched'
+              : undefined;
+        if (from !== undefined)
+          await this.deps.ledger.post(tx, {
+            kind: pix.disposition === 'return_failed' ? 'pix.return.assigned' : 'pix.unmatched.assigned',
+            currency: 'BRL',
+            merchantId: null,
+            orderId,
+            memo: `Pix ${e2eid} assigned by the operator to order ${orderId}`,
+            entries: [
+              { account: { kind: from }, amount: -amount },
+              { account: { kind: 'rail_clearing' }, amount },
+            ],
+          });
+        await also?.(tx, { ...pix, ...change, disposition: 'credited' });
+      });
+    } catch (error) {
+      if (!(error instanceof EventNotAllowedError)) throw error;
+      throw notWaiting(e2eid, orderId, error.order.status);
+    }
+    this.deps.logger.warn(
+      { e2eid, orderId, amount: String(pix.amount), approvalId: by.approvalId },
+      'the operator assigned a Pix to an order',
+    );
+    return { pix: (await q.pixReceived(this.deps.store.read, e2eid)) ?? pix, order };
   }
 
   // ---- payouts: the send extension ---------------------------------------------------------------

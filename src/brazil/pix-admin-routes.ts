@@ -3,8 +3,11 @@ import type { FastifyInstance } from 'fastify';
 import { Reason, registerAdminRoute } from '../admin/admin-route.js';
 import { OperatorError } from '../admin/failures.js';
 import type { RouteCatalog } from '../http/route-catalog.js';
+import { ApprovalView } from '../ledger/admin-routes.js';
+import type { AdjustmentApprovals } from '../ledger/approvals.js';
 import { formatMoney } from '../money.js';
 import { maskDocument, PixReturnRefusal, type ApiPixBrazil } from './api-pix.js';
+import { PixAssignments } from './pix-assignments.js';
 import type { PixReceivedRow } from './queries.js';
 
 const TAG = 'Admin: Pix';
@@ -30,6 +33,16 @@ const ReceivedPix = Type.Object({
   refundStatus: Type.Union([Type.String(), Type.Null()], {
     description: 'what the PSP says of the return: EM_PROCESSAMENTO, DEVOLVIDO, NAO_REALIZADO',
   }),
+  approvalId: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'the approval of its assignment to an order: while it waits (the Pix is then neither returned nor assigned ' +
+      'otherwise), or the one that carried it out; null when none',
+  }),
+  assignedBy: Type.Union([Type.String(), Type.Null()], {
+    description: 'credited by an operator’s assignment (orderId is that order): who asked for it',
+  }),
+  assignedReason: Type.Union([Type.String(), Type.Null()], { description: 'why it was assigned' }),
+  assignedAt: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix milliseconds' }),
   updatedAt: Type.Integer({ description: 'Unix milliseconds' }),
 });
 
@@ -46,16 +59,22 @@ function receivedView(row: PixReceivedRow) {
     reason: row.reason,
     refundId: row.refund_id,
     refundStatus: row.refund_status,
+    approvalId: row.approval_id,
+    assignedBy: row.assigned_by,
+    assignedReason: row.assigned_reason,
+    assignedAt: row.assigned_at,
     updatedAt: row.updated_at,
   };
 }
 
-/** Operator routes for Brazil on API Pix: the Pix not credited to an order, and their return. */
+/** Operator routes for Brazil on API Pix: the Pix not credited to an order, their return and their assignment. */
 export function registerPixAdminRoutes(
   scope: FastifyInstance,
   catalog: RouteCatalog,
-  deps: { pix: ApiPixBrazil },
+  deps: { pix: ApiPixBrazil; approvals: AdjustmentApprovals },
 ): void {
+  // The carrier of the approvals of kind payment_assignment.
+  const assignments = new PixAssignments(deps.pix, deps.approvals);
   registerAdminRoute(scope, catalog, {
     method: 'GET',
     path: '/admin/v1/pix/received',
@@ -98,6 +117,37 @@ export function registerPixAdminRoutes(
             : { kind: 'pix_not_returnable', e2eid, detail: error.message },
         );
       }
+    },
+  });
+  registerAdminRoute(scope, catalog, {
+    method: 'POST',
+    path: '/admin/v1/pix/received/:e2eid/assign',
+    tag: TAG,
+    summary: 'Assign a Pix that no order took to a merchant’s Pix collection order still waiting for its payment',
+    description:
+      'For a payer who paid the right order with a wrong txid, or a little late. The Pix must be unmatched or its ' +
+      'return must have failed, and not be held by another assignment waiting for approval (409 ' +
+      'pix_assignment_pending, naming it); the order (any merchant’s) must be a Brazilian Pix collection waiting ' +
+      'for its payment (status 1), of exactly the Pix’s amount (409 pix_not_assignable naming the field and the ' +
+      'rule: return the Pix instead). The order is paid as a matched Pix pays it, in one unit of work: its status, ' +
+      'ledger entries and callback; the Pix’s money moves from system/BRL/pix_unmatched (or pix_returns) through ' +
+      'rail_clearing to the merchant. At or above APPROVAL_THRESHOLD for BRL it is created as a pending approval ' +
+      '(kind payment_assignment, audited payment.assign.request) carried out when another operator approves it ' +
+      '(POST /admin/v1/approvals/{approvalId}/approve); a rejection leaves the Pix as it was.',
+    body: Type.Object(
+      { orderId: Type.String({ minLength: 1, maxLength: 64 }), reason: Reason },
+      { additionalProperties: false },
+    ),
+    response: Type.Object({
+      ...ReceivedPix.properties,
+      approval: Type.Union([ApprovalView, Type.Null()], {
+        description: 'the pending approval at or above APPROVAL_THRESHOLD; null when done at once',
+      }),
+      orderStatus: Type.Integer({ description: 'the order’s status now: 2 when paid at once, 1 while pending' }),
+    }),
+    handle: async ({ params, body, actor }) => {
+      const outcome = await assignments.assign(actor, params.e2eid ?? '', body.orderId, body.reason);
+      return { ...receivedView(outcome.pix), approval: outcome.approval, orderStatus: outcome.orderStatus };
     },
   });
 }

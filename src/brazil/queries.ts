@@ -124,6 +124,66 @@ export async function claimPixReturn(
     .where('e2eid', '=', from.e2eid)
     .where('disposition', '=', from.disposition)
     .where((eb) => (from.refund_id === null ? eb('refund_id', 'is', null) : eb('refund_id', '=', from.refund_id)))
+    // Not while an assignment to an order waits for its approval.
+    .where('approval_id', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/**
+ * Holds an unmatched Pix (or one whose return failed) for a pending assignment: only one not held
+ * already and still in the disposition it was read in moves. Whether it did.
+ */
+export async function holdPixForAssignment(
+  db: Db,
+  from: Pick<PixReceivedRow, 'e2eid' | 'disposition'>,
+  approvalId: string,
+  now: number,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('pix_received')
+    .set({ approval_id: approvalId, updated_at: now })
+    .where('e2eid', '=', from.e2eid)
+    .where('disposition', '=', from.disposition)
+    .where('approval_id', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Lets go of a Pix held by a rejected assignment: it is unmatched (or its return failed) as before. */
+export async function releasePixHold(db: Db, e2eid: string, approvalId: string, now: number): Promise<void> {
+  await db
+    .updateTable('pix_received')
+    .set({ approval_id: null, updated_at: now })
+    .where('e2eid', '=', e2eid)
+    .where('approval_id', '=', approvalId)
+    .where('disposition', '<>', 'credited')
+    .execute();
+}
+
+/**
+ * Credits a received Pix to the order an operator assigned it to, from the state it was read in
+ * (its disposition, and the approval holding it or none); false when something moved it first.
+ */
+export async function claimPixAssignment(
+  db: Db,
+  from: Pick<PixReceivedRow, 'e2eid' | 'disposition' | 'approval_id'>,
+  change: Pick<PixReceivedRow, 'order_id' | 'approval_id' | 'assigned_by' | 'assigned_reason' | 'assigned_at'>,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('pix_received')
+    .set({
+      ...change,
+      disposition: 'credited',
+      reason: null,
+      next_check_at: null,
+      updated_at: change.assigned_at ?? 0,
+    })
+    .where('e2eid', '=', from.e2eid)
+    .where('disposition', '=', from.disposition)
+    .where((eb) =>
+      from.approval_id === null ? eb('approval_id', 'is', null) : eb('approval_id', '=', from.approval_id),
+    )
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }

@@ -32,6 +32,7 @@ export function checkoutRoute(checkouts: CheckoutService): SignedRouteDef {
     method: 'POST',
     path: '/api/v3/polymerize/createCollectingOrder',
     permission: 'polymerize',
+    pausedBy: 'payments',
     tag: 'Aggregate cashier',
     summary:
       'Open an aggregate cashier: the payer enters the amount and pays by PIX, PIX dynamic, Boleto or USDT (TRON)',

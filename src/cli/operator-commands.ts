@@ -1,10 +1,7 @@
-import { auditView, parseIsoTime, verifyAuditLog } from '../access/audit-log.js';
-import { findAuditRows } from '../access/queries.js';
+import { auditJsonLines, parseIsoTime, verifyAuditLog } from '../access/audit-log.js';
 import type { Services } from '../services.js';
 import { printTable, UsageError } from './output.js';
 import { option, password, required, type OperatorCommand, type Options } from './commands.js';
-
-const EXPORT_BATCH = 1_000;
 
 /** An ISO 8601 time option as Unix milliseconds. */
 function timeOption(values: Options, name: string): number | undefined {
@@ -110,16 +107,10 @@ export const OPERATOR_ACCOUNT_COMMANDS: Record<string, OperatorCommand> = {
       const from = timeOption(values, 'from');
       const to = timeOption(values, 'to');
       return async ({ store }) => {
-        // One JSON object per line, oldest first, read a batch at a time (never the whole log in memory).
-        let afterSeq = 0;
         let exported = 0;
-        for (;;) {
-          const rows = await findAuditRows(store.read, { from, to, afterSeq }, EXPORT_BATCH, 'oldest');
-          if (rows.length > 0) process.stdout.write(`${rows.map((r) => JSON.stringify(auditView(r))).join('\n')}\n`);
-          exported += rows.length;
-          const last = rows.at(-1);
-          if (last === undefined || rows.length < EXPORT_BATCH) break;
-          afterSeq = last.seq;
+        for await (const lines of auditJsonLines(store.read, { from, to })) {
+          process.stdout.write(lines);
+          exported += lines.split('\n').length - 1;
         }
         return { json: { exported }, printed: true };
       };

@@ -8,9 +8,9 @@ import type { FastifyReply } from 'fastify';
 import { escapeXml, html, pageHeaders, strictCsp, type Html } from '../http/html.js';
 import type { Language } from '../http/language.js';
 import { translator } from '../i18n/messages.js';
-import { CONSOLE_LANGUAGE_NAMES, CONSOLE_LANGUAGES } from './i18n.js';
+import { CONSOLE_LANGUAGE_NAMES, CONSOLE_LANGUAGES, dateTime } from './i18n.js';
 
-const STYLE = `
+export const CONSOLE_STYLE = `
 :root{color-scheme:light;--ink:#111827;--muted:#4b5563;--line:#d1d5db;--accent:#0b4f9c;--ok:#065f46;--bad:#991b1b;--warn:#78350f;--soft:#f3f4f6}
 *{box-sizing:border-box}[hidden]{display:none!important}
 body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);background:var(--soft)}
@@ -91,13 +91,15 @@ td.date{white-space:nowrap}
 .swatch.all{background:#bfdbfe;border:1.5px solid #1d4ed8}.swatch.ok{background:#065f46}
 .cards.stats{grid-template-columns:repeat(auto-fit,minmax(min(100%,13rem),1fr))}.steps li{margin:.2rem 0}
 .steps a{display:inline-block;min-height:24px}
+.paused{border:2px solid var(--bad);border-left-width:6px;background:#fef2f2;padding:.6rem .9rem;margin:0 0 1rem;border-radius:.4rem}
+.paused p{margin:.25rem 0}
 `.replace(/\n/g, '');
 
 /**
  * Progressive enhancement only: copy buttons, countdowns to a moment (`data-until`, corrected by
  * the server's clock in `data-now`), and a confirmation on forms that change something for good.
  */
-const SCRIPT = `(function(){
+export const CONSOLE_SCRIPT = `(function(){
 var d=document,skew=Number(d.body.getAttribute('data-now'))-Date.now();
 d.querySelectorAll('[data-copy]').forEach(function(btn){btn.hidden=false;btn.addEventListener('click',function(){
 var el=d.getElementById(btn.getAttribute('data-copy'));if(!el)return;var text=el.value!==undefined?el.value:el.textContent;
@@ -114,7 +116,7 @@ if(!window.confirm(f.getAttribute('data-confirm')))e.preventDefault()})});
 var sm=d.querySelector('.summary');if(sm)sm.focus();
 })();`;
 
-export const CONSOLE_CSP = strictCsp(STYLE, SCRIPT);
+export const CONSOLE_CSP = strictCsp(CONSOLE_STYLE, CONSOLE_SCRIPT);
 
 export type NavSection =
   'overview' | 'keys' | 'callbacks' | 'orders' | 'balances' | 'signature' | 'requests' | 'account';
@@ -135,7 +137,15 @@ export interface ConsolePageInput {
   title: string;
   body: Html;
   /** The signed-in user's frame (navigation, sign-out, language); absent on the sign-in pages. */
-  frame?: { section: NavSection | undefined; merchantName: string; userName: string; csrfToken: string; path: string };
+  frame?: {
+    section: NavSection | undefined;
+    merchantName: string;
+    userName: string;
+    csrfToken: string;
+    path: string;
+    /** Since when the operator paused the merchant's payments and payouts (null: not paused): a notice on every page. */
+    paused?: { payments: number | null; payouts: number | null };
+  };
   /** The server's clock, for the countdowns. */
   now: number;
   /** Language links on a page without a session (the sign-in page): its path. */
@@ -144,6 +154,18 @@ export interface ConsolePageInput {
 
 /** The hidden field every console form carries. */
 export const csrfField = (token: string): Html => html`<input type="hidden" name="_csrf" value="${token}">`;
+
+/** The notice of the operator's pauses, on top of every page of a paused merchant (nothing when none). */
+function pauseNotice(lang: Language, paused: { payments: number | null; payouts: number | null } | undefined): Html {
+  if (paused === undefined || (paused.payments === null && paused.payouts === null)) return html``;
+  const t = translator('console.pause', lang);
+  const lines = (['payments', 'payouts'] as const).flatMap((what) => {
+    const since = paused[what];
+    return since === null ? [] : [html`<p>${t(what, { since: dateTime(lang, since) })}</p>`];
+  });
+  return html`<section class="paused" id="paused" aria-labelledby="paused-title"><h2 id="paused-title">${t('title')}</h2>
+${lines}<p>${t('contact')}</p></section>`;
+}
 
 export function sendConsolePage(reply: FastifyReply, status: number, page: ConsolePageInput): FastifyReply {
   const t = translator('console.layout', page.lang);
@@ -175,9 +197,11 @@ class="secondary" lang="${l}"${l === page.lang ? html` aria-pressed="true"` : ''
           (l) =>
             html`<a href="${page.languageLinksPath ?? '/console/sign-in'}?lang=${l}" lang="${l}" hreflang="${l}">${CONSOLE_LANGUAGE_NAMES[l]}</a> `,
         )}</footer>`;
+  const notice = pauseNotice(page.lang, frame?.paused);
   return pageHeaders(reply.code(status), CONSOLE_CSP, 'same-origin').send(
     `<!doctype html><html lang="${page.lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
-      `<meta name="robots" content="noindex"><title>${escapeXml(page.title)} · ${escapeXml(t('console'))}</title><style>${STYLE}</style></head>` +
-      `<body data-now="${page.now}">${header.text}<main id="main">${page.body.text}</main>${languages.text}<script>${SCRIPT}</script></body></html>`,
+      `<meta name="robots" content="noindex"><title>${escapeXml(page.title)} · ${escapeXml(t('console'))}</title><style>${CONSOLE_STYLE}</style></head>` +
+      `<body data-now="${page.now}">${header.text}<main id="main">${notice.text}${page.body.text}</main>` +
+      `${languages.text}<script>${CONSOLE_SCRIPT}</script></body></html>`,
   );
 }

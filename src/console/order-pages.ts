@@ -16,7 +16,7 @@ import { cashierDetails } from '../cashier/checkout.js';
 import { exchangeDetails } from '../exchange/records.js';
 import { html, type Html } from '../http/html.js';
 import type { Language } from '../http/language.js';
-import { eventsOfOrder, type OrderRow } from '../orders/queries.js';
+import { eventsOfOrder, findSettledByHand, type OrderRow } from '../orders/queries.js';
 import { collectionMarkStatus, MARK_STATUS_AMOUNT_DIFFERS, payTypeText } from '../orders/records.js';
 import { kenyaDetails } from '../kenya/kinds.js';
 import { isKenyanMobile, maskKenyanMobile } from '../kenya/phone.js';
@@ -616,7 +616,7 @@ async function detailPage(
   const order = orderId.length > 64 ? undefined : await merchantOrder(deps.store.read, ctx.merchantId, orderId);
   if (order === undefined) return ctx.notFound(reply);
   const lang = ctx.lang;
-  const [events, entries, railMessages, pixReceived, chain] = await Promise.all([
+  const [events, entries, railMessages, pixReceived, chain, byHand] = await Promise.all([
     eventsOfOrder(deps.store.read, order.id),
     orderEntries(deps.store.read, ctx.merchantId, order.id),
     railMessagesOfOrder(deps.store.read, order.id),
@@ -625,6 +625,8 @@ async function detailPage(
     order.area === 'exchange' || order.area === 'cashier'
       ? chainView(deps.store.read, order.id, order.rail_ref)
       : undefined,
+    // A payout in doubt the payment company settled by hand (who and why stay with the operators).
+    order.kind === 'transfer' ? findSettledByHand(deps.store.read, order.id) : undefined,
   ]);
   const mpesa = order.area === 'ken' ? kenyaDetails(order) : undefined;
   const railHeadings = [t('time'), t('railDirection'), t('railEndpoint'), t('railCode'), t('railBody')];
@@ -648,6 +650,8 @@ class="mono">${m.ref ?? ''}</summary><pre class="mono">${exchanged}</pre></detai
   const rate = token === undefined ? undefined : exchangeRateOf(order);
   const statusOf = (status: number | null): Html | string => (status === null ? '—' : statusBadge(order.kind, status));
   const retriggered = notice(queryParam(request, 'done') === 'retriggered' ? t('retriggered') : undefined);
+  const settledByHand =
+    byHand === undefined ? '' : notice(t('settledByHand', { date: dateTime(lang, byHand.settled_at) }));
   const errorMessage =
     order.error_msg !== null || order.error_msg_en !== null
       ? detailRow(
@@ -682,7 +686,7 @@ class="num">${signed(lang, e.amount, e.currency)}</td><td>${e.memo ?? ''}</td></
   return ctx.page(reply, {
     title: t('detailTitle', { orderId: order.id }),
     section: 'orders',
-    body: html`<p><a href="/console/orders">${t('backToOrders')}</a></p><h1>${t('detailTitle', { orderId: order.id })}</h1>${retriggered}
+    body: html`<p><a href="/console/orders">${t('backToOrders')}</a></p><h1>${t('detailTitle', { orderId: order.id })}</h1>${retriggered}${settledByHand}
 <div class="panel"><dl>
 ${detailRow(t('orderId'), html`<code>${order.id}</code>`)}
 ${detailRow(t('externalOrderId'), html`<code>${order.external_order_id}</code>`)}

@@ -195,6 +195,10 @@ export class ConsoleRouter {
             userName: session.user.name,
             csrfToken: session.csrfToken,
             path: request.url,
+            paused: {
+              payments: merchant.paused.payments?.since ?? null,
+              payouts: merchant.paused.payouts?.since ?? null,
+            },
           },
         }),
       notFound: (r) => {

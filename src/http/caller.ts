@@ -14,8 +14,16 @@ export interface MerchantCaller {
   accessKey: string;
   language: Language;
   debug: boolean;
+  /** Since when the operator paused the merchant's payments and payouts (null: not paused), as read with the key. */
+  pausedSince: PausedSince;
   /** The request's nonce: recorded in the first unit of work the request commits, or alone before it is answered. */
   nonce: RequestNonce;
+}
+
+/** Since when (Unix ms) an operator paused a merchant's payments (money in) and payouts (money out); null: not paused. */
+export interface PausedSince {
+  payments: number | null;
+  payouts: number | null;
 }
 
 /**

@@ -128,6 +128,8 @@ export type ApiFailure =
       ceiling: string;
       chainType: string;
     }
+  /** The operator paused the merchant's payments (money in) or payouts (money out): no create of that direction. */
+  | { kind: 'merchant_paused'; what: 'payments' | 'payouts'; since: number }
   | { kind: 'internal_error'; requestId: string };
 
 export type FailureKind = ApiFailure['kind'];
@@ -265,6 +267,7 @@ const FAILURES: { [K in FailureKind]: { code: ApiCode; text: FailureText<K> } } 
     code: '300',
     text: (t, f, lang) => t('invalid_field', { field: f.field, rule: describeRule(f.rule, lang) }),
   },
+  merchant_paused: { code: '300', text: (t, f) => t('merchant_paused', { what: f.what, since: iso(f.since) }) },
   internal_error: { code: '500', text: (t, f) => t('internal_error', { requestId: f.requestId }) },
 };
 

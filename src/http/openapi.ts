@@ -68,6 +68,16 @@ export const OPERATIONS: Readonly<Record<string, { id: string; body?: string; da
   'GET /admin/v1/merchants/:merchantId': { id: 'adminGetMerchant', data: 'AdminMerchant' },
   'PUT /admin/v1/merchants/:merchantId/callback': { id: 'adminSetCallbackAddress', data: 'AdminMerchant' },
   'PUT /admin/v1/merchants/:merchantId/cashier': { id: 'adminSetCashierSettings', data: 'AdminMerchant' },
+  'POST /admin/v1/merchants/:merchantId/pause': {
+    id: 'adminPauseMerchant',
+    body: 'AdminPauseRequest',
+    data: 'AdminMerchant',
+  },
+  'POST /admin/v1/merchants/:merchantId/resume': {
+    id: 'adminResumeMerchant',
+    body: 'AdminPauseRequest',
+    data: 'AdminMerchant',
+  },
   'POST /admin/v1/merchants/:merchantId/api-keys': { id: 'adminCreateApiKey' },
   'GET /admin/v1/merchants/:merchantId/api-keys': { id: 'adminListApiKeys' },
   'PATCH /admin/v1/merchants/:merchantId/api-keys/:accessKey': { id: 'adminEditApiKey', data: 'AdminApiKey' },
@@ -101,6 +111,7 @@ export const OPERATIONS: Readonly<Record<string, { id: string; body?: string; da
   'GET /admin/v1/orders/:orderId/chain': { id: 'adminGetOrderChain' },
   'GET /admin/v1/pix/received': { id: 'adminListReceivedPix' },
   'POST /admin/v1/pix/received/:e2eid/return': { id: 'adminReturnReceivedPix' },
+  'POST /admin/v1/pix/received/:e2eid/assign': { id: 'adminAssignReceivedPix' },
   'GET /admin/v1/boleto/suspense': { id: 'adminListSuspenseBoletos' },
   'GET /admin/v1/spei/unmatched': { id: 'adminListUnmatchedSpei' },
   // Admin API: nodes
@@ -112,6 +123,33 @@ export const OPERATIONS: Readonly<Record<string, { id: string; body?: string; da
   'POST /admin/v1/approvals/:approvalId/reject': { id: 'adminRejectAdjustment' },
   'GET /admin/v1/orders/:orderId/personal-data': { id: 'adminRevealOrderPersonalData' },
   'POST /admin/v1/orders/:orderId/rail-query': { id: 'adminAskRailAgain' },
+  'POST /admin/v1/orders/:orderId/settle-by-hand': {
+    id: 'adminSettleOrderByHand',
+    body: 'AdminSettleByHandRequest',
+    data: 'AdminSettledByHandOrder',
+  },
+  'POST /admin/v1/operators': { id: 'adminCreateOperator', body: 'AdminCreateOperatorRequest', data: 'AdminOperator' },
+  'PUT /admin/v1/operators/:operatorId/role': {
+    id: 'adminSetOperatorRole',
+    body: 'AdminOperatorRoleRequest',
+    data: 'AdminOperator',
+  },
+  'POST /admin/v1/operators/:operatorId/disable': {
+    id: 'adminDisableOperator',
+    body: 'AdminOperatorReasonRequest',
+    data: 'AdminOperator',
+  },
+  'POST /admin/v1/operators/:operatorId/enable': {
+    id: 'adminEnableOperator',
+    body: 'AdminOperatorReasonRequest',
+    data: 'AdminOperator',
+  },
+  'GET /admin/v1/operators/:operatorId/tokens': { id: 'adminListOperatorTokens' },
+  'POST /admin/v1/operators/:operatorId/tokens/:tokenId/revoke': {
+    id: 'adminRevokeOperatorToken',
+    body: 'AdminOperatorReasonRequest',
+    data: 'AdminOperatorToken',
+  },
 };
 
 const TAG_DESCRIPTIONS: Readonly<Record<string, string>> = {

@@ -33,12 +33,14 @@ export function isRegionalVariant(locale: Locale): boolean {
  * - `document`: the PDFs Brazilian banks and payers read: the payment receipt (endpoint 17), in
  *   Portuguese and English side by side, and the boleto, in Portuguese only with FEBRABAN's field
  *   names (its English catalog is the translators' gloss).
+ * - `backoffice`: the payment company's staff pages under /backoffice.
  */
 export const SURFACES = {
   console: ['en', 'pt-BR', 'es'],
   cashier: ['en', 'pt-BR', 'es', 'es-MX', 'sw'],
   api: ['en', 'pt-BR', 'es'],
   document: ['en', 'pt-BR'],
+  backoffice: ['en', 'pt-BR', 'es'],
 } as const satisfies Record<string, readonly Locale[]>;
 
 export type Surface = keyof typeof SURFACES;

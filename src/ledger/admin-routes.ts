@@ -6,7 +6,7 @@ import { StringEnum } from '../http/validation.js';
 import type { MerchantService } from '../merchants/service.js';
 import { FEE_CHANNELS } from './fees.js';
 import { CURRENCY_CODES, formatMoney } from '../money.js';
-import type { AdjustmentApprovals } from './approvals.js';
+import { APPROVAL_KINDS, type AdjustmentApprovals, type ApprovalKind } from './approvals.js';
 import type { Balance, LedgerService } from './service.js';
 
 const TAG = 'Admin: balances and fees';
@@ -17,9 +17,23 @@ const Amount = Type.Union([Type.String(), Type.Number()], {
 
 export const ApprovalView = Type.Object({
   approvalId: Type.String(),
-  merchantId: Type.String(),
+  kind: Type.Union(
+    APPROVAL_KINDS.map((k) => Type.Literal(k)),
+    {
+      description:
+        'balance_adjustment (POST …/balance-adjustments) or payment_assignment (POST /admin/v1/pix/received/{e2eid}/assign)',
+    },
+  ),
+  action: Type.String({ description: 'what approving it does, in words' }),
+  merchantId: Type.String({ description: 'the merchant credited or debited; for an assignment, the order’s' }),
   currency: Type.String(),
-  amount: Type.String({ description: 'signed decimal: negative for a debit' }),
+  amount: Type.String({ description: 'signed decimal: negative for a debit; for an assignment, the payment’s amount' }),
+  e2eid: Type.Union([Type.String(), Type.Null()], {
+    description: 'payment_assignment: the received Pix’s end-to-end id; null otherwise',
+  }),
+  orderId: Type.Union([Type.String(), Type.Null()], {
+    description: 'payment_assignment: the order the payment pays once approved; null otherwise',
+  }),
   reason: Type.String(),
   state: Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('rejected')]),
   requestedBy: Type.String({ description: 'the e-mail of the operator who asked (root-token, cli:<user>)' }),
@@ -116,16 +130,25 @@ export function registerLedgerAdminRoutes(
     method: 'GET',
     path: '/admin/v1/approvals',
     tag: TAG,
-    summary: 'Balance adjustments waiting for a second operator (and those decided), newest first, the latest 100',
+    summary:
+      'Money actions waiting for a second operator (and those decided), newest first, the latest 100: balance ' +
+      'adjustments and payment assignments',
+    description:
+      'Each approval has a kind and says in `action` what approving it does; a payment assignment names the ' +
+      'received Pix (`e2eid`) and the order it pays (`orderId`).',
     query: Type.Object(
       {
         state: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('rejected')])),
+        kind: Type.Optional(Type.Union(APPROVAL_KINDS.map((k) => Type.Literal(k)))),
       },
       { additionalProperties: false },
     ),
     response: Type.Object({ approvals: Type.Array(ApprovalView) }),
     handle: async ({ query }) => ({
-      approvals: await approvals.list(query.state as 'pending' | 'approved' | 'rejected' | undefined),
+      approvals: await approvals.list(
+        query.state as 'pending' | 'approved' | 'rejected' | undefined,
+        query.kind as ApprovalKind | undefined,
+      ),
     }),
   });
 
@@ -136,12 +159,14 @@ export function registerLedgerAdminRoutes(
       tag: TAG,
       summary:
         decision === 'approve'
-          ? 'Approve a pending balance adjustment: the money moves now, in the same unit of work'
-          : 'Reject a pending balance adjustment: no money moves',
+          ? 'Approve a pending money action (balance adjustment, payment assignment): it is carried out now, in the same unit of work'
+          : 'Reject a pending money action: no money moves (a payment assignment’s Pix is unmatched again)',
       description:
         'Only an operator other than the one who asked, with finance or admin (403 approval_own otherwise). 409 ' +
         'approval_decided when it was decided already; an approved debit that would now overdraw is refused with ' +
-        '409 insufficient_balance and stays pending.',
+        '409 insufficient_balance and stays pending; so does an assignment whose order or Pix can no longer take ' +
+        'it (409 pix_not_assignable). Audited as balance.adjust.approve / balance.adjust.reject for every kind, ' +
+        'the kind in the record’s changes.',
       body: Type.Object(decision === 'approve' ? { reason: Type.Optional(Reason) } : { reason: Reason }, {
         additionalProperties: false,
       }),

@@ -236,21 +236,29 @@ export async function decideAdjustmentRequest(
     AdjustmentRequestRow,
     'state' | 'decided_by' | 'decided_by_email' | 'decision_reason' | 'journal_id' | 'decided_at'
   >,
-): Promise<void> {
-  await tx
+): Promise<boolean> {
+  const result = await tx
     .updateTable('balance_adjustment_requests')
     .set(decision)
     .where('id', '=', id)
     .where('state', '=', 'pending')
-    .execute();
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** The request as committed (read outside the unit of work that decides it). */
+export function adjustmentRequest(db: ReadDb, id: string): Promise<AdjustmentRequestRow | undefined> {
+  return db.selectFrom('balance_adjustment_requests').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 export function listAdjustmentRequests(
   db: ReadDb,
   state: AdjustmentRequestRow['state'] | undefined,
   limit: number,
+  kind?: AdjustmentRequestRow['kind'],
 ): Promise<AdjustmentRequestRow[]> {
   let query = db.selectFrom('balance_adjustment_requests').selectAll();
   if (state !== undefined) query = query.where('state', '=', state);
+  if (kind !== undefined) query = query.where('kind', '=', kind);
   return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
 }

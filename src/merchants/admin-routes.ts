@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
+import { actorName } from '../access/actor.js';
 import type { FastifyInstance } from 'fastify';
-import { registerAdminRoute } from '../admin/admin-route.js';
+import { Reason, registerAdminRoute } from '../admin/admin-route.js';
 import type { RouteCatalog } from '../http/route-catalog.js';
 import { StringEnum } from '../http/validation.js';
 import { OperatorError } from '../admin/failures.js';
@@ -12,7 +13,29 @@ import {
   EditApiKeyBody,
   MerchantLanguage,
 } from './schemas.js';
+import { PAUSABLE } from './pause.js';
 import type { MerchantService } from './service.js';
+
+const PauseView = Type.Union(
+  [
+    Type.Object({
+      since: Type.Integer({ description: 'Unix milliseconds' }),
+      reason: Type.String({ description: "the operator's reason (never shown to the merchant)" }),
+      by: Type.String({ description: 'the operator (e-mail) who paused, or root-token' }),
+    }),
+    Type.Null(),
+  ],
+  { description: 'null: not paused' },
+);
+
+const PauseBody = Type.Object({
+  what: StringEnum([...PAUSABLE], {
+    description:
+      'payments: every create that takes money in (collections, aggregate cashiers, token-to-fiat exchanges); ' +
+      'payouts: every create that pays money out (transfers, fiat-to-token exchanges)',
+  }),
+  reason: Reason,
+});
 
 export const MerchantView = Type.Object({
   merchantId: Type.String(),
@@ -29,6 +52,10 @@ export const MerchantView = Type.Object({
       'the currency its aggregate cashiers take: BRL (PIX, PIX_DYNAMIC, BOLETO) or MXN (SPEI, OXXO); USDT_TRC20 is priced in it',
   }),
   createdAt: Type.Integer({ description: 'Unix milliseconds' }),
+  paused: Type.Object(
+    { payments: PauseView, payouts: PauseView },
+    { description: "the operator's pauses of the merchant's payments (money in) and payouts (money out)" },
+  ),
 });
 
 export const ApiKeyView = Type.Object({
@@ -124,6 +151,32 @@ export function registerMerchantAdminRoutes(
       }
       return merchants.setCashierSettings(params.merchantId ?? '', body);
     },
+  });
+
+  registerAdminRoute(scope, catalog, {
+    method: 'POST',
+    path: '/admin/v1/merchants/:merchantId/pause',
+    tag: TAG,
+    summary: "Pause a merchant's payments (money in) or payouts (money out)",
+    description:
+      'From now on the merchant API refuses every create of that direction with code 300, saying that the operator ' +
+      'paused them and since when (never the reason); queries, balances, callbacks and orders already created go on. ' +
+      'Pausing what is paused already keeps the first pause (its time, reason and operator) and answers it.',
+    body: PauseBody,
+    response: MerchantView,
+    handle: ({ params, body, actor }) =>
+      merchants.pause(params.merchantId ?? '', body.what, body.reason, actorName(actor)),
+  });
+
+  registerAdminRoute(scope, catalog, {
+    method: 'POST',
+    path: '/admin/v1/merchants/:merchantId/resume',
+    tag: TAG,
+    summary: "Resume a merchant's paused payments or payouts",
+    description: 'Creates of that direction work again at once. Resuming what is not paused is a 409 (not_paused).',
+    body: PauseBody,
+    response: MerchantView,
+    handle: ({ params, body }) => merchants.resume(params.merchantId ?? '', body.what),
   });
 
   registerAdminRoute(scope, catalog, {

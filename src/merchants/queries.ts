@@ -2,12 +2,17 @@ import { prepared } from '../store/prepared.js';
 import type { ReadDb } from '../store/store.js';
 import type { Kysely, Selectable } from 'kysely';
 import type { ApiKeyTable, Database, MerchantTable } from '../store/schema.js';
+import type { Pausable } from './pause.js';
 
 type Db = Kysely<Database>;
 
 export type MerchantRow = Selectable<MerchantTable>;
 export type ApiKeyRow = Selectable<ApiKeyTable>;
-export type AuthKeyRow = ApiKeyRow & { merchant_language: string };
+export type AuthKeyRow = ApiKeyRow & {
+  merchant_language: string;
+  paused_payments_at: number | null;
+  paused_payouts_at: number | null;
+};
 
 const merchantById = prepared((db, p: { merchantId: string }) =>
   db.selectFrom('merchants').selectAll().where('id', '=', p.merchantId),
@@ -36,6 +41,51 @@ export async function updateMerchant(
   > & { updated_at: number },
 ): Promise<void> {
   await db.updateTable('merchants').set(changes).where('id', '=', merchantId).execute();
+}
+
+/** A pause as stored: since when, why, by whom. */
+export interface PauseRecord {
+  at: number;
+  reason: string;
+  by: string;
+}
+
+/** The merchant's pause of `what`, or null when it is not paused. */
+export function pauseOf(row: MerchantRow, what: Pausable): PauseRecord | null {
+  const [at, reason, by] =
+    what === 'payments'
+      ? [row.paused_payments_at, row.paused_payments_reason, row.paused_payments_by]
+      : [row.paused_payouts_at, row.paused_payouts_reason, row.paused_payouts_by];
+  return at === null ? null : { at, reason: reason ?? '', by: by ?? '' };
+}
+
+function pauseColumns(what: Pausable, pause: PauseRecord | null) {
+  const [at, reason, by] = pause === null ? [null, null, null] : [pause.at, pause.reason, pause.by];
+  return what === 'payments'
+    ? { paused_payments_at: at, paused_payments_reason: reason, paused_payments_by: by }
+    : { paused_payouts_at: at, paused_payouts_reason: reason, paused_payouts_by: by };
+}
+
+/** Pauses `what` unless it is paused already (the first pause stays); false when it was. */
+export async function pauseMerchant(db: Db, merchantId: string, what: Pausable, pause: PauseRecord): Promise<boolean> {
+  const result = await db
+    .updateTable('merchants')
+    .set({ ...pauseColumns(what, pause), updated_at: pause.at })
+    .where('id', '=', merchantId)
+    .where(`paused_${what}_at`, 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}
+
+/** Lifts the pause of `what`; false when it was not paused. */
+export async function resumeMerchant(db: Db, merchantId: string, what: Pausable, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('merchants')
+    .set({ ...pauseColumns(what, null), updated_at: now })
+    .where('id', '=', merchantId)
+    .where(`paused_${what}_at`, 'is not', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
 }
 
 export function findApiKey(db: ReadDb, merchantId: string, accessKey: string): Promise<ApiKeyRow | undefined> {
@@ -95,7 +145,12 @@ const keyForAuth = prepared((db, p: { accessKey: string }) =>
     .selectFrom('api_keys')
     .innerJoin('merchants', 'merchants.id', 'api_keys.merchant_id')
     .selectAll('api_keys')
-    .select('merchants.language as merchant_language')
+    .select([
+      'merchants.language as merchant_language',
+      // The merchant's pauses come with the key: the create routes check them without a query of their own.
+      'merchants.paused_payments_at',
+      'merchants.paused_payouts_at',
+    ])
     .where('api_keys.access_key', '=', p.accessKey),
 );
 

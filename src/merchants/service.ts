@@ -12,6 +12,7 @@ import type { SecretBox } from '../store/secret-box.js';
 import type { Store, Tx } from '../store/store.js';
 import type { ApiKeyStatus } from '../store/schema.js';
 import * as q from './queries.js';
+import type { MerchantPauses, Pausable } from './pause.js';
 import {
   isCashierCurrency,
   METHODS_OF_CURRENCY,
@@ -41,6 +42,8 @@ export interface Merchant {
   /** The currency its aggregate cashiers take (BRL or MXN). */
   cashierCurrency: CashierCurrency;
   createdAt: number;
+  /** The operator's pauses of its payments (money in) and payouts (money out); null: not paused. */
+  paused: MerchantPauses;
 }
 
 /** An API key as operators and merchants see it: never the secret. */
@@ -149,6 +152,14 @@ function parsePermissions(input: readonly string[]): PermissionGrant[] {
 const currencyOf = (row: q.MerchantRow): CashierCurrency =>
   isCashierCurrency(row.cashier_currency) ? row.cashier_currency : DEFAULT_CASHIER_CURRENCY;
 
+function pausesOf(row: q.MerchantRow): MerchantPauses {
+  const view = (what: Pausable) => {
+    const pause = q.pauseOf(row, what);
+    return pause === null ? null : { since: pause.at, reason: pause.reason, by: pause.by };
+  };
+  return { payments: view('payments'), payouts: view('payouts') };
+}
+
 function toMerchant(row: q.MerchantRow): Merchant {
   return {
     merchantId: row.id,
@@ -160,6 +171,7 @@ function toMerchant(row: q.MerchantRow): Merchant {
     cashierMethods: offeredMethods(row.cashier_methods, currencyOf(row)),
     cashierCurrency: currencyOf(row),
     createdAt: row.created_at,
+    paused: pausesOf(row),
   };
 }
 
@@ -207,6 +219,8 @@ function authKeyVersion(row: q.AuthKeyRow): string {
     row.status,
     row.active_at,
     row.disable_at,
+    row.paused_payments_at,
+    row.paused_payouts_at,
   ]);
 }
 
@@ -240,6 +254,12 @@ export class MerchantService implements AuthKeys {
       cashier_lifetime_ms: DEFAULT_CASHIER_LIFETIME_MS,
       cashier_methods: null,
       cashier_currency: DEFAULT_CASHIER_CURRENCY,
+      paused_payments_at: null,
+      paused_payments_reason: null,
+      paused_payments_by: null,
+      paused_payouts_at: null,
+      paused_payouts_reason: null,
+      paused_payouts_by: null,
       created_at: now,
       updated_at: now,
     };
@@ -302,6 +322,48 @@ export class MerchantService implements AuthKeys {
       ...(settings.methods !== undefined
         ? { cashier_methods: JSON.stringify([...new Set(settings.methods)]) }
         : settings.currency !== undefined && { cashier_methods: null }),
+    });
+  }
+
+  /**
+   * Pauses the merchant's payments or payouts: from the commit on, every create of that direction
+   * is refused (300). Pausing what is paused already keeps the first pause (its time, reason and
+   * operator) and changes nothing. The audit record is written in the same unit of work.
+   */
+  pause(merchantId: string, what: Pausable, reason: string, by: string): Promise<Merchant> {
+    return this.store.transact(async (tx) => {
+      const row = await q.findMerchant(tx, merchantId);
+      if (row === undefined) throw new OperatorError({ kind: 'merchant_not_found', merchantId });
+      const before = q.pauseOf(row, what);
+      // Recorded with the request only (what and why): nothing changed.
+      if (before !== null) return toMerchant(row);
+      const pause = { at: this.clock.now(), reason, by };
+      if (!(await q.pauseMerchant(tx, merchantId, what, pause))) {
+        // Another operator's pause got there between the read and the write: theirs stays.
+        const current = await q.findMerchant(tx, merchantId);
+        if (current === undefined) throw new OperatorError({ kind: 'merchant_not_found', merchantId });
+        return toMerchant(current);
+      }
+      noteAudit({ before: { [what]: null }, after: { [what]: pause } });
+      const after = await q.findMerchant(tx, merchantId);
+      if (after === undefined) throw new OperatorError({ kind: 'merchant_not_found', merchantId });
+      return toMerchant(after);
+    });
+  }
+
+  /** Lifts a pause: creates of that direction work again from the commit on; not paused is a 409 (`not_paused`). */
+  resume(merchantId: string, what: Pausable): Promise<Merchant> {
+    return this.store.transact(async (tx) => {
+      const row = await q.findMerchant(tx, merchantId);
+      if (row === undefined) throw new OperatorError({ kind: 'merchant_not_found', merchantId });
+      const before = q.pauseOf(row, what);
+      if (before === null || !(await q.resumeMerchant(tx, merchantId, what, this.clock.now()))) {
+        throw new OperatorError({ kind: 'not_paused', merchantId, what });
+      }
+      noteAudit({ before: { [what]: before }, after: { [what]: null } });
+      const after = await q.findMerchant(tx, merchantId);
+      if (after === undefined) throw new OperatorError({ kind: 'merchant_not_found', merchantId });
+      return toMerchant(after);
     });
   }
 
@@ -616,6 +678,7 @@ export class MerchantService implements AuthKeys {
       debug: view.debug,
       status: row.status,
       activeAt: row.active_at,
+      pausedSince: { payments: row.paused_payments_at, payouts: row.paused_payouts_at },
     };
     this.#authKeys.delete(accessKey);
     this.#authKeys.set(accessKey, { version, key });

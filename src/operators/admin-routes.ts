@@ -2,9 +2,11 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { auditView, parseIsoTime } from '../access/audit-log.js';
 import { findAuditRows } from '../access/queries.js';
-import { registerAdminRoute } from '../admin/admin-route.js';
+import { ROLES } from '../access/permissions.js';
+import { Reason, registerAdminRoute } from '../admin/admin-route.js';
 import { OperatorError } from '../admin/failures.js';
 import type { RouteCatalog } from '../http/route-catalog.js';
+import { StringEnum } from '../http/validation.js';
 import type { Store } from '../store/store.js';
 import type { OperatorService } from './service.js';
 
@@ -42,6 +44,17 @@ const OperatorViewSchema = Type.Object({
   lastSignInAt: Type.Union([Type.String(), Type.Null()]),
   createdAt: Type.String(),
 });
+
+const TokenViewSchema = Type.Object({
+  tokenId: Type.String(),
+  name: Type.String(),
+  createdAt: Type.String(),
+  expiresAt: Type.String(),
+  revokedAt: Type.Union([Type.String(), Type.Null()]),
+  lastUsedAt: Type.Union([Type.String(), Type.Null()]),
+});
+
+const Role = StringEnum(ROLES, { description: ROLES.join(', ') });
 
 /** An ISO 8601 time as Unix milliseconds; a field error naming the parameter otherwise. */
 function timeParam(field: string, value: string | undefined): number | undefined {
@@ -127,5 +140,81 @@ export function registerOperatorAdminRoutes(
     summary: 'The operators, with their roles and state (never a password, secret or token)',
     response: Type.Object({ operators: Type.Array(OperatorViewSchema) }),
     handle: async () => ({ operators: await deps.operators.list() }),
+  });
+
+  const { operators } = deps;
+  const operatorId = (params: Record<string, string>) => ({ operatorId: params.operatorId ?? '' });
+
+  registerAdminRoute(scope, catalog, {
+    method: 'POST',
+    path: '/admin/v1/operators',
+    tag: TAG,
+    summary: 'Create an operator (active; the second factor is enrolled at first sign-in)',
+    description:
+      'The e-mail is stored trimmed and lower-cased, and is unique. The password is never shown again nor kept ' +
+      'in the audit log. 409 operator_exists for an e-mail taken.',
+    body: Type.Object({
+      email: Type.String({ maxLength: 254 }),
+      role: Role,
+      name: Type.Optional(Type.String({ maxLength: 200 })),
+      password: Type.String({ maxLength: 1024, description: 'its length is checked as for console users' }),
+    }),
+    response: OperatorViewSchema,
+    handle: ({ body }) => operators.create(body),
+  });
+
+  registerAdminRoute(scope, catalog, {
+    method: 'PUT',
+    path: '/admin/v1/operators/:operatorId/role',
+    tag: TAG,
+    summary: "Change an operator's role (it applies to their next request)",
+    description: '403 operator_self_change when an admin would take the admin role away from themself.',
+    body: Type.Object({ role: Role, reason: Reason }),
+    response: OperatorViewSchema,
+    handle: ({ params, body, actor }) => operators.setRole(operatorId(params), body.role, actor),
+  });
+
+  registerAdminRoute(scope, catalog, {
+    method: 'POST',
+    path: '/admin/v1/operators/:operatorId/disable',
+    tag: TAG,
+    summary: 'Disable an operator: signed out everywhere, their tokens refused until enabled again',
+    description: '403 operator_self_change for your own account.',
+    body: Type.Object({ reason: Reason }),
+    response: OperatorViewSchema,
+    handle: ({ params, actor }) => operators.setEnabled(operatorId(params), false, actor),
+  });
+
+  registerAdminRoute(scope, catalog, {
+    method: 'POST',
+    path: '/admin/v1/operators/:operatorId/enable',
+    tag: TAG,
+    summary: 'Enable a disabled operator again (their tokens that are not revoked or expired work again)',
+    body: Type.Object({ reason: Reason }),
+    response: OperatorViewSchema,
+    handle: ({ params, actor }) => operators.setEnabled(operatorId(params), true, actor),
+  });
+
+  registerAdminRoute(scope, catalog, {
+    method: 'GET',
+    path: '/admin/v1/operators/:operatorId/tokens',
+    tag: TAG,
+    summary: "An operator's personal tokens, oldest first (never the secret)",
+    response: Type.Object({ operatorId: Type.String(), tokens: Type.Array(TokenViewSchema) }),
+    handle: async ({ params }) => {
+      const id = operatorId(params).operatorId;
+      return { operatorId: id, tokens: await operators.tokens(id) };
+    },
+  });
+
+  registerAdminRoute(scope, catalog, {
+    method: 'POST',
+    path: '/admin/v1/operators/:operatorId/tokens/:tokenId/revoke',
+    tag: TAG,
+    summary: "Revoke one of an operator's tokens: refused from its next request, on every node",
+    description: 'Revoking a token revoked already changes nothing and answers it as it is.',
+    body: Type.Object({ reason: Reason }),
+    response: TokenViewSchema,
+    handle: ({ params }) => operators.revokeToken(params.tokenId ?? '', operatorId(params).operatorId),
   });
 }

@@ -6,7 +6,7 @@ import { OperatorError } from '../admin/failures.js';
 import type { Clock } from '../clock.js';
 import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, passwordProblem } from '../console/passwords.js';
 import { newId } from '../store/ids.js';
-import type { Store } from '../store/store.js';
+import type { ReadDb, Store } from '../store/store.js';
 import { outsideUnitScope } from '../store/unit-scope.js';
 import * as q from './queries.js';
 
@@ -38,6 +38,11 @@ export interface TokenView {
   revokedAt: string | null;
   lastUsedAt: string | null;
 }
+
+/** An operator named by e-mail (the CLI) or by id (the admin API). */
+export type OperatorRef = { email: string } | { operatorId: string };
+
+const refOf = (who: string | OperatorRef): OperatorRef => (typeof who === 'string' ? { email: who } : who);
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
@@ -98,11 +103,13 @@ export class OperatorService {
     private readonly clock: Clock,
   ) {}
 
-  async create(input: { email: string; role: string; name?: string | undefined; password: string }): Promise<{
-    operatorId: string;
+  /** A new operator, active, without a second factor yet (enrolled at first sign-in); its view. */
+  async create(input: {
     email: string;
-    role: Role;
-  }> {
+    role: string;
+    name?: string | undefined;
+    password: string;
+  }): Promise<OperatorView> {
     const email = normalizeEmail(input.email);
     if (!EMAIL.test(email) || email.length > 254) throw invalid('email', 'not an e-mail address');
     const role = checkRole(input.role);
@@ -137,7 +144,7 @@ export class OperatorService {
         after: { email, name, role, state: 'active' },
       });
     });
-    return { operatorId: row.id, email, role };
+    return operatorView(row, now);
   }
 
   async list(): Promise<OperatorView[]> {
@@ -149,16 +156,42 @@ export class OperatorService {
     return q.findOperator(this.store.read, operatorId);
   }
 
-  /** Changes one operator found by e-mail, noting the fields before and after for the audit log. */
-  async #change(
-    emailInput: string,
-    change: (row: q.OperatorRow) => Partial<Pick<q.OperatorRow, 'role' | 'state'>>,
-  ): Promise<OperatorView> {
-    const email = normalizeEmail(emailInput);
-    return this.store.transact(async (tx) => {
-      const row = await q.findOperatorByEmail(tx, email);
+  /** The operator found by e-mail or by id, in `db`; operator_not_found / operator_id_not_found otherwise. */
+  async #find(db: ReadDb, who: OperatorRef): Promise<q.OperatorRow> {
+    if ('email' in who) {
+      const email = normalizeEmail(who.email);
+      const row = await q.findOperatorByEmail(db, email);
       if (row === undefined) throw new OperatorError({ kind: 'operator_not_found', email });
+      return row;
+    }
+    const row = await q.findOperator(db, who.operatorId);
+    if (row === undefined) throw new OperatorError({ kind: 'operator_id_not_found', operatorId: who.operatorId });
+    return row;
+  }
+
+  /**
+   * Changes one operator, noting the fields before and after for the audit log. `by` is who asks:
+   * an operator may not disable themself nor take away their own admin role, so that someone who
+   * can undo a mistake is always left.
+   */
+  async #change(
+    who: OperatorRef,
+    change: (row: q.OperatorRow) => Partial<Pick<q.OperatorRow, 'role' | 'state'>>,
+    by?: Actor,
+  ): Promise<OperatorView> {
+    return this.store.transact(async (tx) => {
+      const row = await this.#find(tx, who);
       const changes = change(row);
+      if (by?.type === 'operator' && by.operatorId === row.id) {
+        if (changes.state === 'disabled' && row.state !== 'disabled')
+          throw new OperatorError({ kind: 'operator_self_change', operatorId: row.id, change: 'disable' });
+        if (row.role === 'admin' && changes.role !== undefined && changes.role !== 'admin')
+          throw new OperatorError({
+            kind: 'operator_self_change',
+            operatorId: row.id,
+            change: 'take the admin role away from',
+          });
+      }
       const updated = { ...row, ...changes, updated_at: this.clock.now() };
       await q.updateOperator(tx, row.id, { ...changes, updated_at: updated.updated_at });
       // A disabled operator is signed out everywhere; their tokens are refused while they are disabled.
@@ -173,13 +206,18 @@ export class OperatorService {
     });
   }
 
-  setRole(email: string, role: string): Promise<OperatorView> {
+  /** Sets the role of the operator with this e-mail (or `{ operatorId }`); `by`: who asks (see #change). */
+  setRole(who: string | OperatorRef, role: string, by?: Actor): Promise<OperatorView> {
     const checked = checkRole(role);
-    return this.#change(email, () => ({ role: checked }));
+    return this.#change(refOf(who), () => ({ role: checked }), by);
   }
 
-  setEnabled(email: string, enabled: boolean): Promise<OperatorView> {
-    return this.#change(email, () => ({ state: enabled ? 'active' : 'disabled' }));
+  /**
+   * Enables or disables the operator with this e-mail (or `{ operatorId }`); `by`: who asks. A
+   * disabled operator's sessions end, and their tokens are refused while they are disabled.
+   */
+  setEnabled(who: string | OperatorRef, enabled: boolean, by?: Actor): Promise<OperatorView> {
+    return this.#change(refOf(who), () => ({ state: enabled ? 'active' : 'disabled' }), by);
   }
 
   /** A new personal token (shown this once; only its hash is kept). */
@@ -198,8 +236,7 @@ export class OperatorService {
     const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
     const now = this.clock.now();
     return this.store.transact(async (tx) => {
-      const operator = await q.findOperatorByEmail(tx, email);
-      if (operator === undefined) throw new OperatorError({ kind: 'operator_not_found', email });
+      const operator = await this.#find(tx, { email });
       const row: q.OperatorTokenRow = {
         id: newId('otk'),
         operator_id: operator.id,
@@ -221,11 +258,16 @@ export class OperatorService {
     });
   }
 
-  /** Revokes a token: the next request that shows it is refused, on every node (nothing is cached). */
-  async revokeToken(tokenId: string): Promise<TokenView> {
+  /**
+   * Revokes a token: the next request that shows it is refused, on every node (nothing is cached).
+   * With `operatorId`, only a token of that operator (another's is not found).
+   */
+  async revokeToken(tokenId: string, operatorId?: string): Promise<TokenView> {
     return this.store.transact(async (tx) => {
+      if (operatorId !== undefined) await this.#find(tx, { operatorId });
       const row = await q.findToken(tx, tokenId);
-      if (row === undefined) throw new OperatorError({ kind: 'operator_token_not_found', tokenId });
+      if (row === undefined || (operatorId !== undefined && row.operator_id !== operatorId))
+        throw new OperatorError({ kind: 'operator_token_not_found', tokenId });
       const now = this.clock.now();
       await q.revokeToken(tx, tokenId, now);
       const revoked = { ...row, revoked_at: row.revoked_at ?? now };
@@ -239,7 +281,9 @@ export class OperatorService {
     });
   }
 
+  /** The operator's tokens (never a secret); operator_id_not_found for an unknown operator. */
   async tokens(operatorId: string): Promise<TokenView[]> {
+    await this.#find(this.store.read, { operatorId });
     return (await q.listTokens(this.store.read, operatorId)).map(tokenView);
   }
 

@@ -266,6 +266,18 @@ export class OperatorSignIn {
   }
 
   /**
+   * The enrolment waiting for its first code, as `beginEnrolment` answered it (a page shown again
+   * after a wrong code must show the secret the operator already scanned), or undefined.
+   */
+  async pendingEnrolment(sessionToken: string): Promise<{ secret: string; otpauthUri: string } | undefined> {
+    const current = await this.#current(sessionToken, ['enrol', 'full']);
+    const sealed = current.operator.totp_pending_sealed;
+    if (sealed === null) return undefined;
+    const secret = this.secrets.open(sealed, current.operator.id);
+    return { secret, otpauthUri: otpauthUri(secret, current.operator.email, TOTP_ISSUER) };
+  }
+
+  /**
    * Confirms the enrolment with a code of the new secret: it becomes the operator's second factor,
    * ten new recovery codes replace any older ones (shown this once), the operator's other sessions
    * end, and a session at stage `enrol` becomes a full one under a new token.

@@ -4,7 +4,15 @@ import { ownerNotEnded } from '../nodes/queries.js';
 import type { DialectName } from '../store/dialects.js';
 import { prepared } from '../store/prepared.js';
 import type { ReadDb } from '../store/store.js';
-import type { Database, OrderArea, OrderEventTable, OrderKind, OrderTable, RailTaskTable } from '../store/schema.js';
+import type {
+  Database,
+  OrderArea,
+  OrderEventTable,
+  OrderKind,
+  OrderSettledByHandTable,
+  OrderTable,
+  RailTaskTable,
+} from '../store/schema.js';
 
 type Db = Kysely<Database>;
 
@@ -224,6 +232,34 @@ export async function finishRailTask(
 
 export function railTasksOfOrder(db: ReadDb, orderId: string): Promise<RailTaskRow[]> {
   return db.selectFrom('rail_tasks').selectAll().where('order_id', '=', orderId).orderBy('created_at').execute();
+}
+
+/**
+ * Ends every hand-over of the order not yet settled (waiting to retry, or being worked): no worker
+ * takes it again, and a node still working one records nothing (its lease is gone). How many.
+ */
+export async function endRailTasksOf(
+  db: Db,
+  orderId: string,
+  end: Pick<RailTaskRow, 'last_error' | 'updated_at'>,
+): Promise<number> {
+  const result = await db
+    .updateTable('rail_tasks')
+    .set({ state: 'failed', next_attempt_at: null, lease_token: null, lease_owner: null, ...end })
+    .where('order_id', '=', orderId)
+    .where('state', 'in', ['pending', 'working'])
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+export type SettledByHandRow = Selectable<OrderSettledByHandTable>;
+
+export async function insertSettledByHand(db: Db, row: SettledByHandRow): Promise<void> {
+  await db.insertInto('order_settled_by_hand').values(row).execute();
+}
+
+export function findSettledByHand(db: ReadDb, orderId: string): Promise<SettledByHandRow | undefined> {
+  return db.selectFrom('order_settled_by_hand').selectAll().where('order_id', '=', orderId).executeTakeFirst();
 }
 
 /** Unsettled hand-overs, for the metrics: how many wait, and the oldest one's creation time. */

@@ -1,4 +1,6 @@
 import type { Logger } from 'pino';
+import { noteAudit } from '../access/audit-log.js';
+import { OperatorError } from '../admin/failures.js';
 import type { Registry } from 'prom-client';
 import type { CallbackOutbox } from '../callbacks/service.js';
 import type { CallbackOrderSource, OrderCallback } from '../callbacks/sources.js';
@@ -22,7 +24,10 @@ import { RailHandOver, type HandOverOutcome, type LeasedTask } from './hand-over
 import type { Rail } from '../rails/rails.js';
 import { createOnce, requestHash } from './idempotency.js';
 import * as q from './queries.js';
-import { allowedEventsAt, INITIAL_STATUS, isFinal, isTimeUp, nextStatus } from './state-machine.js';
+import { allowedEventsAt, INITIAL_STATUS, isFinal, isTimeUp, nextStatus, statusText } from './state-machine.js';
+
+/** The order events of a payout an operator settled by hand carry this source. */
+export const SETTLED_BY_HAND_SOURCE = 'settle_by_hand';
 
 /**
  * What one order kind (e.g. Kenya collection) says about its orders beyond the shared rules; `R` is
@@ -439,55 +444,126 @@ export class OrderService implements CallbackOrderSource {
     return this.store.transact(async (tx) => {
       const order = await q.lockOrder(tx, this.store.dialect, orderId);
       if (order === undefined) throw new Error(`order ${orderId} does not exist`);
-      const now = this.clock.now();
-      const allowed = allowedEventsAt(order, now);
-      const to = allowed.includes(event) ? nextStatus(order.kind, order.status, event) : undefined;
-      if (to === undefined) throw new EventNotAllowedError(order, event, allowed);
-      const spec = this.#spec(order);
-      const refusal =
-        order.kind === 'collection' && event === 'paid' ? spec.refusePayment?.(order, options) : undefined;
-      if (refusal !== undefined) {
-        const refused = { details: withDetails(order.details, refusal), updated_at: now };
-        await q.updateOrder(tx, order.id, refused);
-        await q.insertOrderEvent(tx, {
-          id: newId('oev'),
-          order_id: order.id,
-          event: 'payment_refused',
-          from_status: order.status,
-          to_status: order.status,
-          source: options.source,
-          at: now,
-        });
-        await options.also?.(tx);
-        return { ...order, ...refused };
-      }
-      const effects = await spec.transition({ tx, order, event, to, now, options });
-      const changes: Partial<q.OrderRow> = { status: to, updated_at: now, ...effects.changes };
-      const reason = effects.failure ?? failureReason(event);
-      if (reason !== undefined) {
-        const { language } = await q.merchantTermsOf(tx, order.merchant_id);
-        Object.assign(changes, {
-          complete_time: now,
-          error_msg: reason[isLanguage(language) ? language : 'en'],
-          error_msg_en: reason.en,
-        });
-      }
-      await q.updateOrder(tx, order.id, changes);
+      return this.#applyIn(tx, order, event, options);
+    });
+  }
+
+  /** One step of `applyEvent` in the unit of work `tx`, on the order already locked in it. */
+  async #applyIn(tx: Tx, order: q.OrderRow, event: string, options: EventOptions): Promise<q.OrderRow> {
+    const now = this.clock.now();
+    const allowed = allowedEventsAt(order, now);
+    const to = allowed.includes(event) ? nextStatus(order.kind, order.status, event) : undefined;
+    if (to === undefined) throw new EventNotAllowedError(order, event, allowed);
+    const spec = this.#spec(order);
+    const refusal = order.kind === 'collection' && event === 'paid' ? spec.refusePayment?.(order, options) : undefined;
+    if (refusal !== undefined) {
+      const refused = { details: withDetails(order.details, refusal), updated_at: now };
+      await q.updateOrder(tx, order.id, refused);
       await q.insertOrderEvent(tx, {
         id: newId('oev'),
         order_id: order.id,
-        event,
+        event: 'payment_refused',
         from_status: order.status,
-        to_status: to,
+        to_status: order.status,
         source: options.source,
         at: now,
       });
-      if (to !== order.status) this.#countOnCommit(tx, (metrics) => metrics.reached(orderLabelsOf(order), to));
-      const updated = { ...order, ...changes };
-      if (isFinal(order.kind, to)) await this.outbox.enqueue(tx, this.#callback(updated));
       await options.also?.(tx);
-      return updated;
+      return { ...order, ...refused };
+    }
+    const effects = await spec.transition({ tx, order, event, to, now, options });
+    const changes: Partial<q.OrderRow> = { status: to, updated_at: now, ...effects.changes };
+    const reason = effects.failure ?? failureReason(event);
+    if (reason !== undefined) {
+      const { language } = await q.merchantTermsOf(tx, order.merchant_id);
+      Object.assign(changes, {
+        complete_time: now,
+        error_msg: reason[isLanguage(language) ? language : 'en'],
+        error_msg_en: reason.en,
+      });
+    }
+    await q.updateOrder(tx, order.id, changes);
+    await q.insertOrderEvent(tx, {
+      id: newId('oev'),
+      order_id: order.id,
+      event,
+      from_status: order.status,
+      to_status: to,
+      source: options.source,
+      at: now,
     });
+    if (to !== order.status) this.#countOnCommit(tx, (metrics) => metrics.reached(orderLabelsOf(order), to));
+    const updated = { ...order, ...changes };
+    if (isFinal(order.kind, to)) await this.outbox.enqueue(tx, this.#callback(updated));
+    await options.also?.(tx);
+    return updated;
+  }
+
+  /**
+   * Ends a payout in doubt (its rail's outcome unknown) as an operator found it out of band with the
+   * provider: `paid` moves it to succeeded (through processing when the rail never took it),
+   * `failed` to failed, each step through the same transition a rail's report takes (ledger
+   * entries, the merchant's callback). In the same unit of work its hand-overs end (nothing sends
+   * it again) and the order is flagged as settled by hand. A rail's later report finds the order
+   * final and changes nothing.
+   */
+  async settleByHand(
+    orderId: string,
+    input: { outcome: 'paid' | 'failed'; reason: string; by: string; operatorId: string | null },
+  ): Promise<{ order: q.OrderRow; settled: q.SettledByHandRow }> {
+    return this.store.transact(async (tx) => {
+      const locked = await q.lockOrder(tx, this.store.dialect, orderId);
+      if (locked === undefined) throw new OperatorError({ kind: 'order_not_found', orderId });
+      if (locked.kind !== 'transfer') {
+        throw new OperatorError({ kind: 'not_a_payout', orderId, orderKind: orderKindOf(locked) });
+      }
+      if (isFinal(locked.kind, locked.status)) {
+        throw new OperatorError({
+          kind: 'payout_final',
+          orderId,
+          status: locked.status,
+          statusText: statusText(locked.kind, locked.status),
+        });
+      }
+      const options: EventOptions = { source: SETTLED_BY_HAND_SOURCE };
+      const steps =
+        input.outcome === 'failed'
+          ? ['failed']
+          : locked.status === INITIAL_STATUS.transfer
+            ? ['processing', 'succeeded']
+            : ['succeeded'];
+      let order = locked;
+      for (const step of steps) {
+        order = await this.#applyIn(tx, order, step, options);
+      }
+      const now = this.clock.now();
+      const ended = await q.endRailTasksOf(tx, orderId, {
+        last_error: 'settled by hand by an operator: never sent again',
+        updated_at: now,
+      });
+      const settled: q.SettledByHandRow = {
+        order_id: orderId,
+        outcome: input.outcome,
+        from_status: locked.status,
+        settled_by: input.by,
+        operator_id: input.operatorId,
+        reason: input.reason,
+        settled_at: now,
+      };
+      await q.insertSettledByHand(tx, settled);
+      noteAudit({
+        targetType: 'order',
+        targetId: orderId,
+        before: { status: locked.status },
+        after: { status: order.status, settledByHand: input.outcome, handOversEnded: ended },
+      });
+      return { order, settled };
+    });
+  }
+
+  /** Whether and how an operator settled the order by hand. */
+  settledByHand(orderId: string): Promise<q.SettledByHandRow | undefined> {
+    return q.findSettledByHand(this.store.read, orderId);
   }
 
   /**

@@ -15,6 +15,16 @@ export interface MerchantTable {
   cashier_methods: string | null;
   /** The currency its aggregate cashiers take: BRL (Brazil's methods) or MXN (Mexico's). */
   cashier_currency: Generated<string>;
+  /** Since when an operator paused its payments (collection creates); null: not paused. */
+  paused_payments_at: number | null;
+  /** Why (for operators; never shown to the merchant). */
+  paused_payments_reason: string | null;
+  /** Who paused them (the operator's e-mail, or root-token). */
+  paused_payments_by: string | null;
+  /** Since when an operator paused its payouts (transfer creates); null: not paused. */
+  paused_payouts_at: number | null;
+  paused_payouts_reason: string | null;
+  paused_payouts_by: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -381,6 +391,19 @@ export interface RailTaskTable {
   updated_at: number;
 }
 
+/** A payout in doubt an operator settled by hand after checking with the provider out of band. */
+export interface OrderSettledByHandTable {
+  order_id: string;
+  outcome: 'paid' | 'failed';
+  /** The status the order left (1 accepted, 2 processing). */
+  from_status: number;
+  /** The operator's e-mail (or root-token, cli:<user>). */
+  settled_by: string;
+  operator_id: string | null;
+  reason: string;
+  settled_at: number;
+}
+
 export type DarajaApi = 'stk' | 'b2c' | 'status';
 export type DarajaRequestState = 'sending' | 'accepted' | 'refused' | 'unknown' | 'settled';
 
@@ -437,6 +460,12 @@ export interface PixReceivedTable {
   next_check_at: number | null;
   /** 1 once an unmatched Pix's arrival was posted to pix_unmatched (0 for one recorded before that was done). */
   unmatched_posted: number;
+  /** The approval holding its assignment to an order while pending; once approved, the one that carried it out. */
+  approval_id: string | null;
+  /** An operator's assignment to an order (order_id, disposition credited): who asked, why, when. */
+  assigned_by: string | null;
+  assigned_reason: string | null;
+  assigned_at: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -733,9 +762,16 @@ export interface AuditHeadTable {
 
 export type AdjustmentRequestState = 'pending' | 'approved' | 'rejected';
 
-/** A balance adjustment waiting for (or decided by) a second operator. */
+/** What an approval carries out: a balance adjustment, or an unmatched incoming payment assigned to an order. */
+export type ApprovalKind = 'balance_adjustment' | 'payment_assignment';
+
+/** A money action (balance adjustment, payment assignment) waiting for (or decided by) a second operator. */
 export interface BalanceAdjustmentRequestTable {
   id: string;
+  kind: ApprovalKind;
+  /** payment_assignment: the received payment's id (a Pix's end-to-end id) and the order it goes to. */
+  e2eid: string | null;
+  order_id: string | null;
   merchant_id: string;
   currency: Currency;
   /** Signed minor units. */
@@ -784,6 +820,7 @@ export interface Database {
   fee_schedules: FeeScheduleTable;
   orders: OrderTable;
   rail_tasks: RailTaskTable;
+  order_settled_by_hand: OrderSettledByHandTable;
   order_events: OrderEventTable;
   vouchers: VoucherTable;
   exchange_rates: ExchangeRateTable;

@@ -207,6 +207,12 @@ export class Store {
     if (hookError !== undefined) throw hookError;
   }
 
+  /** Every migration Cashgate has, and when each was applied to this database (undefined: not yet). */
+  async migrations(): Promise<{ name: string; executedAt: Date | undefined }[]> {
+    const migrator = new Migrator({ db: this.db, provider: migrationProvider });
+    return (await migrator.getMigrations()).map((m) => ({ name: m.name, executedAt: m.executedAt }));
+  }
+
   /** Applies every pending migration; safe when several processes start at once. */
   async migrate(): Promise<string[]> {
     const migrator = new Migrator({ db: this.db, provider: migrationProvider });

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
 import { counterOn } from '../metrics/metrics.js';
 import { outsideUnitScope } from '../store/unit-scope.js';
 
@@ -9,6 +9,9 @@ export interface Worker {
   intervalMs: number;
   run(): Promise<void>;
 }
+
+/** The gauge of each worker's last finished run, by outcome (the back office's System page reads it). */
+export const WORKER_LAST_RUN = 'cashgate_worker_last_run_timestamp_seconds';
 
 /**
  * Runs workers in this process, each run after the previous one finished; wake() runs every worker
@@ -28,6 +31,16 @@ export function startWorkers(
           help: 'Runs of the periodic workers in this process, by worker and outcome (ok, failed)',
           labelNames: ['worker', 'outcome'],
         });
+  const lastRun =
+    registry === undefined
+      ? undefined
+      : ((registry.getSingleMetric(WORKER_LAST_RUN) as Gauge<'worker' | 'outcome'> | undefined) ??
+        new Gauge<'worker' | 'outcome'>({
+          name: WORKER_LAST_RUN,
+          help: 'When each periodic worker of this process last finished a run (Unix seconds), by outcome (ok, failed)',
+          labelNames: ['worker', 'outcome'],
+          registers: [registry],
+        }));
   let stopped = false;
   const timers = new Map<NodeJS.Timeout, Worker>();
   const inFlight = new Set<Promise<void>>();
@@ -37,9 +50,13 @@ export function startWorkers(
       timers.delete(timer);
       const run = worker
         .run()
-        .then(() => runs?.inc({ worker: worker.name, outcome: 'ok' }))
+        .then(() => {
+          runs?.inc({ worker: worker.name, outcome: 'ok' });
+          lastRun?.set({ worker: worker.name, outcome: 'ok' }, Date.now() / 1000);
+        })
         .catch((error: unknown) => {
           runs?.inc({ worker: worker.name, outcome: 'failed' });
+          lastRun?.set({ worker: worker.name, outcome: 'failed' }, Date.now() / 1000);
           logger.error({ err: error, worker: worker.name }, 'worker run failed');
         })
         .finally(() => {

@@ -33,6 +33,21 @@ export interface Merchant {
   cashierMethods: CashierMethod[];
   cashierCurrency: CashierCurrency;
   createdAt: number;
+  /** The operator's pauses of the merchant's payments (money in) and payouts (money out); null: not paused. */
+  paused: { payments: MerchantPause | null; payouts: MerchantPause | null };
+}
+
+/** An operator's pause: since when (Unix ms), why (never shown to the merchant), by whom. */
+export interface MerchantPause {
+  since: number;
+  reason: string;
+  by: string;
+}
+
+/** What a pause or resume names: payments (every create that takes money in) or payouts (every create that pays out). */
+export interface PauseRequest {
+  what: 'payments' | 'payouts';
+  reason: string;
 }
 
 export interface CreateMerchantRequest {
@@ -106,12 +121,18 @@ export interface SetFeeRequest {
   reason: string;
 }
 
-/** A balance adjustment waiting for (or decided by) a second operator. */
+/** A money action (balance adjustment, payment assignment) waiting for (or decided by) a second operator. */
 export interface Approval {
   approvalId: string;
+  kind: 'balance_adjustment' | 'payment_assignment';
+  /** What approving it does, in words. */
+  action: string;
   merchantId: string;
   currency: string;
   amount: string;
+  /** payment_assignment: the received Pix's end-to-end id and the order it pays; null otherwise. */
+  e2eid: string | null;
+  orderId: string | null;
   reason: string;
   state: 'pending' | 'approved' | 'rejected';
   requestedBy: string;
@@ -221,6 +242,12 @@ export class CashgateAdmin {
       merchantId: string,
       body: { lifetimeMs?: number; methods?: CashierMethod[]; currency?: CashierCurrency },
     ) => this.#send<Merchant>('PUT', `/admin/v1/merchants/${segment(merchantId)}/cashier`, body),
+    /** Pauses the merchant's payments or payouts (pausing what is paused keeps the first pause). */
+    pause: (merchantId: string, body: PauseRequest) =>
+      this.#send<Merchant>('POST', `/admin/v1/merchants/${segment(merchantId)}/pause`, body),
+    /** Resumes them; what is not paused is a 409 not_paused. */
+    resume: (merchantId: string, body: PauseRequest) =>
+      this.#send<Merchant>('POST', `/admin/v1/merchants/${segment(merchantId)}/resume`, body),
     setSettlementDelay: (merchantId: string, delayMs: number) =>
       this.#send<{ merchantId: string; settlementDelayMs: number }>(
         'PUT',

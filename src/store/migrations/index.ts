@@ -20,6 +20,12 @@ import * as nodes from './0018_nodes.js';
 import * as operators from './0019_operators.js';
 import * as boletoCharges from './0020_boleto_charges.js';
 import * as mexico from './0021_mexico.js';
+import * as merchantPause from './0022_merchant_pause.js';
+import * as paymentAssignments from './0023_payment_assignments.js';
+import * as settledByHand from './0024_settled_by_hand.js';
+import * as backofficeMerchantList from './0025_backoffice_merchant_list.js';
+import * as backofficeToday from './0026_backoffice_today.js';
+import * as backofficeIndexes from './0027_backoffice_indexes.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -44,6 +50,12 @@ const migrations: Record<string, Migration> = {
   '0019_operators': operators,
   '0020_boleto_charges': boletoCharges,
   '0021_mexico': mexico,
+  '0022_merchant_pause': merchantPause,
+  '0023_payment_assignments': paymentAssignments,
+  '0024_settled_by_hand': settledByHand,
+  '0025_backoffice_merchant_list': backofficeMerchantList,
+  '0026_backoffice_today': backofficeToday,
+  '0027_backoffice_indexes': backofficeIndexes,
 };
 
 export const migrationProvider: MigrationProvider = {
