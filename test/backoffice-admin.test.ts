@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { BackofficeClient, createOperator, inputValue, signedInAs } from './support/backoffice.js';
 import { databaseLabel } from './support/database.js';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
+import { maskedSettings } from '../src/backoffice/system-pages.js';
 
 /** The audit records of an action (newest first), through the admin API. */
 async function auditOf(gw: TestGateway, action: string): Promise<any[]> {
@@ -60,26 +61,26 @@ describe(`back office: sign-in, operators, audit log, system (${databaseLabel})`
     assert.equal(confirmed.status, 200);
     const codes = confirmed.text.match(/<code>[2-9a-hjkmnp-z]{4}-[2-9a-hjkmnp-z]{4}-[2-9a-hjkmnp-z]{4}<\/code>/g) ?? [];
     assert.equal(codes.length, 10, 'ten recovery codes, shown once');
-    const today = await client.get('/backoffice/operators');
+    const today = await client.get('/backoffice');
     assert.equal(today.status, 200);
     assert.ok((await auditOf(gw, 'operator.totp.enrol')).some((e) => e.actor.email === operator.email));
   });
 
-  it('shows operators to every role, and lets only an admin add one, change a role, disable and enable, each audited', async () => {
+  it('shows operators to an admin only, who adds one, changes a role, disables and enables, each audited', async () => {
     const { client: viewer } = await signedInAs(gw, 'viewer');
-    const viewerPage = await viewer.get('/backoffice/operators');
-    assert.equal(viewerPage.status, 200);
-    assert.doesNotMatch(viewerPage.text, /action="\/backoffice\/operators"/, 'a viewer has no form to add one');
+    const home = await viewer.get('/backoffice/system');
+    assert.doesNotMatch(home.text, /href="\/backoffice\/operators"/, 'not in a viewer’s menu');
+    assert.equal((await viewer.get('/backoffice/operators')).status, 403);
     const forged = await viewer.post(
       '/backoffice/operators',
       { email: 'forged@ops.example', role: 'admin', password: 'a long enough password' },
-      viewerPage.text,
+      home.text,
     );
     assert.equal(forged.status, 403);
     assert.match(forged.text, /lacks the permission operators\.write/);
     const denied = await auditOf(gw, 'access.denied');
     assert.ok(
-      denied.some((e) => e.target?.id?.startsWith('POST /admin/v1/operators')),
+      denied.some((e) => e.target?.id === 'POST /backoffice/operators'),
       'the forged POST is recorded',
     );
 
@@ -164,6 +165,37 @@ describe(`back office: sign-in, operators, audit log, system (${databaseLabel})`
     assert.match(bad.text, /from: must be an ISO 8601 date or date-time/);
   });
 
+  it('masks every secret of the configuration: names that say so, PEM blocks, and URLs beyond their host', () => {
+    const shown = new Map(
+      maskedSettings({
+        databaseUrl: 'postgres://cashgate:hunter2@db.internal:5432/cashgate?password=hunter2',
+        publicBaseUrl: 'https://pay.example.com',
+        tron: { apiUrl: 'https://api.trongrid.io/v1/KEY123', confirmations: 19 },
+        brazil: {
+          apiPix: { keyPem: 'ignored by name', certPem: 'x', clientId: 'id-1' },
+          note: '-----BEGIN PRIVATE KEY-----\nMIIE',
+        },
+        masterKey: Buffer.alloc(32),
+        adminRootTokenDisabled: false,
+        approvalThreshold: new Map([['BRL', 100n]]),
+        unset: undefined,
+      }),
+    );
+    assert.equal(shown.get('databaseUrl'), 'postgres://db.internal:5432/••••');
+    assert.equal(shown.get('publicBaseUrl'), 'https://pay.example.com');
+    assert.equal(shown.get('tron.apiUrl'), 'https://api.trongrid.io/••••');
+    assert.equal(shown.get('tron.confirmations'), '19');
+    assert.equal(shown.get('brazil.apiPix.keyPem'), '••••');
+    assert.equal(shown.get('brazil.apiPix.certPem'), '••••');
+    assert.equal(shown.get('brazil.apiPix.clientId'), 'id-1');
+    assert.equal(shown.get('brazil.note'), '••••');
+    assert.equal(shown.get('masterKey'), '••••');
+    assert.equal(shown.get('adminRootTokenDisabled'), 'false');
+    assert.equal(shown.get('approvalThreshold[BRL]'), '100');
+    assert.equal(shown.get('unset'), '—');
+    assert.ok(![...shown.values()].some((v) => v.includes('hunter2') || v.includes('KEY123')));
+  });
+
   it('shows the nodes, the workers’ last runs, the migrations and the configuration with every secret masked', async () => {
     const { client } = await signedInAs(gw, 'viewer');
     const page = await client.get('/backoffice/system');
@@ -174,6 +206,7 @@ describe(`back office: sign-in, operators, audit log, system (${databaseLabel})`
     assert.match(page.text, /<code>adminRootTokenDisabled<\/code><\/td><td><code>false<\/code>/);
     assert.match(page.text, /<code>adminToken<\/code><\/td><td><code>••••<\/code>/);
     assert.ok(!page.text.includes('test-admin-token'), 'the root token is never shown');
+    assert.ok(!page.text.includes('PRIVATE KEY'), 'no PEM block');
     assert.match(page.text, /<code>expiry<\/code>/, 'a worker that ran');
     assert.equal(inputValue(page.text, '_csrf').length > 10, true);
   });

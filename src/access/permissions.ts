@@ -359,7 +359,7 @@ export const BACKOFFICE_PAGE_ACCESS = {
   queues: { permission: 'read' },
   merchants: { permission: 'read' },
   money: { permission: 'read' },
-  operators: { permission: 'read' },
+  operators: { permission: 'operators.write' },
   audit: { permission: 'audit.read' },
   system: { permission: 'read' },
 } as const satisfies Readonly<Record<string, Access>>;

@@ -17,7 +17,8 @@ const EMAIL = /^(oxxoEmail|payerEmail)$/i;
 
 export const REDACTED = '[redacted]';
 
-function keepEnds(value: string, head: number, tail: number): string {
+/** A value with `head` characters kept at its start and `tail` at its end, the rest as dots. */
+export function keepEnds(value: string, head: number, tail: number): string {
   const chars = Array.from(value);
   if (chars.length <= head + tail) return '•'.repeat(chars.length);
   return `${chars.slice(0, head).join('')}${'•'.repeat(chars.length - head - tail)}${chars.slice(chars.length - tail).join('')}`;

@@ -45,6 +45,8 @@ export type OperatorFailure =
   | { kind: 'not_a_payout'; orderId: string; orderKind: string }
   /** The payout already ended (its rail's result, or an earlier settlement by hand). */
   | { kind: 'payout_final'; orderId: string; status: number; statusText: string }
+  /** A node is handing the payout to its rail right now (a live lease): its outcome is not known yet. */
+  | { kind: 'payout_in_flight'; orderId: string; leaseEndsAt: number }
   /** A typed confirmation that does not repeat what it confirms. */
   | { kind: 'confirmation_mismatch'; field: string; expected: string }
   | { kind: 'operator_id_not_found'; operatorId: string }
@@ -137,6 +139,12 @@ const DESCRIPTIONS: {
     status: 409,
     message: (f) =>
       `order ${f.orderId} is a ${f.orderKind} order, not a payout: only a payout (transfer) can be settled by hand`,
+  },
+  payout_in_flight: {
+    status: 409,
+    message: (f) =>
+      `order ${f.orderId} is being handed to its rail by a node right now (its lease ends ${new Date(f.leaseEndsAt).toISOString()}): ` +
+      'settling it by hand could pay it twice; ask the rail again once the hand-over has ended; nothing was changed',
   },
   payout_final: {
     status: 409,

@@ -111,6 +111,7 @@ ${next === null ? '' : html`<p class="pager"><a href="/backoffice/audit${queryOf
 
   router.post('/audit/verify', 'audit', async (ctx, request, reply) => {
     const t = translator('backoffice.audit', ctx.lang);
+    await ctx.record('audit.verify', {});
     const result = await verifyAuditLog(deps.store.read);
     const verdict = result.ok
       ? html`<p class="notice" role="status">${t('verifiedOk', { entries: result.entries })}</p>`

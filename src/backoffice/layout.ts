@@ -56,6 +56,10 @@ export interface BackofficePageInput {
   body: Html;
   /** Absent on the sign-in pages. */
   frame?: BackofficeFrame;
+  /** On a page without a frame: the token its language form carries (the sign-in form's, or the half-open session's). */
+  formToken?: string;
+  /** On a page without a frame: where the language form comes back to (default the sign-in page). */
+  back?: string;
   now: number;
 }
 
@@ -80,9 +84,9 @@ export function sendBackofficePage(reply: FastifyReply, status: number, page: Ba
 <details class="menu"><summary>${t('menu')}${here}</summary><nav aria-label="${t('mainNav')}">${links}</nav></details>
 <div class="who"><span>${frame.operatorName} · ${t('role', { role: frame.role })}</span><form method="post"
 action="/backoffice/sign-out">${csrfField(frame.csrfToken)}<button type="submit" class="secondary">${t('signOut')}</button></form></div></div></header>`;
-  const languages = html`<footer><form method="post" action="/backoffice/language">${
-    frame === undefined ? '' : csrfField(frame.csrfToken)
-  }<input type="hidden" name="back" value="${frame?.path ?? '/backoffice/sign-in'}"><span>${t('language')}:</span> ${CONSOLE_LANGUAGES.map(
+  const languages = html`<footer><form method="post" action="/backoffice/language">${csrfField(
+    frame?.csrfToken ?? page.formToken ?? '',
+  )}<input type="hidden" name="back" value="${frame?.path ?? page.back ?? '/backoffice/sign-in'}"><span>${t('language')}:</span> ${CONSOLE_LANGUAGES.map(
     (l) =>
       html`<button type="submit" name="lang" value="${l}" class="secondary" lang="${l}"${
         l === page.lang ? html` aria-pressed="true"` : ''

@@ -150,6 +150,7 @@ function reconciliationTable(
       ? html`<span class="badge ok">${t('matches')}</span>`
       : html`<span class="badge bad">${t('differs', { amount: money(lang, diff, currency) })}</span>`;
   };
+  const railName = (rail: (typeof lines)[number]['rail']): string => t(`rail_${rail}`);
   const confirmedCell = (s: Side | undefined, currency: Currency): Html =>
     s === undefined ? html`<span class="muted">${t('notKept')}</span>` : amount(s, currency);
   return html`<div class="table" tabindex="0"><table><caption class="muted">${t('reconCaption')}</caption>
@@ -157,7 +158,7 @@ function reconciliationTable(
 <th scope="col">${t('differenceIn')}</th>
 <th scope="col" class="num">${t('ledgerOut')}</th><th scope="col" class="num">${t('confirmedOut')}</th><th scope="col">${t('differenceOut')}</th></tr></thead>
 <tbody>${lines.map(
-    (l) => html`<tr><th scope="row">${t(`rail_${l.rail}`)} <span class="muted">${l.currency}</span></th>
+    (l) => html`<tr><th scope="row">${railName(l.rail)} <span class="muted">${l.currency}</span></th>
 <td class="num">${amount(l.ledgerIn, l.currency)}</td><td class="num">${confirmedCell(l.confirmedIn, l.currency)}</td>
 <td>${difference(l.ledgerIn, l.confirmedIn, l.currency)}</td>
 <td class="num">${amount(l.ledgerOut, l.currency)}</td><td class="num">${confirmedCell(l.confirmedOut, l.currency)}</td>

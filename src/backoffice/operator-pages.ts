@@ -1,8 +1,7 @@
 /**
- * Operators: the people who run Cashgate, their roles, state and personal tokens. Everyone who may
- * read sees the list (as `GET /admin/v1/operators` shows it); creating, changing a role, disabling,
- * enabling and revoking a token are the admin routes of the same name, offered only to a role that
- * holds `operators.write` (admin).
+ * Operators: the people who run Cashgate, their roles, state and personal tokens, for the role that
+ * manages them (`operators.write`: admin). Creating, changing a role, disabling, enabling and
+ * revoking a token are the admin routes of the same name.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ROLES } from '../access/permissions.js';

@@ -8,7 +8,7 @@
  * that may call it; personal data is masked as the admin routes mask it.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { maskPersonalData } from '../access/redact.js';
+import { keepEnds, maskPersonalData } from '../access/redact.js';
 import { dateTime, money } from '../console/i18n.js';
 import { seeOther } from '../console/router.js';
 import { html, type Html } from '../http/html.js';
@@ -33,12 +33,6 @@ import { doneNotice, errorSummary } from './view.js';
 const LIMIT = 100;
 const DONE = ['assigned', 'assignPending', 'returned', 'approved', 'rejected', 'asked', 'settled'] as const;
 type Done = (typeof DONE)[number];
-
-/** A document masked as the Pix admin route masks it always: its first three and last two characters. */
-const keepEnds = (value: string, head: number, tail: number): string =>
-  value.length <= head + tail
-    ? '•'.repeat(value.length)
-    : `${value.slice(0, head)}${'•'.repeat(value.length - head - tail)}${value.slice(-tail)}`;
 
 interface Failure {
   status: number;

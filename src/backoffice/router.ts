@@ -77,7 +77,10 @@ export interface BackofficeContext {
    * shows `message` (the route's own, naming the field and the rule) with `status`.
    */
   call(reply: FastifyReply, route: AdminRouteKey, input: AdminCallInput): Promise<CallOutcome>;
-  /** Records a back-office action that is not an admin route (an export), after checking its permission. */
+  /**
+   * Checks the permission of a back-office action that is not an admin route (an export, the audit
+   * chain's check) and records it when it is audited; a refusal is recorded and answered 403.
+   */
   record(action: BackofficeAction, entry: Omit<AuditEntry, 'actor' | 'action' | 'origin'>): Promise<void>;
   notFound(reply: FastifyReply): FastifyReply;
 }
@@ -175,6 +178,16 @@ export class BackofficeRouter {
     const csrfToken = csrfTokenOf(token);
     const origin = requestOrigin(request);
     const { clock, admin } = this.deps;
+    /** A refusal, recorded as the admin API records one: who tried what, lacking which permission. */
+    const denied = (permission: string) =>
+      recordAuditAlone(admin.store, clock, {
+        actor,
+        action: 'access.denied',
+        targetType: 'route',
+        targetId: `${request.method} ${request.url.split('?')[0] ?? ''}`,
+        changes: { request: { permission } },
+        origin,
+      });
     const ctx: BackofficeContext = {
       session,
       actor,
@@ -211,9 +224,13 @@ export class BackofficeRouter {
       },
       record: async (action, entry) => {
         const access = BACKOFFICE_ACTION_ACCESS[action];
+        if (!actorCan(actor, access.permission)) {
+          await denied(access.permission);
+          throw new AdminForbidden(session.role, access.permission, `${session.email} lacks ${access.permission}`);
+        }
         const audited = 'action' in access ? access.action : undefined;
-        if (audited === undefined) return;
-        await recordAuditAlone(admin.store, clock, { ...entry, actor, action: audited, origin });
+        if (audited !== undefined)
+          await recordAuditAlone(admin.store, clock, { ...entry, actor, action: audited, origin });
       },
       notFound: (r) => {
         const t = translator('backoffice.router', lang);
@@ -237,17 +254,15 @@ export class BackofficeRouter {
     const needed = BACKOFFICE_PAGE_ACCESS[section].permission;
     if (!ctx.holds(needed)) {
       // Seeing a page the role may not see is refused like the admin route behind it, and recorded.
-      await recordAuditAlone(admin.store, clock, {
-        actor,
-        action: 'access.denied',
-        targetType: 'route',
-        targetId: `${request.method} ${request.url.split('?')[0] ?? ''}`,
-        changes: { request: { permission: needed } },
-        origin,
-      });
+      await denied(needed);
       return forbidden(ctx, reply, needed);
     }
-    return handler(ctx, request, reply);
+    try {
+      return await handler(ctx, request, reply);
+    } catch (error) {
+      if (error instanceof AdminForbidden) return forbidden(ctx, reply, error.permission);
+      throw error;
+    }
   }
 }
 

@@ -74,6 +74,7 @@ export function registerSignInPages(scope: FastifyInstance, router: BackofficeRo
     return sendBackofficePage(reply, status, {
       lang,
       now: clock.now(),
+      formToken: token,
       title: t('title'),
       body: html`<div class="panel narrow"><h1>${t('title')}</h1><p class="muted">${t('lead')}</p>${error}
 <form method="post" action="/backoffice/sign-in">${csrfField(token)}<input type="hidden" name="next" value="${input.next}">
@@ -157,7 +158,14 @@ value="${input.email ?? ''}"${input.error === undefined ? '' : html` aria-invali
 <button type="submit" class="secondary">${t('verify')}</button></form></details>
 <form method="post" action="/backoffice/sign-out">${csrf}<button type="submit" class="secondary">${t('cancel')}</button></form></div>`;
     }
-    return sendBackofficePage(reply, status, { lang, now: clock.now(), title: t('twoFactorTitle'), body });
+    return sendBackofficePage(reply, status, {
+      lang,
+      now: clock.now(),
+      formToken: csrfTokenOf(token),
+      back: '/backoffice/two-factor',
+      title: t('twoFactorTitle'),
+      body,
+    });
   };
 
   scope.get('/two-factor', async (request, reply) => twoFactorPage(request, reply, 200));
@@ -197,6 +205,8 @@ value="${input.email ?? ''}"${input.error === undefined ? '' : html` aria-invali
     return sendBackofficePage(reply, 200, {
       lang,
       now: clock.now(),
+      formToken: csrfTokenOf(done.sessionToken),
+      back: '/backoffice',
       title: t('recoveryTitle'),
       body: html`<div class="panel narrow"><h1>${t('recoveryTitle')}</h1><p>${t('recoveryLead')}</p>
 <ul class="secret" id="recovery-codes">${done.recoveryCodes.map((c) => html`<li><code>${c}</code></li>`)}</ul>
@@ -216,8 +226,14 @@ value="${input.email ?? ''}"${input.error === undefined ? '' : html` aria-invali
   scope.post('/language', async (request, reply) => {
     const form = formOf(request);
     const token = router.sessionToken(request);
+    // The form carries the session's token, or before a session the sign-in form's own.
+    const sent = form.get('_csrf') ?? undefined;
     const refused =
-      router.crossSite(request) || (token !== undefined && router.formRefused(request, csrfTokenOf(token)));
+      router.crossSite(request) ||
+      !(
+        (token !== undefined && sameToken(sent, csrfTokenOf(token))) ||
+        sameToken(sent, readCookie(request, SIGN_IN_CSRF_COOKIE))
+      );
     const lang = form.get('lang');
     if (!refused && isLanguage(lang)) router.setCookie(request, reply, LANGUAGE_COOKIE, lang, YEAR_SECONDS);
     const back = backofficePath(form.get('back') ?? '');

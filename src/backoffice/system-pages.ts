@@ -26,12 +26,24 @@ interface NodeRow {
   leases: Record<string, number>;
 }
 
-/** A setting whose name says it holds a secret (or personal data such as a Pix key): never shown. */
-const SECRET_NAME = /secret|token|password|passphrase|private|mnemonic|credential|passkey|key$/i;
+/** A setting whose name says it holds a secret (or a key, a certificate, personal data such as a Pix key). */
+const SECRET_NAME = /secret|token|password|passphrase|private|mnemonic|credential|passkey|pem$|cert|key$/i;
 
-/** A URL's password, wherever one is written into a setting (a database URL). */
-function withoutUrlPassword(value: string): string {
-  return value.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^:/@\s]*:)[^@\s]*@/gi, '$1••••@');
+/**
+ * A value as the page may show it: a PEM block never; a URL as its scheme, host and port only
+ * (providers put API keys in paths and queries, passwords in user info or `?password=`).
+ */
+function shownValue(value: string): string {
+  if (value.includes('-----BEGIN')) return '••••';
+  return value.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s,]*/gi, (url: string) => {
+    try {
+      const parsed = new URL(url);
+      const rest = `${parsed.pathname === '/' ? '' : parsed.pathname}${parsed.search}`;
+      return `${parsed.protocol}//${parsed.host}${rest === '' ? '' : '/••••'}`;
+    } catch {
+      return '••••';
+    }
+  });
 }
 
 /** The configuration as `path = value` lines, secrets masked (`••••` when set, `—` when not). */
@@ -49,7 +61,7 @@ export function maskedSettings(config: unknown): [string, string][] {
     } else if (value instanceof Date) {
       out.push([path, value.toISOString()]);
     } else if (Array.isArray(value) && value.every((v) => typeof v !== 'object' || v === null)) {
-      out.push([path, withoutUrlPassword(value.map(String).join(', '))]);
+      out.push([path, shownValue(value.map(String).join(', '))]);
     } else if (typeof value === 'object') {
       const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);
       for (const [k, v] of entries) walk(v, path === '' ? k : `${path}.${k}`, SECRET_NAME.test(k));
@@ -59,7 +71,7 @@ export function maskedSettings(config: unknown): [string, string][] {
       typeof value === 'boolean' ||
       typeof value === 'bigint'
     ) {
-      out.push([path, withoutUrlPassword(String(value))]);
+      out.push([path, shownValue(String(value))]);
     }
   };
   walk(config, '', false);

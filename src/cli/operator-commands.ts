@@ -39,7 +39,10 @@ export const OPERATOR_ACCOUNT_COMMANDS: Record<string, OperatorCommand> = {
         name: option(values, 'name'),
         password: password(values, 'operator create', 'CASHGATE_OPERATOR_PASSWORD'),
       };
-      return async ({ operators }) => ({ json: await operators.create(input) });
+      return async ({ operators }) => {
+        const { operatorId, email, role } = await operators.create(input);
+        return { json: { operatorId, email, role } };
+      };
     },
   },
   'operator list': {

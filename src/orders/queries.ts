@@ -252,6 +252,20 @@ export async function endRailTasksOf(
   return Number(result.numUpdatedRows);
 }
 
+/** When the live lease of a hand-over of the order ends (a node is calling its rail now), or undefined. */
+export async function liveHandOverLeaseEnd(db: Db, orderId: string, now: number): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('rail_tasks')
+    .select('next_attempt_at')
+    .where('order_id', '=', orderId)
+    .where('state', '=', 'working')
+    .where('lease_owner', 'is not', null)
+    .where('next_attempt_at', '>', now)
+    .orderBy('next_attempt_at', 'desc')
+    .executeTakeFirst();
+  return row?.next_attempt_at ?? undefined;
+}
+
 export type SettledByHandRow = Selectable<OrderSettledByHandTable>;
 
 export async function insertSettledByHand(db: Db, row: SettledByHandRow): Promise<void> {

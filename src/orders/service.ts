@@ -525,6 +525,9 @@ export class OrderService implements CallbackOrderSource {
           statusText: statusText(locked.kind, locked.status),
         });
       }
+      // A node calling the rail now could still have it paid: its outcome comes first.
+      const leaseEndsAt = await q.liveHandOverLeaseEnd(tx, orderId, this.clock.now());
+      if (leaseEndsAt !== undefined) throw new OperatorError({ kind: 'payout_in_flight', orderId, leaseEndsAt });
       const options: EventOptions = { source: SETTLED_BY_HAND_SOURCE };
       const steps =
         input.outcome === 'failed'
