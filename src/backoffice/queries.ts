@@ -779,7 +779,6 @@ export async function ordersKnownBy(db: ReadDb, id: string): Promise<string[]> {
       .limit(100)
       .execute(),
     db.selectFrom('chain_send_attempts').select('order_id').where('tx_hash', '=', id).execute(),
-    db.selectFrom('chain_sends').select('order_id').where('tx_hash', '=', id).execute(),
     // A deposit: the order whose deposit address (its rail reference) it was sent to.
     db
       .selectFrom('chain_transfers as t')
