@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { BackofficeClient, createOperator, inputValue, signedInAs } from './support/backoffice.js';
+import {
+  auditRecords,
+  BackofficeClient,
+  createOperator,
+  inputValue,
+  signedInAs,
+  totpCode,
+} from './support/backoffice.js';
 import { databaseLabel } from './support/database.js';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { maskedSettings } from '../src/backoffice/system-pages.js';
-
-/** The audit records of an action (newest first), through the admin API. */
-async function auditOf(gw: TestGateway, action: string): Promise<any[]> {
-  const answer = await gw.admin('GET', `/admin/v1/audit-log?action=${encodeURIComponent(action)}`);
-  assert.equal(answer.status, 200, JSON.stringify(answer.body));
-  return answer.body.entries;
-}
 
 describe(`back office: sign-in, operators, audit log, system (${databaseLabel})`, () => {
   let gw: TestGateway;
@@ -55,7 +55,6 @@ describe(`back office: sign-in, operators, audit log, system (${databaseLabel})`
     assert.match(wrong.text, /Code: it is wrong, or it was used already/);
     assert.ok(wrong.text.includes(`value="${secret}"`), 'the page shown again keeps the secret already scanned');
     operator.secret = secret;
-    const { totpCode } = await import('./support/backoffice.js');
     gw.clock.advance(30_000);
     const confirmed = await client.post('/backoffice/two-factor', { code: totpCode(gw, secret) }, wrong.text);
     assert.equal(confirmed.status, 200);
@@ -63,7 +62,7 @@ describe(`back office: sign-in, operators, audit log, system (${databaseLabel})`
     assert.equal(codes.length, 10, 'ten recovery codes, shown once');
     const today = await client.get('/backoffice');
     assert.equal(today.status, 200);
-    assert.ok((await auditOf(gw, 'operator.totp.enrol')).some((e) => e.actor.email === operator.email));
+    assert.ok((await auditRecords(gw, 'operator.totp.enrol')).some((e) => e.actor.email === operator.email));
   });
 
   it('shows operators to an admin only, who adds one, changes a role, disables and enables, each audited', async () => {
@@ -78,7 +77,7 @@ describe(`back office: sign-in, operators, audit log, system (${databaseLabel})`
     );
     assert.equal(forged.status, 403);
     assert.match(forged.text, /lacks the permission operators\.write/);
-    const denied = await auditOf(gw, 'access.denied');
+    const denied = await auditRecords(gw, 'access.denied');
     assert.ok(
       denied.some((e) => e.target?.id === 'POST /backoffice/operators'),
       'the forged POST is recorded',
@@ -122,9 +121,9 @@ describe(`back office: sign-in, operators, audit log, system (${databaseLabel})`
     const after = await admin.get(`/backoffice/operators/${operatorId}`);
     assert.match(after.text, /disabled/);
     assert.match(after.text, /action="\/backoffice\/operators\/[^"]+\/enable"/);
-    const roleRecord = (await auditOf(gw, 'operator.role.change')).find((e) => e.target?.id === operatorId);
+    const roleRecord = (await auditRecords(gw, 'operator.role.change')).find((e) => e.target?.id === operatorId);
     assert.equal(roleRecord?.reason, 'moved to treasury');
-    assert.ok((await auditOf(gw, 'operator.disable')).some((e) => e.target?.id === operatorId));
+    assert.ok((await auditRecords(gw, 'operator.disable')).some((e) => e.target?.id === operatorId));
   });
 
   it('lets an auditor filter the audit log, verify its chain and export it (the export recorded), and keeps a viewer out', async () => {
@@ -158,7 +157,7 @@ describe(`back office: sign-in, operators, audit log, system (${databaseLabel})`
       lines.every((l, i) => i === 0 || l.seq === (lines[i - 1]?.seq ?? 0) + 1),
       'oldest first, whole',
     );
-    const record = (await auditOf(gw, 'audit.export')).find((e) => e.actor.email === operator.email);
+    const record = (await auditRecords(gw, 'audit.export')).find((e) => e.actor.email === operator.email);
     assert.ok(record !== undefined, 'the export is an audited action');
     const bad = await auditor.get('/backoffice/audit?from=yesterday');
     assert.equal(bad.status, 400);

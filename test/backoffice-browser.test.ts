@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Credentials } from '@cashgate/sdk';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { createOperator, OPERATOR_PASSWORD, signedInAs, totpCode, type TestOperator } from './support/backoffice.js';
+import {
+  createOperator,
+  OPERATOR_PASSWORD,
+  signedInAs,
+  totpCode,
+  type TestOperator,
+  auditRecords,
+} from './support/backoffice.js';
 import { axeViolations, launchBrowser, saveScreenshot, VIEWPORTS } from './support/browser.js';
 import { databaseLabel } from './support/database.js';
 import { freePort } from './support/fake-daraja.js';
@@ -18,13 +25,6 @@ async function checkPage(page: Page, label: string): Promise<void> {
   assert.deepEqual(await axeViolations(page), [], `${label}: accessibility`);
   const overflow = Number(await page.evaluate('document.documentElement.scrollWidth - window.innerWidth'));
   assert.ok(overflow <= 0, `${label}: the page is ${overflow}px wider than the viewport`);
-}
-
-/** The audit records of an action, newest first. */
-async function auditOf(gw: TestGateway, action: string): Promise<any[]> {
-  const answer = await gw.admin('GET', `/admin/v1/audit-log?action=${encodeURIComponent(action)}`);
-  assert.equal(answer.status, 200, JSON.stringify(answer.body));
-  return answer.body.entries;
 }
 
 describe(`back office in a browser (${databaseLabel})`, () => {
@@ -148,7 +148,7 @@ describe(`back office in a browser (${databaseLabel})`, () => {
       { url: `${gw.url}/backoffice/merchants/${merchant.merchantId}/adjust`, csrf },
     );
     assert.equal(forged.status, 403, forged.text.slice(0, 300));
-    const denied = await auditOf(gw, 'access.denied');
+    const denied = await auditRecords(gw, 'access.denied');
     assert.ok(
       denied.some(
         (e) =>
@@ -207,8 +207,8 @@ describe(`back office in a browser (${databaseLabel})`, () => {
       Date.now(),
     );
     assert.equal(accepted.body.code, '200', JSON.stringify(accepted.body));
-    assert.equal((await auditOf(gw, 'merchant.pause'))[0]?.reason, 'chargeback review');
-    assert.equal((await auditOf(gw, 'merchant.resume'))[0]?.reason, 'review done');
+    assert.equal((await auditRecords(gw, 'merchant.pause'))[0]?.reason, 'chargeback review');
+    assert.equal((await auditRecords(gw, 'merchant.resume'))[0]?.reason, 'review done');
     await page.close();
   });
 
@@ -325,7 +325,7 @@ describe(`back office in a browser (${databaseLabel})`, () => {
     assert.equal(await figure('/backoffice/queues#pix-unmatched'), '0', 'assigned: no longer unmatched');
     assert.equal(await figure('/backoffice/queues#approvals'), '0');
     await page.close();
-    assert.ok((await auditOf(gw, 'payment.assign.request')).some((e) => e.target?.id === made.unmatchedE2eid));
+    assert.ok((await auditRecords(gw, 'payment.assign.request')).some((e) => e.target?.id === made.unmatchedE2eid));
   });
 
   it('shows every one of those actions in the audit log', async (t) => {

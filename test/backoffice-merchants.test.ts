@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Credentials } from '@cashgate/sdk';
-import { BackofficeClient, inputValue, signedInAs } from './support/backoffice.js';
+import { BackofficeClient, inputValue, signedInAs, auditRecords } from './support/backoffice.js';
 import { databaseLabel } from './support/database.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 
@@ -33,11 +33,7 @@ describe(`back office: merchants and money (${databaseLabel})`, () => {
     assert.ok(client !== undefined, role);
     return client;
   };
-  const auditOf = async (action: string): Promise<any[]> => {
-    const answer = await gw.admin('GET', `/admin/v1/audit-log?action=${encodeURIComponent(action)}`);
-    assert.equal(answer.status, 200, JSON.stringify(answer.body));
-    return answer.body.entries;
-  };
+  const auditOf = (action: string) => auditRecords(gw, action);
 
   before(async () => {
     gw = await startTestGateway({ env: { APPROVAL_THRESHOLD: 'KES:100000' }, workers: false });
@@ -241,19 +237,20 @@ describe(`back office: merchants and money (${databaseLabel})`, () => {
     assert.equal(big.status, 303, big.text.slice(0, 500));
     assert.match(big.location ?? '', /done=pending/);
     const waiting = await finance.get('/backoffice/money');
-    const approvalId = /action="\/backoffice\/money\/approvals\/([^/"]+)\/approve"/.exec(waiting.text)?.[1];
-    assert.ok(approvalId !== undefined, 'the pending adjustment has an approve form');
-    const own = await finance.post(`/backoffice/money/approvals/${approvalId}/approve`, {}, waiting.text);
-    assert.equal(own.status, 403, 'not by the operator who asked');
+    assert.match(waiting.text, /href="\/backoffice\/queues#approvals"/, 'decided on the Queues page');
     const second = (await signedInAs(gw, 'finance')).client;
-    const page = await second.get('/backoffice/money');
+    const queues = await second.get('/backoffice/queues');
+    const approvalId = /action="\/backoffice\/queues\/approvals\/([^/"]+)\/approve"/.exec(queues.text)?.[1];
+    assert.ok(approvalId !== undefined, 'the pending adjustment has an approve form for another operator');
+    const own = await finance.post(`/backoffice/queues/approvals/${approvalId}/approve`, {}, waiting.text);
+    assert.equal(own.status, 403, 'not by the operator who asked');
     const approved = await second.post(
-      `/backoffice/money/approvals/${approvalId}/approve`,
+      `/backoffice/queues/approvals/${approvalId}/approve`,
       { reason: 'checked the old ledger' },
-      page.text,
+      queues.text,
     );
     assert.equal(approved.status, 303, approved.text.slice(0, 500));
-    const after = await second.get(approved.location ?? '');
+    const after = await second.get('/backoffice/money');
     assert.match(after.text, /migration from the old platform/);
     assert.match(after.text, /approved by/);
   });

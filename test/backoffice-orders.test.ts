@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Credentials } from '@cashgate/sdk';
-import { BackofficeClient, inputValue, signedInAs } from './support/backoffice.js';
+import { BackofficeClient, inputValue, signedInAs, auditRecords } from './support/backoffice.js';
 import { databaseLabel } from './support/database.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 import { eventually, startReceiver, type CallbackReceiver } from './support/receiver.js';
@@ -31,11 +31,7 @@ describe(`back office: orders (${databaseLabel})`, () => {
     assert.ok(client !== undefined, role);
     return client;
   };
-  const auditOf = async (action: string): Promise<any[]> => {
-    const answer = await gw.admin('GET', `/admin/v1/audit-log?action=${encodeURIComponent(action)}`);
-    assert.equal(answer.status, 200, JSON.stringify(answer.body));
-    return answer.body.entries;
-  };
+  const auditOf = (action: string) => auditRecords(gw, action);
   const collect = async (amount: string): Promise<{ orderId: string; externalOrderId: string }> => {
     const body = {
       amount,

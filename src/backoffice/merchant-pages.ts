@@ -21,7 +21,7 @@ import { CURRENCIES, CURRENCY_CODES, parseDecimal } from '../money.js';
 import * as q from './queries.js';
 import { bodyOfForm, type BackofficeContext, type BackofficeRouter } from './router.js';
 import type { BackofficeServices } from './services.js';
-import { doneNotice, errorSummary, readFailed } from './view.js';
+import { doneNotice, errorSummary, readFailed, type PageFailure as Failure } from './view.js';
 
 const PAGE_SIZE = 50;
 const DONE = ['created', 'paused', 'resumed', 'adjusted', 'adjustPending'] as const;
@@ -59,8 +59,6 @@ interface ConsoleUserRow {
   totpEnabled: boolean;
   createdAt: number;
 }
-
-type Failure = { status: number; message: string; form?: URLSearchParams };
 
 /** A decimal amount of the admin API ("1500.00") as the language writes it. */
 export function decimalMoney(lang: Language, decimal: string, currency: string): string {

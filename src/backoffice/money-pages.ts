@@ -1,10 +1,10 @@
 /**
  * Money: what merchants hold per currency (totals, and the merchants holding the most), the
  * system accounts (the other side of every journal: rail clearing, fees, returns, suspense), the
- * balance adjustments (applied ones, and those waiting for a second operator, with approve and
- * reject), a form to adjust a merchant's balance, and the daily reconciliation per rail: what the
+ * balance adjustments (applied ones, and those waiting for a second operator, decided on the Queues
+ * page), a form to adjust a merchant's balance, and the daily reconciliation per rail: what the
  * ledger moved through the rail's clearing account on a UTC day beside what the rail confirmed that
- * day. Adjusting, approving and rejecting are the admin routes of the same name, offered only to a
+ * day. Adjusting is the admin route of the same name, offered only to a
  * role that may call them; the CSV export of every balance is audited (`money.export`).
  *
  * "Confirmed by the rail" means, per rail, the records Cashgate keeps of the rail's own word:
@@ -30,9 +30,9 @@ import { decimalMoney } from './merchant-pages.js';
 import * as q from './queries.js';
 import { bodyOfForm, type BackofficeContext, type BackofficeRouter } from './router.js';
 import type { BackofficeServices } from './services.js';
-import { doneNotice, errorSummary, readFailed } from './view.js';
+import { doneNotice, errorSummary, readFailed, type PageFailure as Failure } from './view.js';
 
-const DONE = ['applied', 'pending', 'approved', 'rejected'] as const;
+const DONE = ['applied', 'pending'] as const;
 const DAY = 86_400_000;
 const LARGEST = 10;
 const ADJUSTMENTS_SHOWN = 50;
@@ -134,8 +134,6 @@ interface ApprovalRow {
   createdAt: string;
 }
 
-type Failure = { status: number; message: string; form?: URLSearchParams };
-
 function reconciliationTable(
   t: Translator<'backoffice.money'>,
   lang: BackofficeContext['lang'],
@@ -230,29 +228,21 @@ ${t('awaiting')}: ${money(ctx.lang, fromDb(totalOf(c, 'awaiting_settlement')?.to
 <td class="num">${money(ctx.lang, fromDb(a.balance), a.currency)}</td><td class="date">${dateTime(ctx.lang, a.updated_at)}</td></tr>`,
           )}</tbody></table></div><p class="muted">${t('systemHint')}</p>`;
 
-    const canApprove = ctx.can('POST /admin/v1/approvals/:approvalId/approve');
-    const canReject = ctx.can('POST /admin/v1/approvals/:approvalId/reject');
+    // Decided in one place, the Queues page (its forms, and the requester not offered their own).
     const pendingTable =
       approvals.length === 0
         ? html`<p class="muted">${t('noPending')}</p>`
         : html`<div class="table" tabindex="0"><table><caption class="muted">${t('pendingCaption', { count: approvals.length })}</caption>
 <thead><tr><th scope="col">${t('merchant')}</th><th scope="col" class="num">${t('amount')}</th><th scope="col">${t('reason')}</th>
 <th scope="col">${t('requestedBy')}</th><th scope="col">${t('decision')}</th></tr></thead>
-<tbody>${approvals.map((a) => {
-            const decide: Html[] = [];
-            if (canApprove)
-              decide.push(html`<form method="post" action="/backoffice/money/approvals/${a.approvalId}/approve">${ctx.csrf}
-<label for="approve-${a.approvalId}">${t('decisionReasonOptional')}</label><input type="text" id="approve-${a.approvalId}" name="reason" maxlength="500">
-<button type="submit">${t('approve')}</button></form>`);
-            if (canReject)
-              decide.push(html`<form method="post" action="/backoffice/money/approvals/${a.approvalId}/reject">${ctx.csrf}
-<label for="reject-${a.approvalId}">${t('decisionReason')}</label><input type="text" id="reject-${a.approvalId}" name="reason" required maxlength="500">
-<button type="submit" class="danger">${t('reject')}</button></form>`);
-            return html`<tr><td><a href="/backoffice/merchants/${a.merchantId}">${names.get(a.merchantId) ?? a.merchantId}</a></td>
+<tbody>${approvals.map(
+            (
+              a,
+            ) => html`<tr><td><a href="/backoffice/merchants/${a.merchantId}">${names.get(a.merchantId) ?? a.merchantId}</a></td>
 <td class="num">${decimalMoney(ctx.lang, a.amount, a.currency)}</td><td>${a.reason}</td><td>${a.requestedBy}<br>
 <span class="date">${dateTime(ctx.lang, Date.parse(a.createdAt))}</span></td>
-<td class="actions">${decide.length === 0 ? html`<span class="badge wait">${t('waiting')}</span>` : decide}</td></tr>`;
-          })}</tbody></table></div>`;
+<td><span class="badge wait">${t('waiting')}</span> <a href="/backoffice/queues#approvals">${t('decideInQueues')}</a></td></tr>`,
+          )}</tbody></table></div>`;
     const appliedTable =
       applied.length === 0
         ? html`<p class="muted">${t('noAdjustments')}</p>`
@@ -324,22 +314,6 @@ ${adjustForm}
     const state = (outcome.result as { state: 'applied' | 'pending' }).state;
     return seeOther(reply, `/backoffice/money?done=${state}#m-adjustments`);
   });
-
-  for (const decision of ['approve', 'reject'] as const) {
-    router.post(`/money/approvals/:approvalId/${decision}`, 'money', async (ctx, request, reply) => {
-      const { approvalId } = request.params as { approvalId: string };
-      const reason = (formOf(request).get('reason') ?? '').trim();
-      const outcome = await ctx.call(reply, `POST /admin/v1/approvals/:approvalId/${decision}`, {
-        params: { approvalId },
-        body: reason === '' && decision === 'approve' ? {} : { reason },
-      });
-      if (!outcome.ok) return outcome.forbidden ?? page(ctx, request, reply, outcome);
-      return seeOther(
-        reply,
-        `/backoffice/money?done=${decision === 'approve' ? 'approved' : 'rejected'}#m-adjustments`,
-      );
-    });
-  }
 
   router.get('/money.csv', 'money', async (ctx, _request, reply) => {
     const db = deps.store.read;

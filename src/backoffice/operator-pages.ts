@@ -9,29 +9,9 @@ import { dateTime } from '../console/i18n.js';
 import { formOf, seeOther } from '../console/router.js';
 import { html, type Html } from '../http/html.js';
 import { translator } from '../i18n/messages.js';
-import { doneNotice, errorSummary, readFailed } from './view.js';
+import type { OperatorView, TokenView } from '../operators/service.js';
+import { doneNotice, errorSummary, readFailed, type PageFailure } from './view.js';
 import { bodyOfForm, type BackofficeContext, type BackofficeRouter } from './router.js';
-
-interface OperatorRow {
-  operatorId: string;
-  email: string;
-  name: string;
-  role: string;
-  state: string;
-  twoFactor: boolean;
-  lockedUntil: string | null;
-  lastSignInAt: string | null;
-  createdAt: string;
-}
-
-interface TokenRow {
-  tokenId: string;
-  name: string;
-  createdAt: string;
-  expiresAt: string;
-  revokedAt: string | null;
-  lastUsedAt: string | null;
-}
 
 const DONE = ['created', 'role', 'disabled', 'enabled', 'revoked'] as const;
 const ms = (iso: string | null): number | undefined => (iso === null ? undefined : Date.parse(iso));
@@ -41,12 +21,12 @@ export function registerOperatorPages(router: BackofficeRouter): void {
     ctx: BackofficeContext,
     request: FastifyRequest,
     reply: FastifyReply,
-    failure?: { status: number; message: string; form: URLSearchParams },
+    failure?: PageFailure & { form: URLSearchParams },
   ): Promise<FastifyReply> => {
     const t = translator('backoffice.operators', ctx.lang);
     const listed = await ctx.call(reply, 'GET /admin/v1/operators', {});
     if (!listed.ok) return readFailed(ctx, reply, listed);
-    const operators = (listed.result as { operators: OperatorRow[] }).operators;
+    const operators = (listed.result as { operators: OperatorView[] }).operators;
     const write = ctx.can('POST /admin/v1/operators');
     const create = write
       ? html`<section class="panel" aria-labelledby="new-operator"><h2 id="new-operator">${t('create')}</h2>
@@ -97,16 +77,18 @@ export function registerOperatorPages(router: BackofficeRouter): void {
     request: FastifyRequest,
     reply: FastifyReply,
     operatorId: string,
-    failure?: { status: number; message: string },
+    failure?: PageFailure,
   ): Promise<FastifyReply> => {
     const t = translator('backoffice.operators', ctx.lang);
     const listed = await ctx.call(reply, 'GET /admin/v1/operators', {});
     if (!listed.ok) return readFailed(ctx, reply, listed);
-    const operator = (listed.result as { operators: OperatorRow[] }).operators.find((o) => o.operatorId === operatorId);
+    const operator = (listed.result as { operators: OperatorView[] }).operators.find(
+      (o) => o.operatorId === operatorId,
+    );
     if (operator === undefined) return ctx.notFound(reply);
     const tokens = await ctx.call(reply, 'GET /admin/v1/operators/:operatorId/tokens', { params: { operatorId } });
     if (!tokens.ok) return readFailed(ctx, reply, tokens);
-    const tokenRows = (tokens.result as { tokens: TokenRow[] }).tokens;
+    const tokenRows = (tokens.result as { tokens: TokenView[] }).tokens;
     const self = operatorId === ctx.session.operatorId;
     const reasonField = (id: string): Html =>
       html`<label for="${id}">${t('reason')}</label><input type="text" id="${id}" name="reason" required maxlength="500">`;

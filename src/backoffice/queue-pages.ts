@@ -28,16 +28,11 @@ import {
 import { bodyOfForm, type AdminRouteKey, type BackofficeContext, type BackofficeRouter } from './router.js';
 import type { BackofficeServices } from './services.js';
 import { todayCutoffs } from './today-page.js';
-import { doneNotice, errorSummary } from './view.js';
+import { doneNotice, errorSummary, type PageFailure as Failure } from './view.js';
 
 const LIMIT = 100;
 const DONE = ['assigned', 'assignPending', 'returned', 'approved', 'rejected', 'asked', 'settled'] as const;
 type Done = (typeof DONE)[number];
-
-interface Failure {
-  status: number;
-  message: string;
-}
 
 export function registerQueuePages(router: BackofficeRouter, deps: BackofficeServices): void {
   const page = async (

@@ -27,7 +27,7 @@ import { OperatorError } from '../admin/failures.js';
 import type { AdminAccess } from '../admin/plugin.js';
 import type { Clock } from '../clock.js';
 import { languageOfRequest } from '../console/i18n.js';
-import { formOf, queryParam, readCookie, sameToken, seeOther } from '../console/router.js';
+import { formOf, fromAnotherSite, queryParam, readCookie, sameToken, seeOther } from '../console/router.js';
 import { ApiError, describeFailure } from '../http/failures.js';
 import { html, type Html } from '../http/html.js';
 import { isLanguage, type Language } from '../http/language.js';
@@ -138,13 +138,7 @@ export class BackofficeRouter {
 
   /** A form from another site is refused whatever it carries. */
   crossSite(request: FastifyRequest): boolean {
-    const origin = request.headers.origin;
-    if (origin === undefined || origin === 'null') return false;
-    try {
-      return new URL(origin).host !== request.host;
-    } catch {
-      return true;
-    }
+    return fromAnotherSite(request);
   }
 
   formRefused(request: FastifyRequest, expected: string | undefined): boolean {

@@ -5,6 +5,13 @@ import { html, type Html } from '../http/html.js';
 import { translator } from '../i18n/messages.js';
 import type { BackofficeContext, CallOutcome } from './router.js';
 
+/** An action the admin route refused: the page shown again with its message (and the form as sent). */
+export interface PageFailure {
+  status: number;
+  message: string;
+  form?: URLSearchParams;
+}
+
 /** The error summary at the top of a page: the admin route's refusal, naming the field and the rule. */
 export function errorSummary(message: string): Html {
   return html`<div class="summary" role="alert" tabindex="-1"><p class="error">${message}</p></div>`;

@@ -109,6 +109,20 @@ export function consolePath(value: string): string {
   return /^\/console(\/[A-Za-z0-9._~\-/%]*)?(\?[^\s#]*)?$/.test(value) && !value.includes('//') ? value : '/console';
 }
 
+/**
+ * A form sent from another site: the Origin header, when the browser names one ("null", sent by
+ * privacy settings, proves nothing either way: the form's token decides).
+ */
+export function fromAnotherSite(request: FastifyRequest): boolean {
+  const origin = request.headers.origin;
+  if (origin === undefined || origin === 'null') return false;
+  try {
+    return new URL(origin).host !== request.host;
+  } catch {
+    return true;
+  }
+}
+
 /** Redirect after a form (303: the browser follows with GET). */
 export function seeOther(reply: FastifyReply, location: string): FastifyReply {
   return reply.code(303).header('location', location).header('cache-control', 'no-store').send();
@@ -145,13 +159,7 @@ export class ConsoleRouter {
    * names one ("null", sent by privacy settings, proves nothing either way: the token decides).
    */
   crossSite(request: FastifyRequest): boolean {
-    const origin = request.headers.origin;
-    if (origin === undefined || origin === 'null') return false;
-    try {
-      return new URL(origin).host !== request.host;
-    } catch {
-      return true;
-    }
+    return fromAnotherSite(request);
   }
 
   /** A form is refused when it comes from another site or its `_csrf` field is not `expected`. */

@@ -1383,10 +1383,6 @@ export interface Catalog {
     reason: never;
     requestedBy: never;
     decision: never;
-    decisionReason: never;
-    decisionReasonOptional: never;
-    approve: never;
-    reject: never;
     waiting: never;
     noAdjustments: never;
     appliedCaption: { count: number };
@@ -1401,8 +1397,6 @@ export interface Catalog {
     adjustButton: never;
     done_applied: never;
     done_pending: never;
-    done_approved: never;
-    done_rejected: never;
     reconciliation: { day: string | number };
     day: never;
     show: never;
@@ -1425,6 +1419,7 @@ export interface Catalog {
     rail_bank: never;
     rail_spei: never;
     rail_oxxo: never;
+    decideInQueues: never;
   };
   'backoffice.orders': {
     title: never;

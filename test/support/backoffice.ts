@@ -75,10 +75,15 @@ export class BackofficeClient {
     }
   }
 
-  async get(path: string): Promise<PageAnswer> {
+  async #request(path: string, init: { method: 'GET' } | { method: 'POST'; body: string }): Promise<PageAnswer> {
     const response = await fetch(new URL(path, this.gw.url), {
+      ...init,
       redirect: 'manual',
-      headers: { cookie: this.#cookieHeader(), 'user-agent': this.userAgent },
+      headers: {
+        cookie: this.#cookieHeader(),
+        'user-agent': this.userAgent,
+        ...(init.method === 'POST' && { 'content-type': 'application/x-www-form-urlencoded' }),
+      },
     });
     this.#keep(response);
     return {
@@ -89,27 +94,15 @@ export class BackofficeClient {
     };
   }
 
+  get(path: string): Promise<PageAnswer> {
+    return this.#request(path, { method: 'GET' });
+  }
+
   /** Posts a form; `_csrf` is added from `csrfFrom` (a page's text) unless given in `fields`. */
-  async post(path: string, fields: Record<string, string>, csrfFrom?: string): Promise<PageAnswer> {
+  post(path: string, fields: Record<string, string>, csrfFrom?: string): Promise<PageAnswer> {
     const form = new URLSearchParams(fields);
     if (!form.has('_csrf') && csrfFrom !== undefined) form.set('_csrf', inputValue(csrfFrom, '_csrf'));
-    const response = await fetch(new URL(path, this.gw.url), {
-      method: 'POST',
-      redirect: 'manual',
-      headers: {
-        cookie: this.#cookieHeader(),
-        'content-type': 'application/x-www-form-urlencoded',
-        'user-agent': this.userAgent,
-      },
-      body: form.toString(),
-    });
-    this.#keep(response);
-    return {
-      status: response.status,
-      text: await response.text(),
-      location: response.headers.get('location'),
-      headers: response.headers,
-    };
+    return this.#request(path, { method: 'POST', body: form.toString() });
   }
 
   /** A page's form token: GETs `path` and reads its `_csrf` field. */
@@ -148,6 +141,13 @@ export class BackofficeClient {
     const home = await this.get('/backoffice');
     assert.notEqual(home.status, 303, `signed in (went to ${home.location ?? ''})`);
   }
+}
+
+/** The audit records of an action, newest first (the first page), through the admin API. */
+export async function auditRecords(gw: TestGateway, action: string): Promise<any[]> {
+  const answer = await gw.admin('GET', `/admin/v1/audit-log?action=${encodeURIComponent(action)}`);
+  assert.equal(answer.status, 200, JSON.stringify(answer.body));
+  return answer.body.entries as any[];
 }
 
 /** A client signed in as a new operator of `role`. */
