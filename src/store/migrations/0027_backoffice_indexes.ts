@@ -61,7 +61,6 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropIndex('orders_channel_order_id').execute();
   await db.schema.dropIndex('orders_external_order_id').execute();
   await db.schema.dropIndex('orders_channel_created').execute();
-  await db.schema.dropIndex('orders_area_kind_created').execute();
   await db.schema.dropIndex('orders_status_created').execute();
   await db.schema.dropIndex('orders_created').execute();
 }
