@@ -21,12 +21,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   await db.schema.createIndex('orders_created').on('orders').columns(['created_at', 'id']).execute();
   await db.schema.createIndex('orders_status_created').on('orders').columns(['status', 'created_at', 'id']).execute();
-  // The list filtered by area (and kind): a rare one no longer walks every order newest first.
-  await db.schema
-    .createIndex('orders_area_kind_created')
-    .on('orders')
-    .columns(['area', 'kind', 'created_at', 'id'])
-    .execute();
   await db.schema
     .createIndex('orders_channel_created')
     .on('orders')
