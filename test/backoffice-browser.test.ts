@@ -13,7 +13,7 @@ import {
 import { axeViolations, launchBrowser, saveScreenshot, VIEWPORTS } from './support/browser.js';
 import { databaseLabel } from './support/database.js';
 import { freePort } from './support/fake-daraja.js';
-import { apiPixGatewayEnv, PSP_TEST, startFakePsp, type FakePsp } from './support/fake-psp.js';
+import { apiPixTestEnv, PSP_TEST, startFakePsp, type FakePsp } from './support/fake-psp.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 import { startReceiver, until, type CallbackReceiver } from './support/receiver.js';
 
@@ -49,11 +49,7 @@ describe(`back office in a browser (${databaseLabel})`, () => {
     const port = await freePort();
     gw = await startTestGateway({
       env: {
-        ...apiPixGatewayEnv(psp, port),
-        PIX_RECONCILE_INTERVAL_MS: '300',
-        RAIL_POLL_INTERVAL_MS: '100',
-        CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
-        CALLBACK_POLL_INTERVAL_MS: '50',
+        ...apiPixTestEnv(psp, port),
         APPROVAL_THRESHOLD: 'BRL:100.00',
       },
     });

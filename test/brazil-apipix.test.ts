@@ -9,26 +9,13 @@ import { consoleSignIn } from './support/console.js';
 import { processMerchant, startCrashRig, type CrashRig } from './support/crash-rig.js';
 import { databaseLabel } from './support/database.js';
 import { freePort } from './support/fake-daraja.js';
-import { apiPixGatewayEnv, PSP_TEST, startFakePsp, type FakePsp } from './support/fake-psp.js';
+import { apiPixTestEnv, PSP_TEST, startFakePsp, type FakePsp } from './support/fake-psp.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 import { sleep, startReceiver, until, type CallbackReceiver } from './support/receiver.js';
 
 const COLLECT = '/api/v3/bra/createCollectingOrder';
 const PIX_TRANSFER = '/api/v3/bra/createTransferOrder';
 const BANK_TRANSFER = '/api/v3/bra/bank/createTransferOrder';
-
-/** The environment of a gateway on the local PSP, its webhook reaching it on `port`, with short waits. */
-function apiPixEnv(psp: Pick<FakePsp, 'url'>, port: number): Record<string, string> {
-  return {
-    ...apiPixGatewayEnv(psp, port),
-    PIX_PSP_TIMEOUT_MS: '5000',
-    PIX_RECONCILE_INTERVAL_MS: '300',
-    PIX_PAYOUT_RESULT_TIMEOUT_MS: '400',
-    RAIL_POLL_INTERVAL_MS: '100',
-    CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
-    CALLBACK_POLL_INTERVAL_MS: '50',
-  };
-}
 
 describe('API Pix configuration', () => {
   it('refuses BRAZIL_RAIL=apipix at start-up, naming each missing variable; the sandbox stays the default', () => {
@@ -149,7 +136,7 @@ describe(`Brazil on API Pix (${databaseLabel})`, () => {
   before(async () => {
     psp = await startFakePsp({ webhookRetryMs: 100 });
     const port = await freePort();
-    gw = await startTestGateway({ env: apiPixEnv(psp, port) });
+    gw = await startTestGateway({ env: apiPixTestEnv(psp, port) });
     receiver = await startReceiver();
     merchant = await gw.merchantWithKey();
     await gw.admin('PUT', `/admin/v1/merchants/${merchant.merchantId}/callback`, { url: `${receiver.url}/cb` });
@@ -570,7 +557,7 @@ describe(`API Pix across a crash (${databaseLabel})`, () => {
 
   it('makes the charge and sends the payout exactly once when the node dies while the PSP holds its answers', async () => {
     const port = await freePort();
-    const env = { ...apiPixEnv(psp, port), PIX_PSP_TIMEOUT_MS: '20000', ...rig.env };
+    const env = { ...apiPixTestEnv(psp, port), PIX_PSP_TIMEOUT_MS: '20000', ...rig.env };
     const first = await rig.start(env);
     const { credentials } = await processMerchant(first, {
       callbackUrl: `${receiver.url}/cb`,

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Role } from '../src/access/permissions.js';
 import { databaseLabel } from './support/database.js';
 import { freePort } from './support/fake-daraja.js';
-import { apiPixGatewayEnv, PSP_TEST, startFakePsp, type FakePsp } from './support/fake-psp.js';
+import { apiPixTestEnv, PSP_TEST, startFakePsp, type FakePsp } from './support/fake-psp.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
 import { adminCall } from './support/process.js';
 import { startReceiver, until, type CallbackReceiver } from './support/receiver.js';
@@ -18,18 +18,10 @@ const COLLECT = '/api/v3/bra/createCollectingOrder';
 const PASSWORD = 'a long operator password';
 
 /** The environment of a gateway on the local PSP, its webhook reaching it on `port`, with short waits. */
-function apiPixEnv(psp: Pick<FakePsp, 'url'>, port: number): Record<string, string> {
-  return {
-    ...apiPixGatewayEnv(psp, port),
-    PIX_PSP_TIMEOUT_MS: '5000',
-    PIX_RECONCILE_INTERVAL_MS: '300',
-    PIX_PAYOUT_RESULT_TIMEOUT_MS: '400',
-    RAIL_POLL_INTERVAL_MS: '100',
-    CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
-    CALLBACK_POLL_INTERVAL_MS: '50',
-    APPROVAL_THRESHOLD: 'BRL:100',
-  };
-}
+const apiPixEnv = (psp: Pick<FakePsp, 'url'>, port: number): Record<string, string> => ({
+  ...apiPixTestEnv(psp, port),
+  APPROVAL_THRESHOLD: 'BRL:100',
+});
 
 describe(`assigning an unmatched Pix to an order (${databaseLabel})`, () => {
   let psp: FakePsp;

@@ -1591,3 +1591,16 @@ export function apiPixGatewayEnv(psp: Pick<FakePsp, 'url'>, port: number): Recor
     PIX_KEY: PSP_TEST.pixKey,
   };
 }
+
+/** A gateway's environment on this local PSP (see apiPixGatewayEnv) with the short waits the tests use. */
+export function apiPixTestEnv(psp: Pick<FakePsp, 'url'>, port: number): Record<string, string> {
+  return {
+    ...apiPixGatewayEnv(psp, port),
+    PIX_PSP_TIMEOUT_MS: '5000',
+    PIX_RECONCILE_INTERVAL_MS: '300',
+    PIX_PAYOUT_RESULT_TIMEOUT_MS: '400',
+    RAIL_POLL_INTERVAL_MS: '100',
+    CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
+    CALLBACK_POLL_INTERVAL_MS: '50',
+  };
+}
