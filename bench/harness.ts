@@ -2,7 +2,7 @@
 // request, and the floor case every ratio is taken to: a bare Fastify route that only verifies the
 // signature (bench/floor-server.ts, in a child process).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
@@ -20,6 +20,34 @@ export interface Figures {
   p50: number;
   p99: number;
   non2xx: number;
+  /** The server's CPU time (user + system) per request, in µs, where the server's process was known. */
+  cpuMicros?: number;
+}
+
+/** A process's CPU time so far (user + system), in µs, from /proc (Linux). */
+function cpuMicrosOf(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    // utime and stime are the 12th and 13th fields after the command name, in clock ticks (100 a second).
+    return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `measure`, with the CPU time the server's process `pid` spent per request. */
+export async function measureWithCpu(
+  name: string,
+  url: string,
+  request: autocannon.Request,
+  pid: number | undefined,
+): Promise<Figures> {
+  const before = pid === undefined ? undefined : cpuMicrosOf(pid);
+  const figures = await measure(name, url, request);
+  const after = pid === undefined ? undefined : cpuMicrosOf(pid);
+  const requests = figures.rps * seconds;
+  if (before === undefined || after === undefined || requests === 0) return figures;
+  return { ...figures, cpuMicros: (after - before) / requests };
 }
 
 export async function measure(name: string, url: string, request: autocannon.Request): Promise<Figures> {
@@ -71,32 +99,58 @@ export function signedPost(
 let floorSeq = 0;
 const FLOOR_KEY: Credentials = { accessKey: 'AKfloor0123456789', secretKey: 'floor-secret-0123456789abcdef' };
 
-/** The floor case: signed requests to a bare route that verifies the signature, and nothing else. */
-export async function measureFloor(): Promise<Figures> {
-  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./floor-server.ts', import.meta.url).pathname], {
-    env: { ...process.env, FLOOR_ACCESS_KEY: FLOOR_KEY.accessKey, FLOOR_SECRET_KEY: FLOOR_KEY.secretKey },
+/** Signed PIX-shaped creates at a floor server started as a child process from `script`. */
+async function measureChildFloor(name: string, script: string): Promise<Figures> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'cashgate-floor-'));
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL(script, import.meta.url).pathname], {
+    env: {
+      ...process.env,
+      FLOOR_ACCESS_KEY: FLOOR_KEY.accessKey,
+      FLOOR_SECRET_KEY: FLOOR_KEY.secretKey,
+      FLOOR_DATA_DIR: dataDir,
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   try {
     const [first] = (await once(child.stdout, 'data')) as [Buffer];
     const url = first.toString('utf8').trim().split('\n')[0] ?? '';
-    return await measure(
-      'floor: bare Fastify route verifying the signature',
+    return await measureWithCpu(
+      name,
       url,
       signedPost('/floor', FLOOR_KEY, () => ({
         amount: '125.50',
         channelType: 'PIX',
-        externalOrderId: `floor-${++floorSeq}`,
+        externalOrderId: `floor-${process.pid}-${++floorSeq}`,
       })),
+      child.pid,
     );
   } finally {
     child.kill();
+    await once(child, 'exit');
+    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
-/** Prints the rows as a table with each one's ratios to the floor (first row). */
-export function printTable(title: string, base: Figures, rows: readonly Figures[]): void {
-  console.log(`\n${title}; ratios to the floor (first row)`);
+/** The floor case: signed requests to a bare route that verifies the signature, and nothing else. */
+export function measureFloor(): Promise<Figures> {
+  return measureChildFloor('floor: bare Fastify route verifying the signature', './floor-server.ts');
+}
+
+/**
+ * The durable floor: the bare floor, plus one prepared insert into SQLite (WAL, synchronous=FULL)
+ * in Cashgate's group commit, answered after its commit (bench/durable-floor-server.ts).
+ */
+export function measureDurableFloor(): Promise<Figures> {
+  return measureChildFloor('durable floor: + one SQLite row, group commit', './durable-floor-server.ts');
+}
+
+/**
+ * Prints the rows as a table with each one's ratios to the floor (first row) and, when given, to
+ * the durable floor.
+ */
+export function printTable(title: string, base: Figures, rows: readonly Figures[], durable?: Figures): void {
+  console.log(`\n${title}; ratios to the floor (first row)${durable === undefined ? '' : ' and to the durable floor'}`);
+  const ratioHeads = durable === undefined ? [] : ['rps÷durable'.padStart(12), 'p99÷durable'.padStart(12)];
   console.log(
     'case'.padEnd(54),
     'req/s'.padStart(8),
@@ -104,8 +158,17 @@ export function printTable(title: string, base: Figures, rows: readonly Figures[
     'p99 ms'.padStart(8),
     'rps÷floor'.padStart(10),
     'p99÷floor'.padStart(10),
+    ...ratioHeads,
+    'CPU µs/req'.padStart(11),
   );
   for (const row of rows) {
+    const durableRatios =
+      durable === undefined
+        ? []
+        : [
+            (row.rps / durable.rps).toFixed(3).padStart(12),
+            (row.p99 / Math.max(durable.p99, 1)).toFixed(2).padStart(12),
+          ];
     console.log(
       row.name.padEnd(54),
       row.rps.toFixed(0).padStart(8),
@@ -113,6 +176,8 @@ export function printTable(title: string, base: Figures, rows: readonly Figures[
       row.p99.toFixed(1).padStart(8),
       (row.rps / base.rps).toFixed(3).padStart(10),
       (row.p99 / Math.max(base.p99, 1)).toFixed(2).padStart(10),
+      ...durableRatios,
+      (row.cpuMicros === undefined ? '' : row.cpuMicros.toFixed(0)).padStart(11),
       row.name.startsWith('GET') || row.non2xx === 0 || row.name.includes('refused')
         ? ''
         : `  (${row.non2xx} non-2xx!)`,

@@ -13,8 +13,10 @@ import { signedHeaders, type Credentials } from '@cashgate/sdk';
 import {
   connections,
   measure,
+  measureDurableFloor,
   measureFloor,
   measureTwo,
+  measureWithCpu,
   printTable,
   seconds,
   signedPost,
@@ -52,6 +54,7 @@ async function createKey(env: Record<string, string>, merchantId: string, permis
 }
 
 let floor: Figures | undefined;
+let durableFloor: Figures | undefined;
 
 async function benchDatabase(label: string, databaseUrl: string | undefined): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'cashgate-bench-'));
@@ -110,20 +113,23 @@ async function benchDatabase(label: string, databaseUrl: string | undefined): Pr
           server.url,
           signedPost('/api/v3/bra/query/bank', full, () => ({ currencyType: 'BRL' })),
         ),
-        await measure(
+        await measureWithCpu(
           'signed PIX collection create (BR Code, order row)',
           server.url,
           signedPost('/api/v3/bra/createCollectingOrder', full, pixCollection),
+          server.child.pid,
         ),
-        await measure(
+        await measureWithCpu(
           'signed token → fiat create (quote, derived address)',
           server.url,
           signedPost('/api/v3/exchange/wallet/to/fiat', full, tokenToFiat),
+          server.child.pid,
         ),
-        await measure(
+        await measureWithCpu(
           'signed Kenya transfer create (balance frozen)',
           server.url,
           signedPost('/api/v3/ken/createTransferOrder', full, kenyaTransfer),
+          server.child.pid,
         ),
       ];
       // PostgreSQL: the same create on two server processes sharing the database.
@@ -156,9 +162,10 @@ async function benchDatabase(label: string, databaseUrl: string | undefined): Pr
         }),
       );
       floor ??= await measureFloor();
+      durableFloor ??= await measureDurableFloor();
       const base = floor;
-      rows.unshift(base);
-      printTable(`${label}: ${connections} connections, ${seconds} s each`, base, rows);
+      rows.unshift(base, durableFloor);
+      printTable(`${label}: ${connections} connections, ${seconds} s each`, base, rows, durableFloor);
     } finally {
       await server.stop();
     }

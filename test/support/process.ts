@@ -55,8 +55,10 @@ const READY_LINES = { serve: 'Cashgate is serving', worker: 'Cashgate worker is 
 export function startServerProcess(
   env: Record<string, string>,
   command: 'serve' | 'worker' = 'serve',
+  /** Options for Node.js itself (e.g. a benchmark's --cpu-prof). */
+  nodeOptions: readonly string[] = [],
 ): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [CLI, command], {
+  const child = spawn(process.execPath, [...nodeOptions, CLI, command], {
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
   });
   let output = '';
