@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
+import { WalSync } from './wal-sync.js';
 import {
   CompiledQuery,
   PostgresDialect,
@@ -31,6 +32,37 @@ class CashgateSqliteDialect extends SqliteDialect {
 
   override createDriver(): Driver {
     return new ImmediateSqliteDriver(this.sqliteConfig);
+  }
+}
+
+/** The reader: every query waits for the WAL flush in progress, if any (see WalSync). */
+class DurableReadsSqliteDriver extends SqliteDriver {
+  constructor(
+    config: SqliteDialectConfig,
+    private readonly walSync: WalSync,
+  ) {
+    super(config);
+  }
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    const connection = await super.acquireConnection();
+    return {
+      executeQuery: (query) => this.walSync.whenSynced(() => connection.executeQuery(query)),
+      streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
+    };
+  }
+}
+
+class DurableReadsSqliteDialect extends SqliteDialect {
+  constructor(
+    private readonly sqliteConfig: SqliteDialectConfig,
+    private readonly walSync: WalSync,
+  ) {
+    super(sqliteConfig);
+  }
+
+  override createDriver(): Driver {
+    return new DurableReadsSqliteDriver(this.sqliteConfig, this.walSync);
   }
 }
 
@@ -64,23 +96,27 @@ function keepingStatementsPrepared(database: SqliteDatabase.Database): KyselySql
 }
 
 /**
- * The embedded database: WAL for concurrent readers, synchronous=FULL so an acknowledged commit
- * survives a power cut. Two connections: the writer, which runs the group commits, and a read-only
- * reader, which sees committed data only and does not wait while a commit is being prepared.
+ * The embedded database: WAL for concurrent readers; every commit durable before anyone is told of
+ * it, as synchronous=FULL makes it, but flushed off the event loop (WalSync: the writer runs with
+ * synchronous=NORMAL and the store flushes the WAL itself after each group commit). Two
+ * connections: the writer, which runs the group commits, and a read-only reader, which sees durable
+ * commits only and does not wait while a commit is being prepared.
  */
-export function sqliteDialects(dataDir: string): { writer: Dialect; reader: Dialect } {
+export function sqliteDialects(dataDir: string): { writer: Dialect; reader: Dialect; walSync: WalSync } {
   mkdirSync(dataDir, { recursive: true });
   const file = join(dataDir, SQLITE_FILE_NAME);
   const database = new SqliteDatabase(file);
   database.pragma('journal_mode = WAL');
-  database.pragma('synchronous = FULL');
+  database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
   const readOnly = new SqliteDatabase(file, { readonly: true });
   readOnly.pragma('busy_timeout = 5000');
+  const walSync = new WalSync(`${file}-wal`);
   return {
     writer: new CashgateSqliteDialect({ database: keepingStatementsPrepared(database) }),
-    reader: new SqliteDialect({ database: keepingStatementsPrepared(readOnly) }),
+    reader: new DurableReadsSqliteDialect({ database: keepingStatementsPrepared(readOnly) }, walSync),
+    walSync,
   };
 }
 

@@ -2,6 +2,7 @@ import { Kysely, Migrator, sql, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
 import { migrationProvider } from './migrations/index.js';
 import { postgresDialect, sqliteDialects, type DialectName } from './dialects.js';
+import type { WalSync } from './wal-sync.js';
 import { currentUnitScope, outsideUnitScope, runInUnitScope } from './unit-scope.js';
 
 export type Tx = Transaction<Database>;
@@ -41,12 +42,14 @@ const MAX_UNITS_PER_COMMIT = 256;
  * work per call.
  *
  * On SQLite, units are **group-committed**: the units that arrive together (in one turn of the
- * event loop, or while the previous commit ran) share one database transaction and one fsync
- * (synchronous=FULL stays). Each runs alone in its own savepoint, so a unit that fails is rolled
+ * event loop, or while the previous commit was being flushed) share one database transaction and one
+ * flush of the WAL to disk. Each runs alone in its own savepoint, so a unit that fails is rolled
  * back by itself and its caller gets its own error, while the others go on. Every caller is
- * answered only once the commit that holds its unit is durable; if that commit fails, every unit in
- * it fails. Reads use a second, read-only connection, which sees committed data only and never waits
- * for a commit in progress.
+ * answered only once the commit that holds its unit is durable; if that commit or its flush fails,
+ * every unit in it fails. The flush runs off the event loop (WalSync), so requests are read, checked
+ * and prepared meanwhile; their units form the next group, which begins once the flush is done.
+ * Reads use a second, read-only
+ * connection, which sees durable commits only and never waits for a commit in progress.
  *
  * On PostgreSQL each unit is its own transaction on a pooled connection (the server coalesces the
  * fsyncs of concurrent commits itself).
@@ -59,6 +62,10 @@ export class Store {
   #committing = false;
   /** SQLite: the unit whose work is running (units of a group commit run one after the other). */
   #running: Unit | undefined;
+  /** SQLite: settles when the last group commit is durable and its callers are answered. */
+  #flushed: Promise<void> = Promise.resolve();
+  /** SQLite: set once a flush of the WAL failed; nothing can be known durable after it. */
+  #flushFailed: Error | undefined;
   /** Database commits made, and units of work committed or rolled back in them, since the store opened. */
   readonly commitStats = { commits: 0, units: 0 };
 
@@ -66,6 +73,7 @@ export class Store {
     readonly dialect: DialectName,
     private readonly db: Kysely<Database>,
     private readonly reader: Kysely<Database>,
+    private readonly walSync?: WalSync,
   ) {}
 
   static open(options: {
@@ -84,8 +92,13 @@ export class Store {
       const db = new Kysely<Database>({ dialect });
       return new Store('postgres', db, db);
     }
-    const { writer, reader } = sqliteDialects(options.dataDir);
-    return new Store('sqlite', new Kysely<Database>({ dialect: writer }), new Kysely<Database>({ dialect: reader }));
+    const { writer, reader, walSync } = sqliteDialects(options.dataDir);
+    return new Store(
+      'sqlite',
+      new Kysely<Database>({ dialect: writer }),
+      new Kysely<Database>({ dialect: reader }),
+      walSync,
+    );
   }
 
   /** Query builder for reads outside a unit of work (committed data only); writes go through `transact`. */
@@ -111,6 +124,7 @@ export class Store {
             return result;
           };
     if (this.dialect === 'postgres') return this.#transactAlone(work);
+    if (this.#flushFailed !== undefined) return Promise.reject(this.#flushFailed);
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({ work, resolve, reject, hooks: [] });
       if (!this.#committing) {
@@ -158,14 +172,22 @@ export class Store {
   }
 
   /**
-   * One group commit: the units queued so far (at most MAX_UNITS_PER_COMMIT) in one transaction,
-   * each in its own savepoint (released when it succeeds, rolled back to when it fails), then one
-   * COMMIT; then each caller is answered with its own result or error. Units that arrive meanwhile
-   * wait for the next group: a group never waits for more units, so it holds the write lock no
-   * longer than its units' own work takes.
+   * One group commit, once the previous one is durable: the units queued by then (at most
+   * MAX_UNITS_PER_COMMIT) in one transaction, each in its own savepoint (released when it succeeds,
+   * rolled back to when it fails), then one COMMIT; then, once the WAL is flushed, each caller is
+   * answered with its own result or error. Units that arrive meanwhile wait for the next group: a
+   * group never waits for more units, so it holds the write lock no longer than its units' own work
+   * takes.
    */
   async #groupCommit(): Promise<void> {
+    // Never two groups committed and not yet durable (readers wait for one flush at most), and no
+    // write lock held across a wait: the next group begins once the previous one is durable.
+    await this.#flushed;
     const units = this.#queue.splice(0, MAX_UNITS_PER_COMMIT);
+    if (this.#flushFailed !== undefined) {
+      for (const unit of units) unit.reject(this.#flushFailed);
+      return;
+    }
     const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
     try {
       await this.db.transaction().execute(async (tx) => {
@@ -190,6 +212,25 @@ export class Store {
       for (const unit of units) unit.reject(error);
       return;
     }
+    this.#flushed = this.#flush().then(
+      () => this.#answer(units, outcomes),
+      (error: unknown) => {
+        // Whether the group reached the disk is unknown, and stays unknown for every later write
+        // (a failed flush is reported once): the store takes no more work; a restart recovers
+        // from what the disk holds.
+        this.#flushFailed = new Error('the database could not flush its log to disk', { cause: error });
+        for (const unit of units) unit.reject(this.#flushFailed);
+      },
+    );
+  }
+
+  /** Flushes the WAL; the group commit just made is durable when this settles. */
+  async #flush(): Promise<void> {
+    await this.walSync?.sync();
+  }
+
+  /** Answers the callers of a durable group commit, after running their after-commit hooks. */
+  #answer(units: Unit[], outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[]): void {
     this.commitStats.commits += 1;
     this.commitStats.units += units.length;
     let hookError: Error | undefined;
@@ -203,8 +244,9 @@ export class Store {
       }
       return unit.resolve(outcome.value);
     });
-    // A hook that throws is a programming error: every caller has its answer, then it surfaces.
-    if (hookError !== undefined) throw hookError;
+    // A hook that throws is a programming error: every caller has its answer, then it surfaces
+    // (as an unhandled rejection, outside the chain of flushes the next group waits for).
+    if (hookError !== undefined) void Promise.reject(hookError);
   }
 
   /** Every migration Cashgate has, and when each was applied to this database (undefined: not yet). */
@@ -221,6 +263,7 @@ export class Store {
       const cause = error instanceof Error ? error.message : JSON.stringify(error);
       throw new Error(`migration failed: ${cause}`, { cause: error });
     }
+    await this.#flush();
     return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
   }
 
@@ -230,7 +273,9 @@ export class Store {
   }
 
   async close(): Promise<void> {
+    await this.#flushed.catch(() => undefined);
     await this.db.destroy();
+    this.walSync?.close();
     if (this.reader !== this.db) await this.reader.destroy();
   }
 }
