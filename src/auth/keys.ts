@@ -17,6 +17,8 @@ export interface AuthKey {
   activeAt: number;
   /** The merchant's pauses, read with the key (the create routes refuse by them). */
   pausedSince: PausedSince;
+  /** How long the merchant's payers have to pay a collection, read with the key (the create needs it). */
+  cashierLifetimeMs: number;
 }
 
 /** Where authentication looks keys up (the merchants' service provides it). */

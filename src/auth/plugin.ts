@@ -164,6 +164,7 @@ export function registerMerchantAuth(scope: FastifyInstance, deps: AuthDeps): vo
       language: key.merchantLanguage,
       debug: key.debug,
       pausedSince: key.pausedSince,
+      cashierLifetimeMs: key.cashierLifetimeMs,
       nonce,
     };
   };

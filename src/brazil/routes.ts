@@ -200,9 +200,8 @@ export function brazilRoutes(deps: {
           ...(limits !== undefined && { minimum: limits.min }),
           maximum: limits === undefined || limits.max > maximum ? maximum : limits.max,
         });
-        const merchant = await deps.merchants.getMerchant(caller.merchantId);
         const id = newOrderId(kinds.collection);
-        const code = kinds.collectionCode(id, body.channelType, amount, merchant.cashierLifetimeMs);
+        const code = kinds.collectionCode(id, body.channelType, amount, caller.cashierLifetimeMs);
         const details: BrazilDetails = {
           ...(body.userInfoType !== undefined && { userInfoType: body.userInfoType }),
           ...(userInfoNo !== undefined && { userInfoNo }),

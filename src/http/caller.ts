@@ -16,6 +16,8 @@ export interface MerchantCaller {
   debug: boolean;
   /** Since when the operator paused the merchant's payments and payouts (null: not paused), as read with the key. */
   pausedSince: PausedSince;
+  /** How long the merchant's payers have to pay a collection created now, as read with the key. */
+  cashierLifetimeMs: number;
   /** The request's nonce: recorded in the first unit of work the request commits, or alone before it is answered. */
   nonce: RequestNonce;
 }

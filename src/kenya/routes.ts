@@ -77,7 +77,6 @@ export function kenyaRoutes(deps: {
       data: KenyaCollectionResult,
       handle: async ({ body, caller }) => {
         const amount = amountField('amount', body.amount, KENYA_CURRENCY);
-        const merchant = await deps.merchants.getMerchant(caller.merchantId);
         const { data } = await orders.create(kinds.collection, {
           id: newOrderId(kinds.collection),
           ...fromCreateRequest(caller, body),
@@ -87,7 +86,7 @@ export function kenyaRoutes(deps: {
           feeChannel: `ken.collection.${body.channelType}`,
           amount,
           details: { phone: body.phone, checkingPhone: body.checkingPhone } satisfies KenyaDetails,
-          cashierExpiry: { lifetimeMs: merchant.cashierLifetimeMs },
+          cashierExpiry: { lifetimeMs: caller.cashierLifetimeMs },
         });
         return data;
       },

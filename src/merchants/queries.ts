@@ -12,6 +12,7 @@ export type AuthKeyRow = ApiKeyRow & {
   merchant_language: string;
   paused_payments_at: number | null;
   paused_payouts_at: number | null;
+  cashier_lifetime_ms: number;
 };
 
 const merchantById = prepared((db, p: { merchantId: string }) =>
@@ -150,6 +151,8 @@ const keyForAuth = prepared((db, p: { accessKey: string }) =>
       // The merchant's pauses come with the key: the create routes check them without a query of their own.
       'merchants.paused_payments_at',
       'merchants.paused_payouts_at',
+      // So are the settings a create needs (a collection's lifetime).
+      'merchants.cashier_lifetime_ms',
     ])
     .where('api_keys.access_key', '=', p.accessKey),
 );

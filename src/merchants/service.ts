@@ -221,6 +221,7 @@ function authKeyVersion(row: q.AuthKeyRow): string {
     row.disable_at,
     row.paused_payments_at,
     row.paused_payouts_at,
+    row.cashier_lifetime_ms,
   ]);
 }
 
@@ -679,6 +680,7 @@ export class MerchantService implements AuthKeys {
       status: row.status,
       activeAt: row.active_at,
       pausedSince: { payments: row.paused_payments_at, payouts: row.paused_payouts_at },
+      cashierLifetimeMs: row.cashier_lifetime_ms,
     };
     this.#authKeys.delete(accessKey);
     this.#authKeys.set(accessKey, { version, key });

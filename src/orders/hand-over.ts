@@ -153,6 +153,37 @@ export class RailHandOver {
   }
 
   /**
+   * The first attempt of a simulator's hand-over (`Rail.local`: it calls nothing outside the
+   * process), made inside the order's own unit of work `tx`, so the order and its rail's answer are
+   * one commit: the hand-over is written settled, or, when the attempt failed, waiting for its retry
+   * as after any failed first attempt. Undefined for every other rail: its hand-over is `plan`ned
+   * in the unit and worked after the commit.
+   */
+  async startInUnit(tx: Tx, order: q.OrderRow): Promise<HandOverOutcome | undefined> {
+    const rail = this.deps.railOf(order);
+    if (rail.local !== true) return undefined;
+    const now = this.deps.clock.now();
+    const task: q.RailTaskRow = {
+      id: `${order.id}.start`,
+      order_id: order.id,
+      action: 'start',
+      state: 'working',
+      attempts: 1,
+      next_attempt_at: null,
+      lease_token: null,
+      lease_owner: null,
+      last_error: null,
+      created_at: now,
+      updated_at: now,
+    };
+    const { outcome, started } = await this.#attempt(rail, task, order);
+    await q.insertRailTask(tx, { ...task, ...this.#settled(task, outcome, now) });
+    if (outcome.ok) await this.#recordTaken(tx, task, order.id, outcome, started);
+    this.deps.store.afterCommit(tx, () => this.#attempted(rail, task, order, outcome));
+    return outcome;
+  }
+
+  /**
    * One attempt of a leased hand-over: the rail is asked (outside any transaction), then what it
    * answered is recorded in one unit of work: the rail's reference on the order and the hand-over
    * settled, or the next attempt's time. A start that fails is retried later by a worker; a
@@ -161,6 +192,32 @@ export class RailHandOver {
   async work(leased: LeasedTask, order: q.OrderRow): Promise<HandOverOutcome> {
     const { task, leaseToken } = leased;
     const rail = this.deps.railOf(order);
+    const { outcome, started } = await this.#attempt(rail, task, order);
+    const now = this.deps.clock.now();
+    const recorded = await this.deps.store.transact(async (tx) => {
+      const kept = await q.finishRailTask(tx, task.id, leaseToken, this.#settled(task, outcome, now));
+      if (!kept) return false;
+      if (outcome.ok) await this.#recordTaken(tx, task, order.id, outcome, started);
+      else if (task.action === 'restart' && !(outcome.error instanceof RailOutcomeUnknown))
+        await this.#uncountRestart(tx, order.id);
+      return true;
+    });
+    this.#attempted(rail, task, order, outcome);
+    if (!recorded) {
+      this.deps.logger.warn(
+        { orderId: order.id, handOver: task.id },
+        'the lease of the hand-over ran out before the rail answered; the node holding it now records the outcome',
+      );
+    }
+    return outcome;
+  }
+
+  /** Asks the rail to start the order, with the hand-over's idempotency key. */
+  async #attempt(
+    rail: Rail,
+    task: q.RailTaskRow,
+    order: q.OrderRow,
+  ): Promise<{ outcome: HandOverOutcome; started?: RailStarted }> {
     const railOrder: RailOrder = {
       orderId: order.id,
       railRef: order.rail_ref,
@@ -174,60 +231,57 @@ export class RailHandOver {
       details: order.details,
       expiresAt: order.cashier_expire_at,
     };
-    let outcome: HandOverOutcome;
-    let started: RailStarted | undefined;
     try {
-      started = await rail.start(railOrder);
-      outcome = { ok: true, channelOrderId: started.channelOrderId };
+      const started = await rail.start(railOrder);
+      return { outcome: { ok: true, channelOrderId: started.channelOrderId }, started };
     } catch (error) {
-      outcome = { ok: false, error };
+      return { outcome: { ok: false, error } };
     }
+  }
+
+  /** The hand-over's state after an attempt: settled, waiting for its retry, or failed for good. */
+  #settled(
+    task: q.RailTaskRow,
+    outcome: HandOverOutcome,
+    now: number,
+  ): Pick<q.RailTaskRow, 'state' | 'next_attempt_at' | 'last_error' | 'updated_at'> {
+    if (outcome.ok) return { state: 'done', next_attempt_at: null, last_error: null, updated_at: now };
+    const retry = task.action === 'start' && retryable(outcome.error);
+    return {
+      state: retry ? 'pending' : 'failed',
+      next_attempt_at: retry ? now + retryDelayMs(task.attempts) : null,
+      last_error: errorText(outcome.error),
+      updated_at: now,
+    };
+  }
+
+  /** Records what the rail answered when it took the order: its reference, what it issued, its own rows. */
+  async #recordTaken(
+    tx: Tx,
+    task: q.RailTaskRow,
+    orderId: string,
+    outcome: Extract<HandOverOutcome, { ok: true }>,
+    started: RailStarted | undefined,
+  ): Promise<void> {
+    // A start keeps the first reference; a restart's new prompt has its own.
+    await q.setChannelOrderId(tx, orderId, outcome.channelOrderId, task.action === 'start');
+    const issued = started?.details;
+    if (issued !== undefined && Object.keys(issued).length > 0) {
+      outcome.recorded = await this.recordIssued(tx, orderId, issued, outcome.channelOrderId);
+    }
+    await started?.record?.(tx);
+  }
+
+  /** Counts an attempt once its outcome is recorded, and logs one that failed. */
+  #attempted(rail: Rail, task: q.RailTaskRow, order: q.OrderRow, outcome: HandOverOutcome): void {
     this.#attempts?.inc({ rail: rail.name, outcome: outcome.ok ? 'taken' : 'failed' });
-    const now = this.deps.clock.now();
-    const recorded = await this.deps.store.transact(async (tx) => {
-      if (outcome.ok) {
-        const kept = await q.finishRailTask(tx, task.id, leaseToken, {
-          state: 'done',
-          next_attempt_at: null,
-          last_error: null,
-          updated_at: now,
-        });
-        if (!kept) return false;
-        // A start keeps the first reference; a restart's new prompt has its own.
-        await q.setChannelOrderId(tx, order.id, outcome.channelOrderId, task.action === 'start');
-        const issued = started?.details;
-        if (issued !== undefined && Object.keys(issued).length > 0) {
-          outcome.recorded = await this.recordIssued(tx, order.id, issued, outcome.channelOrderId);
-        }
-        await started?.record?.(tx);
-        return true;
-      }
-      const retry = task.action === 'start' && retryable(outcome.error);
-      const kept = await q.finishRailTask(tx, task.id, leaseToken, {
-        state: retry ? 'pending' : 'failed',
-        next_attempt_at: retry ? now + retryDelayMs(task.attempts) : null,
-        last_error: errorText(outcome.error),
-        updated_at: now,
-      });
-      if (kept && task.action === 'restart' && !(outcome.error instanceof RailOutcomeUnknown))
-        await this.#uncountRestart(tx, order.id);
-      return kept;
-    });
-    if (!outcome.ok) {
-      this.deps.logger.error(
-        { err: outcome.error, orderId: order.id, rail: rail.name, handOver: task.id, attempt: task.attempts },
-        retryable(outcome.error) && task.action === 'start'
-          ? 'the rail did not take the order; the hand-over is retried'
-          : 'the rail did not take the order; the hand-over ends',
-      );
-    }
-    if (!recorded) {
-      this.deps.logger.warn(
-        { orderId: order.id, handOver: task.id },
-        'the lease of the hand-over ran out before the rail answered; the node holding it now records the outcome',
-      );
-    }
-    return outcome;
+    if (outcome.ok) return;
+    this.deps.logger.error(
+      { err: outcome.error, orderId: order.id, rail: rail.name, handOver: task.id, attempt: task.attempts },
+      retryable(outcome.error) && task.action === 'start'
+        ? 'the rail did not take the order; the hand-over is retried'
+        : 'the rail did not take the order; the hand-over ends',
+    );
   }
 
   /**

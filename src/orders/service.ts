@@ -16,7 +16,7 @@ import { formatMoney, toDbMinor, type Currency, type Minor } from '../money.js';
 import { OrderMetrics } from '../metrics/metrics.js';
 import type { LedgerService } from '../ledger/service.js';
 import { newId, randomHex } from '../store/ids.js';
-import type { OrderArea, OrderKind } from '../store/schema.js';
+import type { OrderArea, OrderKind, RailTaskAction } from '../store/schema.js';
 import type { ReadDb, Store, Tx } from '../store/store.js';
 import { sharedDetails, storeFeeRule, withDetails } from './details.js';
 import type { TransitionEffects, TransitionStep } from './effects.js';
@@ -231,7 +231,8 @@ export class OrderService implements CallbackOrderSource {
    * One unit of work holds the request's nonce, the order, its event, its ledger entries and its
    * hand-over to the rail; once it is durable the order is handed to its rail (the answer waits for
    * that first attempt, and does not depend on it). A hand-over that fails, or that a crash cut
-   * short, is retried by the hand-over worker on any node: a merchant's repeat does not do it.
+   * short, is retried by the hand-over worker on any node: a merchant's repeat does not do it. A
+   * simulator (`Rail.local`) answers inside the unit instead: its answer commits with the order.
    */
   async create<R>(spec: OrderKindSpec<R>, input: NewOrder): Promise<{ order: q.OrderRow; data: R; created: boolean }> {
     if (this.#specs.get(orderKindOf(spec)) !== spec)
@@ -251,11 +252,19 @@ export class OrderService implements CallbackOrderSource {
         this.store.transact(async (tx) => {
           await input.nonce?.record(tx);
           const written = await this.#write(tx, spec, input, hash);
+          // A simulator's answer is recorded with the order; any other rail is called after the commit.
+          const started = await this.handOver.startInUnit(tx, written.order);
+          if (started !== undefined) return { ...written, started };
           return { ...written, leased: await this.handOver.plan(tx, written.order, 'start') };
         }),
     });
     if ('created' in outcome) {
-      const { order, data, leased } = outcome.created;
+      const created = outcome.created;
+      if ('started' in created) {
+        this.#applyOutcome(created.order, 'start', created.started);
+        return { order: created.order, data: this.#answerData(created.data, created.started), created: true };
+      }
+      const { order, data, leased } = created;
       if (!this.handOver.answerWaitsFor(order) && this.#background.size < MAX_BACKGROUND_HANDOVERS) {
         // Started without holding the answer; a failure is the hand-over's to retry, as ever. Past
         // the limit, the create waits for its own attempt: a burst of creates cannot become an
@@ -271,13 +280,7 @@ export class OrderService implements CallbackOrderSource {
         this.#inBackground(order.id, handing);
         return { order, data, created: true };
       }
-      // What the rail issued for the merchant (a PSP's Pix code) is in the result kept for repeats.
-      const recorded = handed.ok ? handed.recorded : undefined;
-      return {
-        order,
-        data: recorded === undefined ? data : (reviveExact(JSON.parse(recorded.create_result)) as R),
-        created: true,
-      };
+      return { order, data: this.#answerData(data, handed), created: true };
     }
     const order = outcome.repeat;
     return { order, data: reviveExact(JSON.parse(order.create_result)) as R, created: false };
@@ -322,10 +325,21 @@ export class OrderService implements CallbackOrderSource {
   /** Works a hand-over this node holds; the order carries the rail's reference when the rail took it. */
   async #handOver(leased: LeasedTask, order: q.OrderRow): Promise<HandOverOutcome> {
     const outcome = await this.handOver.work(leased, order);
-    if (outcome.ok && (leased.task.action !== 'start' || order.channel_order_id === null))
-      order.channel_order_id = outcome.channelOrderId;
-    if (outcome.ok && outcome.recorded !== undefined) Object.assign(order, outcome.recorded);
+    this.#applyOutcome(order, leased.task.action, outcome);
     return outcome;
+  }
+
+  /** What the rail's answer recorded, on the order as the create holds it. */
+  #applyOutcome(order: q.OrderRow, action: RailTaskAction, outcome: HandOverOutcome): void {
+    if (!outcome.ok) return;
+    if (action !== 'start' || order.channel_order_id === null) order.channel_order_id = outcome.channelOrderId;
+    if (outcome.recorded !== undefined) Object.assign(order, outcome.recorded);
+  }
+
+  /** The create's answer: what the rail issued for the merchant (a PSP's Pix code) is in the result kept for repeats. */
+  #answerData<R>(data: R, outcome: HandOverOutcome): R {
+    const recorded = outcome.ok ? outcome.recorded : undefined;
+    return recorded === undefined ? data : (reviveExact(JSON.parse(recorded.create_result)) as R);
   }
 
   /** The create transaction: the draft, the kind's own work around its insert, the create result kept. */

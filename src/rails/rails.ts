@@ -84,6 +84,12 @@ export interface Rail {
    * goes on; the query, the cashier and the callback carry it once recorded.
    */
   readonly answerWaitMs?: number;
+  /**
+   * A simulator: `start` calls nothing outside the process and answers at once, so its first
+   * attempt is made inside the order's own unit of work and recorded with the order (one commit,
+   * no lease). A rail that talks to a provider is never local: it is called after the commit.
+   */
+  local?: boolean;
 }
 
 /** The fiat rails of the gateway, one per way money moves; the composition root builds them. */
@@ -118,35 +124,43 @@ export function sandboxRails(): Rails {
   return {
     mpesaStk: {
       name: 'mpesa-stk (sandbox)',
+      local: true,
       start: (o) =>
         Promise.resolve({ channelOrderId: `ws_CO_${stamp(o.createdAt)}${derivedHex(o.idempotencyKey, 12)}` }),
     },
     mpesaB2c: {
       name: 'mpesa-b2c (sandbox)',
+      local: true,
       start: (o) => Promise.resolve({ channelOrderId: `AG_${derivedHex(o.idempotencyKey, 20).toUpperCase()}` }),
     },
     pix: {
       name: 'pix (sandbox)',
+      local: true,
       start: (o) => Promise.resolve({ channelOrderId: (o.railRef ?? '').replace(/^\w+:/, '') }),
     },
     boleto: {
       name: 'boleto (sandbox)',
+      local: true,
       start: (o) => Promise.resolve({ channelOrderId: (o.railRef ?? '').replace(/^boleto:/, '').slice(19) }),
     },
     pixPayout: {
       name: 'pix-payout (sandbox)',
+      local: true,
       start: (o) => Promise.resolve({ channelOrderId: `PXO${derivedHex(o.idempotencyKey, 24).toUpperCase()}` }),
     },
     bankPayout: {
       name: 'ted (sandbox)',
+      local: true,
       start: (o) => Promise.resolve({ channelOrderId: `TED${derivedHex(o.idempotencyKey, 24).toUpperCase()}` }),
     },
     spei: {
       name: 'spei (sandbox)',
+      local: true,
       start: (o) => Promise.resolve({ channelOrderId: (o.railRef ?? '').replace(/^clabe:/, '') }),
     },
     oxxo: {
       name: 'oxxo (sandbox)',
+      local: true,
       start: (o) => {
         // A voucher number of 20 digits, the same for every attempt of one hand-over.
         const oxxoNumber = BigInt(`0x${derivedHex(o.idempotencyKey, 16)}`)
