@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -8,6 +8,7 @@ import { CallbackOutbox } from '../src/callbacks/service.js';
 import { systemClock } from '../src/clock.js';
 import { prepared } from '../src/store/prepared.js';
 import { isUniqueViolation, Store } from '../src/store/store.js';
+import { WalSync } from '../src/store/wal-sync.js';
 import { createTestDatabase, databaseLabel, TEST_DATABASE_URL } from './support/database.js';
 
 describe(`store (${databaseLabel})`, () => {
@@ -232,5 +233,30 @@ describe(`store (${databaseLabel})`, () => {
       [0, 0],
       'the constant the query wrote itself',
     );
+  });
+
+  it('holds a read made while the log is flushed until the flush is done, and runs it before anything later', async (t) => {
+    if (TEST_DATABASE_URL !== undefined) return t.skip('SQLite only: PostgreSQL makes its commits durable itself');
+    const wal = join(dataDir, 'flush-test-wal');
+    writeFileSync(wal, 'frames');
+    const walSync = new WalSync(wal);
+    try {
+      const order: string[] = [];
+      const read = (name: string) => () => {
+        order.push(name);
+        return Promise.resolve(name);
+      };
+      assert.equal(await walSync.whenSynced(read('idle')), 'idle', 'no flush in progress: the read runs at once');
+      const flushed = walSync.sync().then(() => order.push('flushed'));
+      const held = walSync.whenSynced(read('held'));
+      await Promise.resolve();
+      assert.deepEqual(order, ['idle'], 'the read waits while the flush runs');
+      await flushed;
+      assert.deepEqual(order, ['idle', 'held', 'flushed'], 'it runs as the flush ends, before what follows it');
+      assert.equal(await held, 'held');
+      assert.equal(walSync.flushes, 1);
+    } finally {
+      walSync.close();
+    }
   });
 });
