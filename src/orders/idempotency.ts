@@ -20,9 +20,12 @@ export function requestHash(body: unknown): string {
 
 /**
  * Creates a row once per externalOrderId: an earlier row with the same request hash is the answer
- * (a repeat), one with another hash is a 300 duplicate. The unique constraint on the
- * externalOrderId decides a race between identical requests, on one node or several: the loser
- * reads the winner and answers as a repeat.
+ * (a repeat), one with another hash is a 300 duplicate. The insert is tried first, and the unique
+ * constraint on the externalOrderId tells a repeat (or the loser of a race between identical
+ * requests, on one node or several), which then reads the row that was there first: a create
+ * costs no read of its own, and a repeat, which is rare, a unit rolled back. A create whose unit
+ * checks things before it inserts (`readFirst`) looks for the earlier row first instead, so a
+ * repeat is answered as the first request was even when a check would now refuse it.
  */
 export async function createOnce<Row extends { request_hash: string }, Made>(input: {
   externalOrderId: string | null;
@@ -31,22 +34,24 @@ export async function createOnce<Row extends { request_hash: string }, Made>(inp
   find(externalOrderId: string): Promise<Row | undefined>;
   /** Makes the row; throws a unique violation when another request made it first. */
   insert(): Promise<Made>;
-}): Promise<{ created: Made } | { repeat: Row; raced: boolean }> {
+  /** Look for the earlier row before inserting (the insert's unit refuses by checks of its own first). */
+  readFirst?: boolean;
+}): Promise<{ created: Made } | { repeat: Row }> {
   const { externalOrderId } = input;
   // Without an externalOrderId nothing can repeat: every request makes its own row.
   if (externalOrderId === null) return { created: await input.insert() };
   const repeatOf = (row: Row) => {
     if (row.request_hash !== input.hash) throw new ApiError({ kind: 'duplicate_external_order_id', externalOrderId });
-    return row;
+    return { repeat: row };
   };
-  const existing = await input.find(externalOrderId);
-  if (existing !== undefined) return { repeat: repeatOf(existing), raced: false };
+  const earlier = input.readFirst === true ? await input.find(externalOrderId) : undefined;
+  if (earlier !== undefined) return repeatOf(earlier);
   try {
     return { created: await input.insert() };
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
-    const winner = await input.find(externalOrderId);
-    if (winner === undefined) throw error;
-    return { repeat: repeatOf(winner), raced: true };
+    const first = await input.find(externalOrderId);
+    if (first === undefined) throw error;
+    return repeatOf(first);
   }
 }

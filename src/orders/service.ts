@@ -241,6 +241,8 @@ export class OrderService implements CallbackOrderSource {
     const outcome = await createOnce({
       externalOrderId: input.externalOrderId,
       hash,
+      // A kind's own writing may refuse before the order is inserted: a repeat is found first.
+      readFirst: spec.write !== undefined,
       find: (externalOrderId) =>
         q.findByExternalId(this.store.read, {
           merchantId: input.merchantId,

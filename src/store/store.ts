@@ -267,8 +267,10 @@ export class Store {
     return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
   }
 
-  /** Resolves when the database answers a trivial query. */
+  /** Resolves when the database answers a trivial query (and every flush so far succeeded). */
   async ping(): Promise<void> {
+    // A store that could not flush its log takes no more work: the node is not ready.
+    if (this.#flushFailed !== undefined) throw this.#flushFailed;
     await sql`select 1`.execute(this.db);
   }
 
