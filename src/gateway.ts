@@ -50,6 +50,7 @@ import { pixReconcileWorker } from './workers/pix-reconcile.js';
 import { boletoReconcileWorker } from './workers/boleto-reconcile.js';
 import { railHandOverWorker } from './workers/rail-hand-over.js';
 import { settlementWorker } from './workers/settlement.js';
+import { depositAddressPoolWorker } from './workers/deposit-address-pool.js';
 import { startWorkers } from './workers/worker.js';
 import { NodeIdentity, NodeLiveness, type NodeStart } from './nodes/liveness.js';
 import { SERVICE_VERSION } from './version.js';
@@ -114,6 +115,18 @@ function registerStoreMetrics(registry: Registry, store: Store): void {
       this.inc(store.commitStats.units);
     },
   });
+  new Counter({
+    name: 'cashgate_store_checkpoints_total',
+    help: 'SQLite: checkpoints of the WAL into the database file, on their own thread; waited: those a group of writes waited for',
+    labelNames: ['waited'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const { checkpoints, waited } = store.checkpointStats;
+      this.inc({ waited: 'false' }, checkpoints - waited);
+      this.inc({ waited: 'true' }, waited);
+    },
+  });
 }
 
 /** Opens the store, applies migrations and wires the services that the server, the worker and the CLI use. */
@@ -124,6 +137,8 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
     poolSize: config.databasePoolSize,
     onConnectionError: (error) =>
       logger.warn({ err: error }, 'an idle database connection failed; it will be replaced'),
+    onCheckpointError: (error) =>
+      logger.warn({ err: error }, 'a checkpoint of the database log failed; the next one copies what it left'),
   });
   try {
     const applied = await store.migrate();
@@ -147,10 +162,15 @@ export async function openServices(config: Config, logger: Logger, clock: Clock 
   });
   const rates = new OperatorRates(store, clock);
   const addresses = new DepositAddresses({
-    tron: new DepositAddressDeriver('tron', config.exchange.xpubs.tron),
-    ...(config.exchange.xpubs.evm !== undefined && {
-      evm: new DepositAddressDeriver('evm', config.exchange.xpubs.evm),
-    }),
+    store,
+    clock,
+    derivers: {
+      tron: new DepositAddressDeriver('tron', config.exchange.xpubs.tron),
+      ...(config.exchange.xpubs.evm !== undefined && {
+        evm: new DepositAddressDeriver('evm', config.exchange.xpubs.evm),
+      }),
+    },
+    poolSize: config.exchange.depositAddressPoolSize,
   });
   const chains =
     config.chain.rail === 'live'
@@ -455,6 +475,7 @@ export function startBackgroundWork(
       expiryWorker({ orders: services.orders, logger }),
       railHandOverWorker({ handOver: services.orders.handOver, logger }, config.railPollIntervalMs),
       consolePruner({ accounts: services.consoleAccounts, requestLog: services.requestLog, logger }),
+      depositAddressPoolWorker({ addresses: services.exchange.addresses, logger }),
       ...(services.daraja === undefined
         ? []
         : [darajaReconcileWorker({ daraja: services.daraja.connector, logger }, services.daraja.reconcileIntervalMs)]),

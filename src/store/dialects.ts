@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
+import { Checkpointer } from './checkpointer.js';
 import { WalSync } from './wal-sync.js';
 import {
   CompiledQuery,
@@ -100,14 +101,20 @@ function keepingStatementsPrepared(database: SqliteDatabase.Database): KyselySql
  * it, as synchronous=FULL makes it, but flushed off the event loop (WalSync: the writer runs with
  * synchronous=NORMAL and the store flushes the WAL itself after each group commit). Two
  * connections: the writer, which runs the group commits, and a read-only reader, which sees durable
- * commits only and does not wait while a commit is being prepared.
+ * commits only and does not wait while a commit is being prepared. Checkpoints run on a thread of
+ * their own (Checkpointer).
  */
-export function sqliteDialects(dataDir: string): { writer: Dialect; reader: Dialect; walSync: WalSync } {
+export function sqliteDialects(
+  dataDir: string,
+  onCheckpointError: (error: Error) => void,
+): { writer: Dialect; reader: Dialect; walSync: WalSync; checkpointer: Checkpointer } {
   mkdirSync(dataDir, { recursive: true });
   const file = join(dataDir, SQLITE_FILE_NAME);
   const database = new SqliteDatabase(file);
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
+  // Checkpoints run on a thread of their own (Checkpointer), not inside the writer's COMMIT.
+  database.pragma('wal_autocheckpoint = 0');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
   const readOnly = new SqliteDatabase(file, { readonly: true });
@@ -117,6 +124,7 @@ export function sqliteDialects(dataDir: string): { writer: Dialect; reader: Dial
     writer: new CashgateSqliteDialect({ database: keepingStatementsPrepared(database) }),
     reader: new DurableReadsSqliteDialect({ database: keepingStatementsPrepared(readOnly) }, walSync),
     walSync,
+    checkpointer: new Checkpointer(file, onCheckpointError),
   };
 }
 

@@ -2,6 +2,7 @@ import { Kysely, Migrator, sql, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
 import { migrationProvider } from './migrations/index.js';
 import { postgresDialect, sqliteDialects, type DialectName } from './dialects.js';
+import type { Checkpointer } from './checkpointer.js';
 import type { WalSync } from './wal-sync.js';
 import { currentUnitScope, outsideUnitScope, runInUnitScope } from './unit-scope.js';
 
@@ -74,12 +75,15 @@ export class Store {
     private readonly db: Kysely<Database>,
     private readonly reader: Kysely<Database>,
     private readonly walSync?: WalSync,
+    private readonly checkpointer?: Checkpointer,
   ) {}
 
   static open(options: {
     databaseUrl: string | undefined;
     dataDir: string;
     onConnectionError?: (error: Error) => void;
+    /** SQLite: a checkpoint that failed (the next one copies what it left). */
+    onCheckpointError?: (error: Error) => void;
     /** PostgreSQL: connections in the pool (default 16). */
     poolSize?: number;
   }): Store {
@@ -92,13 +96,22 @@ export class Store {
       const db = new Kysely<Database>({ dialect });
       return new Store('postgres', db, db);
     }
-    const { writer, reader, walSync } = sqliteDialects(options.dataDir);
+    const { writer, reader, walSync, checkpointer } = sqliteDialects(
+      options.dataDir,
+      options.onCheckpointError ?? (() => undefined),
+    );
     return new Store(
       'sqlite',
       new Kysely<Database>({ dialect: writer }),
       new Kysely<Database>({ dialect: reader }),
       walSync,
+      checkpointer,
     );
+  }
+
+  /** SQLite: checkpoints run on their own thread, and those a group of writes waited for (none on PostgreSQL). */
+  get checkpointStats(): { checkpoints: number; waited: number } {
+    return this.checkpointer?.stats ?? { checkpoints: 0, waited: 0 };
   }
 
   /** Query builder for reads outside a unit of work (committed data only); writes go through `transact`. */
@@ -183,6 +196,8 @@ export class Store {
     // Never two groups committed and not yet durable (readers wait for one flush at most), and no
     // write lock held across a wait: the next group begins once the previous one is durable.
     await this.#flushed;
+    // A WAL that the checkpoints left too long is copied first (off the event loop), and starts over.
+    await this.checkpointer?.beforeGroup();
     const units = this.#queue.splice(0, MAX_UNITS_PER_COMMIT);
     if (this.#flushFailed !== undefined) {
       for (const unit of units) unit.reject(this.#flushFailed);
@@ -213,7 +228,10 @@ export class Store {
       return;
     }
     this.#flushed = this.#flush().then(
-      () => this.#answer(units, outcomes),
+      () => {
+        this.checkpointer?.committed();
+        this.#answer(units, outcomes);
+      },
       (error: unknown) => {
         // Whether the group reached the disk is unknown, and stays unknown for every later write
         // (a failed flush is reported once): the store takes no more work; a restart recovers
@@ -276,6 +294,7 @@ export class Store {
 
   async close(): Promise<void> {
     await this.#flushed.catch(() => undefined);
+    await this.checkpointer?.close();
     await this.db.destroy();
     this.walSync?.close();
     if (this.reader !== this.db) await this.reader.destroy();
