@@ -28,5 +28,23 @@ export function createLogger(level: LogLevel, destination?: pino.DestinationStre
       },
     });
   }
-  return pino(options);
+  return pino(options, standardOutput());
+}
+
+/**
+ * Standard output, written asynchronously: the lines logged while a write is in progress go out
+ * together in the next one, instead of a write to the pipe per line on the event loop (under load,
+ * a request's log line cost more than the rest of its logging). What is still buffered when the
+ * process exits, however it exits, is written before it ends.
+ */
+function standardOutput(): pino.DestinationStream {
+  const destination = pino.destination({ dest: 1, sync: false });
+  process.once('exit', () => {
+    try {
+      destination.flushSync();
+    } catch {
+      // Standard output is gone (a closed pipe): there is nowhere left to write.
+    }
+  });
+  return destination;
 }
