@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -283,5 +284,24 @@ describe(`store (${databaseLabel})`, () => {
     assert.ok(store.checkpointStats.waited >= 1, 'a group waited once for the WAL to be copied');
     const wal = statSync(join(dataDir, 'cashgate.sqlite-wal')).size;
     assert.ok(wal < 20 * 1024 * 1024, `the WAL started over (${wal} bytes)`);
+  });
+
+  it('prepares the writes of prepared queries once per PostgreSQL connection, by name', async (t) => {
+    if (TEST_DATABASE_URL === undefined) return t.skip('PostgreSQL only: SQLite keeps every statement prepared');
+    const named = await store.transact(async (tx) => {
+      await recordNonce(tx, 'AKnamed', 'first', Date.now());
+      await recordNonce(tx, 'AKnamed', 'second', Date.now());
+      const { rows } = await sql<{ name: string; statement: string }>`
+        select name, statement from pg_prepared_statements where name like 'cashgate_%'`.execute(tx);
+      return rows;
+    });
+    assert.ok(
+      named.some((row) => row.statement.startsWith('insert into "request_nonces"')),
+      `the nonce insert is prepared by name: ${JSON.stringify(named)}`,
+    );
+    assert.ok(
+      named.every((row) => !/^\s*select/i.test(row.statement)),
+      'reads are not: their result columns may change under them',
+    );
   });
 });

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
 import { Checkpointer } from './checkpointer.js';
+import { statementName } from './statement-names.js';
 import { WalSync } from './wal-sync.js';
 import {
   CompiledQuery,
@@ -130,6 +131,21 @@ export function sqliteDialects(
 
 const INT8_OID = 20;
 
+type QueryCall = (...args: unknown[]) => unknown;
+
+/**
+ * Sends the statements that have a name (statement-names.ts) as named ones: the connection parses
+ * and plans each once, then only binds and executes it. Kysely calls `query(text, values)`.
+ */
+function preparingNamedStatements(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as QueryCall;
+  (client as unknown as { query: QueryCall }).query = (...args: unknown[]) => {
+    const [text, values] = args;
+    const name = typeof text === 'string' && Array.isArray(values) ? statementName(text) : undefined;
+    return name === undefined ? query(...args) : query({ name, text, values });
+  };
+}
+
 /** bigint columns hold milliseconds and minor units: parse them as exact JS numbers, refusing any that would lose precision. */
 function parseInt8(text: string): number {
   const value = Number(text);
@@ -159,5 +175,6 @@ export function postgresDialect(
     keepAlive: true,
   });
   pool.on('error', onIdleError);
+  pool.on('connect', preparingNamedStatements);
   return { dialect: new PostgresDialect({ pool }), pool };
 }

@@ -1,5 +1,6 @@
 import { CompiledQuery, type Compilable, type Kysely, type QueryResult } from 'kysely';
 import type { Database } from './schema.js';
+import { nameStatement } from './statement-names.js';
 import type { ReadDb } from './store.js';
 
 const SENTINEL = '\u0000cashgate-parameter:';
@@ -12,6 +13,7 @@ type Slot = { name: string } | { value: unknown };
  * its named parameters, compiles it and keeps the text and the order of the parameters; every later
  * call only binds its values. For the queries every request runs (authentication, the order's
  * create), where building and compiling the same text again was a tenth of the CPU of a create.
+ * On PostgreSQL its writes are also prepared once per connection (statement-names.ts).
  *
  * `build` must make the same SQL whatever the values: no branch on a value, no list whose length
  * varies, every parameter used as a value (not, say, as a column name). Constants it writes itself
@@ -34,6 +36,7 @@ export function prepared<P extends Record<string, unknown>, Row = unknown>(
       );
       query = { sql: first.sql, slots };
       compiled.set(adapter, query);
+      nameStatement(query.sql);
     }
     return db.executeQuery<Row>(
       CompiledQuery.raw(
