@@ -2,6 +2,9 @@
 // with Cashgate's pragmas (WAL, synchronous=FULL) and Cashgate's group commit (the requests of one
 // turn of the event loop in one transaction, each in its own savepoint), answered after its commit.
 // What a durable create costs on one event loop with nothing else: no validation, no log, one row.
+// It keeps synchronous=FULL, as the floor was defined, with SQLite's flush inside COMMIT on the event
+// loop; Cashgate itself flushes the WAL off the event loop (src/store/wal-sync.ts), with the same
+// guarantee.
 // Run as a child of the bench; it prints its address on the first line of stdout. FLOOR_ACCESS_KEY
 // and FLOOR_SECRET_KEY name the one key; FLOOR_DATA_DIR is where the database file goes.
 import { join } from 'node:path';

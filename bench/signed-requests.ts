@@ -174,5 +174,5 @@ async function benchDatabase(label: string, databaseUrl: string | undefined): Pr
   }
 }
 
-await benchDatabase('SQLite (WAL, synchronous=FULL)', undefined);
+await benchDatabase('SQLite (WAL, each commit flushed before its answer)', undefined);
 if (process.env.BENCH_DATABASE_URL !== undefined) await benchDatabase('PostgreSQL', process.env.BENCH_DATABASE_URL);
