@@ -7,7 +7,14 @@
 //                                                      cashgate_scale_<n>, on that URL's server)
 // Environment: BENCH_SCALE_SIZES (default 10000,1000000), BENCH_SECONDS (default 5), BENCH_CONNECTIONS
 // (default 32), BENCH_SCALE_MERCHANTS (default 50), BENCH_SCALE_SHARE (the measured merchant's share of
-// the orders, default 0.1), BENCH_SCALE_KEEP=1 (keep the seeded databases), BENCH_SCALE_ONLY=sqlite|postgres.
+// the orders, default 0.1), BENCH_SCALE_KEEP=1 (keep the seeded databases and their data directories),
+// BENCH_SCALE_ONLY=sqlite|postgres, BENCH_SCALE_REUSE=<data directory a KEEP run printed> (measure a
+// copy of that seeded database, without seeding a new one: a million orders are seeded once and
+// measured before and after a change, each from the same state; the server applies any new migration
+// to the copy when it starts).
+//
+// Every run first measures the floor (bench/harness.ts: a bare Fastify route that verifies a signed
+// request, for BENCH_SECONDS or 10 s) and gives each case's p99 as a ratio to the floor's.
 //
 // How the seed is made: the measured merchant and its key come from the CLI (which runs the
 // migrations); the server then creates the other merchants, fee schedules and, through the signed API,
@@ -18,7 +25,7 @@
 // work per batch; the ledger accounts' balances are set to the sums of the seeded entries.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +35,7 @@ import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql, type Select
 import pg from 'pg';
 import { signedHeaders, type Credentials } from '@cashgate/sdk';
 import { backofficeCookie, consoleCookie } from './console-session.js';
+import { measureFloor, type Figures as FloorFigures } from './harness.js';
 import { adminCall, CLI, runCli } from '../test/support/process.js';
 import { Store, type Tx } from '../src/store/store.js';
 import type {
@@ -50,6 +58,7 @@ import { INITIAL_STATUS, statusText } from '../src/orders/state-machine.js';
 import { successDetails } from '../src/brazil/kinds.js';
 import * as orderQueries from '../src/orders/queries.js';
 import * as consoleQueries from '../src/console/queries.js';
+import * as backofficeQueries from '../src/backoffice/queries.js';
 import * as callbackQueries from '../src/callbacks/queries.js';
 import * as ledgerQueries from '../src/ledger/queries.js';
 
@@ -63,6 +72,9 @@ const merchantCount = Math.max(2, Number(process.env.BENCH_SCALE_MERCHANTS ?? 50
 const measuredShare = Math.min(1, Math.max(1 / merchantCount, Number(process.env.BENCH_SCALE_SHARE ?? 0.1)));
 const keep = process.env.BENCH_SCALE_KEEP === '1';
 const only = process.env.BENCH_SCALE_ONLY;
+const reuse = process.env.BENCH_SCALE_REUSE;
+/** What a kept data directory says about its seed, for BENCH_SCALE_REUSE. */
+const KEPT_FILE = 'bench-scale.json';
 
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 const MINUTE = 60_000;
@@ -128,6 +140,21 @@ interface Figures {
   p50: number;
   p99: number;
   errors: number;
+  requests: number;
+  /** The server's CPU time (user + system) per request, in µs: what a request costs, whatever else runs on the machine. */
+  cpuMicros?: number | undefined;
+}
+
+/** A process's CPU time so far (user + system), in µs, from /proc (Linux), as bench/harness.ts reads it. */
+function cpuMicrosOf(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    // utime and stime, the 12th and 13th fields after the command name, in clock ticks (100 a second).
+    return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / 100;
+  } catch {
+    return undefined;
+  }
 }
 
 async function measure(url: string, request: autocannon.Request): Promise<Figures> {
@@ -138,6 +165,7 @@ async function measure(url: string, request: autocannon.Request): Promise<Figure
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.non2xx + result.errors + result.timeouts,
+    requests: result.requests.total,
   };
 }
 
@@ -204,6 +232,7 @@ function signedRequest(
 
 interface Server {
   url: string;
+  pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -259,6 +288,7 @@ async function startServer(env: Record<string, string>): Promise<Server> {
   }
   return {
     url,
+    pid: child.pid,
     stop: async () => {
       child.kill('SIGTERM');
       await exited;
@@ -1038,6 +1068,7 @@ const CASES = [
   { key: 'list', name: '4a console orders, 50 newest' },
   { key: 'filtered', name: '4b console orders ?area=bra&kind=collection&status=1' },
   { key: 'search', name: '4c console orders ?q=<externalOrderId>' },
+  { key: 'totals', name: '4d console orders, totals of the last 31 days (asked for)' },
   { key: 'callbacks', name: '5  console callback log' },
   { key: 'boList', name: '6a back office orders, 50 newest of all merchants' },
   { key: 'boSearch', name: '6b back office orders ?q=<externalOrderId>' },
@@ -1148,6 +1179,12 @@ async function preflightBackoffice(base: string, setup: Setup, cookie: string, s
   );
 }
 
+/** The console's date filters for the last `n` UTC days, today included. */
+function lastDays(n: number): string {
+  const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+  return `from=${day(Date.now() - (n - 1) * DAY)}&to=${day(Date.now())}`;
+}
+
 let orderSeq = 0;
 const pixCollection = () => ({
   amount: '125.50',
@@ -1157,6 +1194,7 @@ const pixCollection = () => ({
 
 async function measureAll(
   base: string,
+  serverPid: number | undefined,
   setup: Setup,
   cookie: string,
   staffCookie: string,
@@ -1171,6 +1209,7 @@ async function measureAll(
     await autocannon({ url: base, connections, duration: 1, timeout: 300, requests: [request(() => undefined)] });
     await drain();
     let bad = 0;
+    const cpuBefore = cpuMicrosOf(serverPid);
     const result = await measure(
       base,
       request(() => (bad += 1)),
@@ -1179,10 +1218,15 @@ async function measureAll(
     const drainStarted = Date.now();
     await drain();
     const drainMs = Date.now() - drainStarted;
-    const f: Figures = { ...result, errors: Math.max(result.errors, bad) };
+    const cpuAfter = cpuMicrosOf(serverPid);
+    const cpuMicros =
+      cpuBefore === undefined || cpuAfter === undefined || result.requests === 0
+        ? undefined
+        : (cpuAfter - cpuBefore) / result.requests;
+    const f: Figures = { ...result, errors: Math.max(result.errors, bad), cpuMicros };
     figures.set(key, f);
     console.log(
-      `  ${(CASES.find((c) => c.key === key)?.name ?? key).padEnd(56)} p50 ${f.p50.toFixed(1).padStart(7)} ms  p99 ${f.p99.toFixed(1).padStart(7)} ms  ${f.rps.toFixed(0).padStart(6)} req/s${f.errors > 0 ? `  ${f.errors} errors or bad answers` : ''}${drainMs > 1_000 ? `  (the server was busy ${(drainMs / 1000).toFixed(1)} s more after the case)` : ''}`,
+      `  ${(CASES.find((c) => c.key === key)?.name ?? key).padEnd(56)} p50 ${f.p50.toFixed(1).padStart(7)} ms  p99 ${f.p99.toFixed(1).padStart(7)} ms  ${f.rps.toFixed(0).padStart(6)} req/s${f.cpuMicros === undefined ? '' : `  ${f.cpuMicros.toFixed(0).padStart(6)} µs CPU/req`}${f.errors > 0 ? `  ${f.errors} errors or bad answers` : ''}${drainMs > 1_000 ? `  (the server was busy ${(drainMs / 1000).toFixed(1)} s more after the case)` : ''}`,
     );
   };
   const page =
@@ -1214,6 +1258,10 @@ async function measureAll(
     page(() => `/console/orders?q=${encodeURIComponent(anyOrder().externalOrderId)}`),
   );
   await run(
+    'totals',
+    page(() => `/console/orders?${lastDays(31)}&totals=1`),
+  );
+  await run(
     'callbacks',
     page(() => '/console/callbacks'),
   );
@@ -1241,13 +1289,19 @@ async function measureAll(
   return figures;
 }
 
-async function runSize(backend: Backend, size: number, explain: boolean): Promise<SizeResult> {
-  console.log(`\n${backend.label}, ${size.toLocaleString('en')} orders`);
-  const dataDir = mkdtempSync(join(tmpdir(), 'cashgate-scale-'));
-  const dbName = `cashgate_scale_${size}`;
-  const databaseUrl =
-    backend.serverUrl === undefined ? undefined : await freshPostgresDatabase(backend.serverUrl, dbName);
-  const env: Record<string, string> = {
+/** A seeded database and what the bench knows of it: the measured merchant, its key and orders. */
+interface Seeded {
+  size: number;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  setupMs: number;
+  setup: Setup;
+  seeded: SeedResult;
+}
+
+/** The server's environment on a seeded database. */
+function envOf(dataDir: string, databaseUrl: string | undefined): Record<string, string> {
+  return {
     CASHGATE_DATA_DIR: dataDir,
     KEY_ACTIVATION_DELAY_MS: '0',
     RATE_LIMIT_PER_KEY_PER_MINUTE: '100000000',
@@ -1255,6 +1309,15 @@ async function runSize(backend: Backend, size: number, explain: boolean): Promis
     CASHGATE_ADMIN_TOKEN: ADMIN_TOKEN,
     ...(databaseUrl !== undefined && { DATABASE_URL: databaseUrl }),
   };
+}
+
+async function runSize(backend: Backend, size: number, explain: boolean): Promise<SizeResult> {
+  console.log(`\n${backend.label}, ${size.toLocaleString('en')} orders`);
+  const dataDir = mkdtempSync(join(tmpdir(), 'cashgate-scale-'));
+  const dbName = `cashgate_scale_${size}`;
+  const databaseUrl =
+    backend.serverUrl === undefined ? undefined : await freshPostgresDatabase(backend.serverUrl, dbName);
+  const env = envOf(dataDir, databaseUrl);
   try {
     const setupStarted = Date.now();
     const setup = await setUp(env);
@@ -1264,36 +1327,106 @@ async function runSize(backend: Backend, size: number, explain: boolean): Promis
     let seeded: SeedResult;
     try {
       seeded = await seed(store, setup, size);
-      // PostgreSQL's autovacuum would analyze the new rows soon after such a load; do it now.
-      if (store.dialect === 'postgres') await store.transact((tx) => sql`analyze`.execute(tx));
     } finally {
       await store.close();
+    }
+    if (databaseUrl !== undefined) {
+      // PostgreSQL's autovacuum would vacuum and analyze the new rows soon after such a load (its
+      // visibility map lets an index answer alone, as on a database in service); do it now.
+      const client = new pg.Client({ connectionString: databaseUrl });
+      await client.connect();
+      try {
+        await client.query('vacuum analyze');
+      } finally {
+        await client.end();
+      }
     }
     console.log(
       `  seeding took ${(seeded.ms / 1000).toFixed(1)} s: ${Object.entries(seeded.rows)
         .map(([table, n]) => `${n.toLocaleString('en')} ${table}`)
         .join(', ')}; the measured merchant has ${seeded.queryable.length.toLocaleString('en')} Brazil collections`,
     );
-    const server = await startServer(env);
-    let figures: Map<CaseKey, Figures>;
-    try {
-      const cookie = await consoleCookie(server.url, setup.merchantId, ADMIN_TOKEN);
-      const staffCookie = await backofficeCookie(server.url, ADMIN_TOKEN);
-      await preflight(server.url, setup, cookie, seeded);
-      await preflightBackoffice(server.url, setup, staffCookie, seeded);
-      figures = await measureAll(server.url, setup, cookie, staffCookie, seeded);
-    } finally {
-      await server.stop();
+    const run: Seeded = { size, dataDir, databaseUrl, setupMs, setup, seeded };
+    if (keep) {
+      writeFileSync(
+        join(dataDir, KEPT_FILE),
+        JSON.stringify({ ...run, label: backend.label, seeded: { ...seeded, samples: [...seeded.samples] } }),
+      );
     }
-    if (explain) await explainQueries(backend, dataDir, databaseUrl, setup, seeded);
-    if (keep) console.log(`  kept: ${databaseUrl ?? join(dataDir, 'cashgate.sqlite')}`);
-    return { size, setupMs, seed: seeded, figures };
+    const result = await measureSeeded(backend, run, explain);
+    if (keep) console.log(`  kept: ${databaseUrl ?? join(dataDir, 'cashgate.sqlite')}; BENCH_SCALE_REUSE=${dataDir}`);
+    return result;
   } finally {
     if (!keep) {
       rmSync(dataDir, { recursive: true, force: true });
       if (backend.serverUrl !== undefined) await dropPostgresDatabase(backend.serverUrl, dbName);
     }
   }
+}
+
+/**
+ * A copy of the database a BENCH_SCALE_KEEP run left (its data directory, and its PostgreSQL database
+ * when it had one), as that run wrote it down: every measurement starts from the same seeded state,
+ * whatever the creates of an earlier measurement and the migrations of the code measured did to a copy.
+ */
+async function copyOfKept(keptDir: string): Promise<{ backend: Backend; run: Seeded; drop(): Promise<void> }> {
+  const kept = JSON.parse(readFileSync(join(keptDir, KEPT_FILE), 'utf8')) as Omit<Seeded, 'seeded' | 'dataDir'> & {
+    label: string;
+    seeded: Omit<SeedResult, 'samples'> & { samples: [string, string][] };
+  };
+  const dataDir = mkdtempSync(join(tmpdir(), 'cashgate-scale-copy-'));
+  cpSync(keptDir, dataDir, { recursive: true });
+  let databaseUrl: string | undefined;
+  if (kept.databaseUrl !== undefined) {
+    const url = new URL(kept.databaseUrl);
+    const keptName = url.pathname.slice(1);
+    const server = new URL(kept.databaseUrl);
+    server.pathname = '/postgres';
+    const client = new pg.Client({ connectionString: server.toString() });
+    await client.connect();
+    try {
+      await client.query(`drop database if exists ${keptName}_copy with (force)`);
+      await client.query(`create database ${keptName}_copy template ${keptName}`);
+    } finally {
+      await client.end();
+    }
+    url.pathname = `/${keptName}_copy`;
+    databaseUrl = url.toString();
+  }
+  return {
+    backend: { label: `${kept.label}, a copy of ${keptDir}`, serverUrl: databaseUrl },
+    run: {
+      ...kept,
+      dataDir,
+      databaseUrl,
+      seeded: { ...kept.seeded, samples: new Map(kept.seeded.samples) },
+    },
+    drop: async () => {
+      rmSync(dataDir, { recursive: true, force: true });
+      if (databaseUrl !== undefined && kept.databaseUrl !== undefined) {
+        const name = new URL(databaseUrl).pathname.slice(1);
+        await dropPostgresDatabase(kept.databaseUrl, name);
+      }
+    },
+  };
+}
+
+/** Starts the server on a seeded database, checks the measured pages, measures every case, then explains. */
+async function measureSeeded(backend: Backend, run: Seeded, explain: boolean): Promise<SizeResult> {
+  const { dataDir, databaseUrl, setup, seeded } = run;
+  const server = await startServer(envOf(dataDir, databaseUrl));
+  let figures: Map<CaseKey, Figures>;
+  try {
+    const cookie = await consoleCookie(server.url, setup.merchantId, ADMIN_TOKEN);
+    const staffCookie = await backofficeCookie(server.url, ADMIN_TOKEN);
+    await preflight(server.url, setup, cookie, seeded);
+    await preflightBackoffice(server.url, setup, staffCookie, seeded);
+    figures = await measureAll(server.url, server.pid, setup, cookie, staffCookie, seeded);
+  } finally {
+    await server.stop();
+  }
+  if (explain) await explainQueries(backend, dataDir, databaseUrl, setup, seeded);
+  return { size: run.size, setupMs: run.setupMs, seed: seeded, figures };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -1333,6 +1466,7 @@ async function explainQueries(
   const dialect = pgPool === undefined ? 'sqlite' : 'postgres';
   const merchantId = setup.merchantId;
   const sample = seeded.queryable[Math.floor(seeded.queryable.length / 2)] ?? { orderId: '', externalOrderId: '' };
+  const today = Math.floor(Date.now() / DAY) * DAY;
   const probes: [string, () => Promise<unknown>][] = [
     ['2  orders.findOrder (collection query by orderId)', () => orderQueries.findOrder(db, sample.orderId)],
     [
@@ -1358,6 +1492,55 @@ async function explainQueries(
     [
       '4c console.searchOrders q=<externalOrderId> status=2',
       () => consoleQueries.searchOrders(db, { merchantId, q: sample.externalOrderId, status: 2, limit: 51 }),
+    ],
+    [
+      '4d console.orderTotals, the last 31 days (one statement a day)',
+      () => consoleQueries.orderTotals(db, { merchantId, from: today - 30 * DAY, until: today + DAY, limit: 51 }),
+    ],
+    [
+      '4d console.orderTotals, the last 31 days, area=bra kind=collection status=1',
+      () =>
+        consoleQueries.orderTotals(db, {
+          merchantId,
+          area: 'bra',
+          kind: 'collection',
+          status: 1,
+          from: today - 30 * DAY,
+          until: today + DAY,
+          limit: 51,
+        }),
+    ],
+    [
+      '4  console.searchOrders status=success (any kind)',
+      () => consoleQueries.searchOrders(db, { merchantId, statuses: consoleQueries.SUCCEEDED, limit: 51 }),
+    ],
+    [
+      '4  console.searchOrders area=cashier (none)',
+      () => consoleQueries.searchOrders(db, { merchantId, area: 'cashier', limit: 51 }),
+    ],
+    [
+      '4  console.searchOrders, the last 31 days, page 2',
+      () =>
+        consoleQueries.searchOrders(db, {
+          merchantId,
+          from: today - 30 * DAY,
+          until: today + DAY,
+          before: { createdAt: today - DAY, id: '' },
+          limit: 51,
+        }),
+    ],
+    [
+      '4  console.searchOrders differs=1 (a chunk of orders at a time)',
+      () => consoleQueries.searchOrders(db, { merchantId, differentAmount: true, limit: 51 }),
+    ],
+    [
+      '4  console.searchOrders q=<a text no order has> (a chunk of orders at a time)',
+      () => consoleQueries.searchOrders(db, { merchantId, q: 'no-such-text', limit: 51 }),
+    ],
+    ['6a backoffice.backofficeOrders, 50 newest', () => backofficeQueries.backofficeOrders(db, {}, { limit: 51 })],
+    [
+      '6c backoffice.backofficeOrders merchant=<id> status=1',
+      () => backofficeQueries.backofficeOrders(db, { merchantId, status: 1 }, { limit: 51 }),
     ],
     ['5  callbacks.attemptsOfMerchant (log page)', () => callbackQueries.attemptsOfMerchant(db, merchantId, {}, 51)],
     [
@@ -1391,6 +1574,16 @@ async function explainQueries(
         runs.push([...captured]);
       }
       const last = runs.at(-1) ?? [];
+      if (last.length > 3) {
+        // A read in chunks (a day, or some orders, at a time): the whole, the longest, the first two.
+        const median = (values: number[]) => values.sort((a, b) => a - b)[2] ?? 0;
+        const all = median(runs.map((r) => r.reduce((sum, q) => sum + q.ms, 0)));
+        const longest = median(runs.map((r) => Math.max(...r.map((q) => q.ms))));
+        console.log(
+          `\n  ${name}: ${last.length} statements, ${all.toFixed(2)} ms in all, the longest ${longest.toFixed(2)} ms; the first two:`,
+        );
+        last.length = 2;
+      }
       for (const [i, query] of last.entries()) {
         const times = runs.map((r) => r[i]?.ms ?? 0).sort((a, b) => a - b);
         console.log(`\n  ${name}${last.length > 1 ? ` [statement ${i + 1}]` : ''}: ${(times[2] ?? 0).toFixed(2)} ms`);
@@ -1423,7 +1616,7 @@ async function planOf(db: Kysely<Database>, dialect: 'sqlite' | 'postgres', quer
 
 // ---------------------------------------------------------------------------------------------------
 
-function printTable(backend: Backend, results: readonly SizeResult[]): void {
+function printTable(backend: Backend, results: readonly SizeResult[], floor: FloorFigures): void {
   const first = results[0];
   const last = results.at(-1);
   if (first === undefined || last === undefined) return;
@@ -1433,9 +1626,12 @@ function printTable(backend: Backend, results: readonly SizeResult[]): void {
   console.log(
     `seeding: ${results.map((r) => `${fmtSize(r.size)} orders in ${(r.seed.ms / 1000).toFixed(1)} s`).join(', ')}`,
   );
+  console.log(
+    `the floor: p50 ${floor.p50.toFixed(1)} ms, p99 ${floor.p99.toFixed(1)} ms, ${floor.rps.toFixed(0)} req/s${floor.cpuMicros === undefined ? '' : `, ${floor.cpuMicros.toFixed(0)} µs CPU/req`}; ×floor is each p99 ÷ the floor's; µs/req is the server's CPU per request`,
+  );
   const head = results.map(
     (r) =>
-      `${`p50@${fmtSize(r.size)}`.padStart(9)} ${`p99@${fmtSize(r.size)}`.padStart(9)} ${`rps@${fmtSize(r.size)}`.padStart(9)}`,
+      `${`p50@${fmtSize(r.size)}`.padStart(9)} ${`p99@${fmtSize(r.size)}`.padStart(9)} ${`rps@${fmtSize(r.size)}`.padStart(9)} ${'×floor'.padStart(7)} ${'µs/req'.padStart(7)}`,
   );
   const ratioHead = `p99 ${fmtSize(last.size)}/${fmtSize(first.size)}`;
   console.log(`${'case'.padEnd(56)} ${head.join(' | ')} | ${ratioHead}`);
@@ -1443,8 +1639,8 @@ function printTable(backend: Backend, results: readonly SizeResult[]): void {
     const cells = results.map((r) => {
       const f = r.figures.get(c.key);
       return f === undefined
-        ? ' '.repeat(29)
-        : `${f.p50.toFixed(1).padStart(9)} ${f.p99.toFixed(1).padStart(9)} ${f.rps.toFixed(0).padStart(9)}`;
+        ? ' '.repeat(45)
+        : `${f.p50.toFixed(1).padStart(9)} ${f.p99.toFixed(1).padStart(9)} ${f.rps.toFixed(0).padStart(9)} ${(f.p99 / Math.max(floor.p99, 1)).toFixed(1).padStart(7)} ${(f.cpuMicros === undefined ? '' : f.cpuMicros.toFixed(0)).padStart(7)}`;
     });
     const a = first.figures.get(c.key);
     const b = last.figures.get(c.key);
@@ -1456,16 +1652,32 @@ function printTable(backend: Backend, results: readonly SizeResult[]): void {
   }
 }
 
-const backends: Backend[] = [];
-if (only !== 'postgres') backends.push({ label: 'SQLite (WAL, synchronous=FULL)', serverUrl: undefined });
-if (process.env.BENCH_DATABASE_URL !== undefined && only !== 'sqlite')
-  backends.push({ label: 'PostgreSQL', serverUrl: process.env.BENCH_DATABASE_URL });
-const largest = Math.max(...sizes);
+console.log(`The floor (${connections} connections): a bare Fastify route verifying a signed request`);
+const floor = await measureFloor();
+console.log(
+  `  p50 ${floor.p50.toFixed(1)} ms  p99 ${floor.p99.toFixed(1)} ms  ${floor.rps.toFixed(0)} req/s  ${floor.cpuMicros?.toFixed(0) ?? '?'} µs CPU/req`,
+);
 const tables: [Backend, SizeResult[]][] = [];
-for (const backend of backends) {
-  const results: SizeResult[] = [];
-  for (const size of sizes) results.push(await runSize(backend, size, size === largest));
-  tables.push([backend, results]);
-  printTable(backend, results);
+if (reuse !== undefined) {
+  const copy = await copyOfKept(reuse);
+  console.log(`\n${copy.backend.label}, ${copy.run.size.toLocaleString('en')} orders`);
+  try {
+    tables.push([copy.backend, [await measureSeeded(copy.backend, copy.run, true)]]);
+  } finally {
+    await copy.drop();
+  }
+} else {
+  const backends: Backend[] = [];
+  if (only !== 'postgres') backends.push({ label: 'SQLite (WAL, synchronous=FULL)', serverUrl: undefined });
+  if (process.env.BENCH_DATABASE_URL !== undefined && only !== 'sqlite')
+    backends.push({ label: 'PostgreSQL', serverUrl: process.env.BENCH_DATABASE_URL });
+  const largest = Math.max(...sizes);
+  for (const backend of backends) {
+    const results: SizeResult[] = [];
+    for (const size of sizes) results.push(await runSize(backend, size, size === largest));
+    tables.push([backend, results]);
+    printTable(backend, results, floor);
+  }
 }
-if (tables.length > 1) for (const [backend, results] of tables) printTable(backend, results);
+for (const [backend, results] of tables)
+  if (reuse !== undefined || tables.length > 1) printTable(backend, results, floor);

@@ -133,9 +133,15 @@ describe(`console overview and orders in a browser (${databaseLabel})`, () => {
           1,
           'the different-amount badge',
         );
-        assert.equal(await page.locator('#order-totals tr[data-currency="BRL"] [data-count]').textContent(), '3');
+        assert.equal(await page.locator('#order-totals').count(), 0, 'no totals until asked for');
         await checkPage(page, `orders (${name})`);
         if (name === 'desktop') await saveScreenshot(page, 'console-orders');
+        await page.getByRole('link', { name: 'Show totals' }).click();
+        await page.waitForLoadState('load');
+        assert.match(page.url(), /[?&]totals=1/, 'the totals are asked for');
+        assert.equal(await page.locator('#order-totals tr[data-currency="BRL"] [data-count]').textContent(), '3');
+        assert.equal(await page.locator('#orders tbody tr').count(), ids.length, 'beside the same orders');
+        await checkPage(page, `orders with totals (${name})`);
 
         await page.getByLabel('Status').selectOption({ label: 'Paid' });
         await page.getByLabel('Search by order ID or external order ID').fill('982.247');

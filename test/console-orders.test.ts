@@ -1,8 +1,19 @@
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import SqliteDatabase from 'better-sqlite3';
+import { CompiledQuery, Kysely, SqliteDialect } from 'kysely';
 import { databaseLabel } from './support/database.js';
 import { consoleSignIn, type ConsoleClient } from './support/console.js';
 import { signedCall, startTestGateway, type TestGateway } from './support/gateway.js';
+import {
+  merchantHasUncreditedPix,
+  orderTotals,
+  searchOrders,
+  SUCCEEDED,
+  type OrderSearch,
+} from '../src/console/queries.js';
+import type { Database } from '../src/store/schema.js';
 
 const DAY = 86_400_000;
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
@@ -630,15 +641,151 @@ describe(`console order search, filters, totals and CSV export (${databaseLabel}
     assert.ok(checked.text.includes('name="differs" value="1" checked'), 'the box stays ticked');
   });
 
-  it('totals every matching order per currency, in the database, whatever the page', async () => {
-    const all = listTotals((await list('')).text);
+  it('reads a search that needs each order’s row a chunk at a time, finding what one read finds', async () => {
+    const db = gw.gateway.store.read;
+    const searched = async (s: Omit<OrderSearch, 'merchantId'>, chunk?: number) =>
+      (await searchOrders(db, { merchantId: merchant.merchantId, ...s }, chunk)).map((o) => o.id);
+    const newest = (await searched({ limit: 100 }))[0] ?? '';
+    const order = await gw.gateway.orders.find(newest);
+    assert.ok(order !== undefined, 'the newest order');
+    const searches: Omit<OrderSearch, 'merchantId'>[] = [
+      { q: 'shop', limit: 100 },
+      { q: 'shop', limit: 1 },
+      { q: '982.247', statuses: SUCCEEDED, limit: 100 },
+      { q: '2547', limit: 2 },
+      { q: '2547', before: { createdAt: order.created_at, id: order.id }, limit: 100 },
+      { differentAmount: true, limit: 100 },
+      { differentAmount: true, q: 'shop', limit: 100 },
+      { q: 'shop', from: order.created_at - DAY, until: order.created_at + DAY, limit: 100 },
+      { q: 'nothing-like-this', limit: 100 },
+    ];
+    for (const search of searches) {
+      const whole = await searched(search, 1_000_000);
+      for (const chunk of [1, 2, 3])
+        assert.deepEqual(await searched(search, chunk), whole, `${JSON.stringify(search)}, ${chunk} at a time`);
+    }
+    assert.deepEqual(
+      (await searched({ q: 'shop', limit: 100 }, 1)).sort(),
+      [ids.braA, ids.braB].sort(),
+      'the two orders whose externalOrderId holds the text',
+    );
+    assert.deepEqual(
+      await searched({ differentAmount: true, limit: 100 }, 1),
+      [ids.braA],
+      'the one paid a different amount',
+    );
+  });
+
+  it('reads every list, filtered or not, and the totals through an index, never the whole history (SQLite plans)', async (t) => {
+    // SQLite has no statistics here, so its plans are the same at a million orders as in this test;
+    // PostgreSQL plans by its statistics (docs/console.md gives its plans at a million orders).
+    if (gw.databaseUrl !== undefined) return t.skip('the planner decides by statistics on PostgreSQL');
+    const sent: { sql: string; parameters: readonly unknown[] }[] = [];
+    const db = new Kysely<Database>({
+      dialect: new SqliteDialect({
+        database: new SqliteDatabase(join(gw.dataDir, 'cashgate.sqlite'), { readonly: true }),
+      }),
+      log: (event) => {
+        if (event.level === 'query') sent.push(event.query);
+      },
+    });
+    try {
+      const merchantId = merchant.merchantId;
+      const now = gw.clock.now();
+      const days = { from: now - 2 * DAY, until: now + DAY };
+      const plansOf = async (read: (db: Kysely<Database>) => Promise<unknown>) => {
+        sent.length = 0;
+        await read(db);
+        const plans: string[] = [];
+        for (const query of [...sent]) {
+          const { rows } = await db.executeQuery<{ detail: string }>(
+            CompiledQuery.raw(`explain query plan ${query.sql}`, [...query.parameters]),
+          );
+          plans.push(rows.map((r) => r.detail).join(' | '));
+        }
+        return plans;
+      };
+      const byTime = 'SEARCH orders USING INDEX orders_merchant_time';
+      const cases: [string, (db: Kysely<Database>) => Promise<unknown>, string][] = [
+        ['the newest', (d) => searchOrders(d, { merchantId, limit: 51 }), `${byTime} (merchant_id=?)`],
+        [
+          'an older page',
+          (d) => searchOrders(d, { merchantId, before: { createdAt: now, id: 'Z' }, limit: 51 }),
+          `${byTime} (merchant_id=? AND (created_at,id)<(?,?))`,
+        ],
+        [
+          'area, kind and status',
+          (d) => searchOrders(d, { merchantId, area: 'bra', kind: 'collection', status: 1, limit: 51 }),
+          'SEARCH orders USING INDEX orders_merchant_status_time (merchant_id=? AND status=?)',
+        ],
+        [
+          'a status in words, of one kind',
+          (d) => searchOrders(d, { merchantId, statuses: [{ kinds: ['transfer'], statuses: [4] }], limit: 51 }),
+          'SEARCH orders USING INDEX orders_merchant_status_time (merchant_id=? AND status=?)',
+        ],
+        [
+          'area and kind, a status of any kind',
+          (d) => searchOrders(d, { merchantId, area: 'ken', kind: 'transfer', statuses: SUCCEEDED, limit: 51 }),
+          `${byTime} (merchant_id=?)`,
+        ],
+        [
+          'days',
+          (d) => searchOrders(d, { merchantId, ...days, area: 'ken', limit: 51 }),
+          `${byTime} (merchant_id=? AND (created_at,id)>(?,?) AND (created_at,id)<(?,?))`,
+        ],
+        [
+          'the totals of days',
+          (d) => orderTotals(d, { merchantId, ...days, area: 'bra', statuses: SUCCEEDED, limit: 51 }),
+          'SEARCH orders USING COVERING INDEX orders_merchant_time (merchant_id=? AND created_at>? AND created_at<?) | USE TEMP B-TREE FOR GROUP BY',
+        ],
+      ];
+      cases.push([
+        'whether the merchant has Pix returned (on every view of the list)',
+        (d) => merchantHasUncreditedPix(d, merchantId),
+        'SCAN p USING INDEX pix_received_uncredited | CORRELATED SCALAR SUBQUERY 1 | SEARCH o USING INDEX sqlite_autoindex_orders_1 (id=?)',
+      ]);
+      for (const [name, read, plan] of cases) {
+        const plans = await plansOf(read);
+        assert.ok(plans.length > 0, `${name}: read`);
+        for (const p of plans) assert.equal(p, plan, `${name}: through the index, no sort, no other table`);
+      }
+      const chunked = await plansOf((d) => searchOrders(d, { merchantId, differentAmount: true, limit: 51 }, 2));
+      assert.ok(chunked.length > 2, 'a search that reads rows: in chunks');
+      for (const p of chunked.slice(1))
+        assert.match(
+          p,
+          /^SEARCH orders USING (COVERING )?INDEX orders_merchant_time \(merchant_id=\?( AND \(created_at,id\)[<>]\(\?,\?\))*\)$/,
+          'each chunk between two positions of the index',
+        );
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it('totals every matching order of the chosen days per currency, in the database, only when asked', async () => {
+    const today = day(gw.clock.now());
+    const monthAgo = day(gw.clock.now() - 30 * DAY);
+    const plain = await list('');
+    assert.deepEqual(listTotals(plain.text), {}, 'the list alone sums nothing');
+    assert.ok(!plain.text.includes('id="order-totals"'), 'and shows no totals table');
+    const offer = /<p id="totals-offer"><a class="button secondary" href="([^"]+)">Show totals<\/a>/.exec(plain.text);
+    assert.ok(offer !== null, 'it offers the totals');
+    const link = (offer[1] ?? '').replaceAll('&amp;', '&');
+    assert.equal(
+      link,
+      `/console/orders?from=${monthAgo}&to=${today}&totals=1`,
+      'of the last 31 days when no days are chosen',
+    );
+    assert.ok(plain.text.includes(`from ${monthAgo} to ${today} (UTC days)`), 'and says which days');
+
+    const all = listTotals((await list(link.split('?')[1] ?? '')).text);
     assert.deepEqual(
       all,
       {
         BRL: { count: '3', amount: '158.45', actual: '100.00' },
         KES: { count: '3', amount: '2500', actual: '1500' },
       },
-      'count, amounts and actual amounts of every order',
+      'count, amounts and actual amounts of every order of those days',
     );
     const newest = listedOrders((await list('')).text)[0] ?? '';
     const page = await list('');
@@ -649,18 +796,39 @@ describe(`console order search, filters, totals and CSV export (${databaseLabel}
     assert.ok(firstRow !== null, 'each date in its own cell, short: YYYY-MM-DD hh:mm:ss (UTC)');
     const order = await gw.gateway.orders.find(newest);
     assert.ok(order !== undefined, 'the newest order');
-    const second = await list(`before_at=${order.created_at}&before_id=${encodeURIComponent(order.id)}`);
+    const paging = `before_at=${order.created_at}&before_id=${encodeURIComponent(order.id)}`;
+    const second = await list(`from=${monthAgo}&to=${today}&totals=1&${paging}`);
     assert.ok(!listedOrders(second.text).includes(newest), 'the next page leaves the newest out');
     assert.deepEqual(listTotals(second.text), all, 'and still totals every order');
     assert.deepEqual(
-      listTotals((await list('area=ken&status=success')).text),
+      listTotals((await list(`from=${monthAgo}&to=${today}&totals=1&area=ken&status=success`)).text),
       { KES: { count: '1', amount: '1500', actual: '1500' } },
       'the filtered totals',
     );
     assert.deepEqual(
-      listTotals((await list(`q=${encodeURIComponent('shop')}`)).text),
+      listTotals((await list(`from=${monthAgo}&to=${today}&totals=1&q=${encodeURIComponent('shop')}`)).text),
       { BRL: { count: '2', amount: '133.45', actual: '100.00' } },
       'the totals of a search',
+    );
+    const before = await list(`from=${day(gw.clock.now() - 20 * DAY)}&to=${day(gw.clock.now() - 2 * DAY)}&totals=1`);
+    assert.deepEqual(listTotals(before.text), {}, 'days before the orders sum nothing');
+    assert.ok(before.text.includes('No orders match these filters on those days.'), 'and say so');
+
+    const tooLong = await list(`from=${day(gw.clock.now() - 31 * DAY)}&to=${today}&totals=1`);
+    assert.deepEqual(listTotals(tooLong.text), {}, 'no totals over more than 31 days');
+    assert.ok(tooLong.text.includes('Totals need From and To dates at most 31 days apart.'), 'saying why');
+    assert.ok(!tooLong.text.includes('id="totals-offer"'), 'and offering none');
+    assert.equal(listedOrders(tooLong.text).length, 6, 'the list itself is shown');
+    const undated = await list('totals=1');
+    assert.deepEqual(listTotals(undated.text), {}, 'no totals without days');
+    assert.ok(undated.text.includes('Totals need From and To dates'), 'saying why');
+    const fromOnly = /<p id="totals-offer"><a class="button secondary" href="([^"]+)">/.exec(
+      (await list(`from=${monthAgo}&area=ken`)).text,
+    );
+    assert.equal(
+      fromOnly?.[1]?.replaceAll('&amp;', '&'),
+      `/console/orders?area=ken&from=${monthAgo}&to=${today}&totals=1`,
+      'a chosen first day: the totals of the 31 days from it, with the other filters',
     );
   });
 
@@ -797,14 +965,16 @@ describe(`console order search, filters, totals and CSV export (${databaseLabel}
     assert.equal(again.body.code, '200', again.body.msgEn);
     const againId = again.body.data.currencyOrderVo.orderId as string;
     const sellerStaff = await consoleSignIn(gw, seller.merchantId);
+    const days = `from=${day(gw.clock.now() - 30 * DAY)}&to=${day(gw.clock.now())}`;
     const search = async (q: string) => {
-      const page = await sellerStaff.get(`/console/orders?q=${encodeURIComponent(q)}`);
+      const page = await sellerStaff.get(`/console/orders?q=${encodeURIComponent(q)}&${days}&totals=1`);
       assert.equal(page.status, 200, page.text.slice(0, 300));
       return { orders: listedOrders(page.text).sort(), totals: listTotals(page.text) };
     };
     const exact = await search(`buy-${stamp}`);
     assert.deepEqual(exact.orders, [ids.buy], 'the exact externalOrderId: that order only');
     assert.deepEqual(Object.keys(exact.totals), ['BRL'], 'and the totals of that order only');
+    assert.equal(exact.totals.BRL?.count, '1', 'one order');
     assert.deepEqual((await search(`uy-${stamp}`)).orders, [ids.buy, againId].sort(), 'a part: both');
     assert.deepEqual((await search(`buy-${stamp}-`)).orders, [againId], 'a longer part: the other one');
   });

@@ -1,9 +1,10 @@
 /**
  * The console's order pages: the search (an exact id, or a part of the externalOrderId or of the
  * payer's phone or document; statuses in words, the different-amount filter, dates; newest first,
- * keyset paging), the totals of every matching order, their CSV export (streamed, formula-safe),
- * and an order's detail (its fields, the payer masked, the rail's reference, state history, ledger
- * entries, what happened on chain, voucher and callbacks).
+ * keyset paging), the totals of every matching order of at most a month of days when the merchant
+ * asks for them, their CSV export (streamed, formula-safe), and an order's detail (its fields, the
+ * payer masked, the rail's reference, state history, ledger entries, what happened on chain,
+ * voucher and callbacks).
  */
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -28,8 +29,11 @@ import { orderCallbacksPanel } from './callback-pages.js';
 import { pixReceivedPanel, pixReturnsLink } from './pix-pages.js';
 import {
   badge,
+  DAY_MS,
+  dayOf,
   dayRange,
   dayRangeLabels,
+  dayStart,
   errorSummary,
   linkWith,
   notice,
@@ -49,6 +53,7 @@ import {
   searchOrders,
   SUCCEEDED,
   SUCCESS_STATUS,
+  TOTALS_MAX_DAYS,
   UNSUCCESSFUL,
   type OrderCursor,
   type OrderSearch,
@@ -172,10 +177,8 @@ function statusTone(kind: OrderKind, status: number): 'ok' | 'bad' | 'wait' {
  * the API's name and number beside it for the merchant's developers.
  */
 function statusInWords(t: T, kind: OrderKind, status: number): Html {
-  const choice = STATUS_GROUPS.slice(1)
-    .flatMap((g) => g.choices)
-    .find((c) => c.matches.some((m) => m.kinds.includes(kind) && m.statuses.includes(status)));
-  const words = choice === undefined ? statusText(kind, status) : t(choice.label);
+  const label = STATUS_LABELS.get(`${kind}:${status}`);
+  const words = label === undefined ? statusText(kind, status) : t(label);
   return html`${badge(words, statusTone(kind, status))} <span class="muted mono">${statusText(kind, status)} (${status})</span>`;
 }
 
@@ -354,6 +357,16 @@ export const STATUS_GROUPS: readonly {
 
 const STATUS_CHOICES = new Map(STATUS_GROUPS.flatMap((g) => g.choices.map((c) => [c.value, c] as const)));
 
+/** Each kind's status ("collection:2") in the words of its own choice (not of a group of any kind), for the list's rows. */
+const STATUS_LABELS = new Map(
+  STATUS_GROUPS.slice(1)
+    .flatMap((g) => g.choices)
+    .flatMap((c) =>
+      c.matches.flatMap((m) => m.kinds.flatMap((k) => m.statuses.map((st) => [`${k}:${st}`, c.label] as const))),
+    )
+    .reverse(),
+);
+
 /** Whether the order is a collection paid with another amount than asked (markStatus 1). */
 const paidDifferently = (order: OrderRow): boolean =>
   order.kind === 'collection' && collectionMarkStatus(order) === MARK_STATUS_AMOUNT_DIFFERS;
@@ -493,17 +506,53 @@ function orderRow(lang: Language, t: T, order: OrderRow): Html {
 <td>${order.remark ?? ''}</td></tr>`;
 }
 
-/** The totals over every order the filters match, per currency, summed by the database. */
-function totalsTable(lang: Language, t: T, totals: readonly OrderTotals[]): Html {
-  if (totals.length === 0) return html``;
-  return html`<div class="table" tabindex="0"><table id="order-totals"><caption class="muted">${t('totalsCaption')}</caption>
+/**
+ * The totals, only when the merchant asks: summing a long history on every view of the list would
+ * make each view as slow as the history is long (docs/console.md, "Totals").
+ */
+type TotalsView =
+  /** Asked for: the sums over the filters' days. */
+  | { kind: 'summed'; totals: readonly OrderTotals[]; from: string; to: string }
+  /** Not asked for: the link that asks, for the filters' days (the last TOTALS_MAX_DAYS when none are chosen). */
+  | { kind: 'offered'; link: string; from: string; to: string }
+  /** The filters' days are more than totals take, or none were given with the request. */
+  | { kind: 'needsDays' }
+  | { kind: 'none' };
+
+/** The days the totals link asks for: the filters' own; else 31 days from the chosen first, or up to the chosen last or today. */
+function totalsDays(f: Filters, now: number): { from: string; to: string } | undefined {
+  const span = (TOTALS_MAX_DAYS - 1) * DAY_MS;
+  const to = f.to !== '' ? f.to : f.from !== '' ? dayOf((dayStart(f.from) ?? now) + span) : dayOf(now);
+  const from = f.from !== '' ? f.from : dayOf((dayStart(to) ?? now) - span);
+  const start = dayStart(from);
+  const end = dayStart(to);
+  return start === undefined || end === undefined || end < start || end - start > span ? undefined : { from, to };
+}
+
+function totalsPanel(lang: Language, t: T, view: TotalsView): Html {
+  switch (view.kind) {
+    case 'none':
+      return html``;
+    case 'needsDays':
+      return html`<p class="muted" id="totals-days">${t('totalsNeedDays', { days: TOTALS_MAX_DAYS })}</p>`;
+    case 'offered':
+      return html`<p id="totals-offer"><a class="button secondary" href="${view.link}">${t('showTotals')}</a> <span
+class="muted">${t('showTotalsHint', { from: view.from, to: view.to })}</span></p>`;
+    case 'summed':
+      return html`<div class="table" tabindex="0"><table id="order-totals"><caption
+class="muted">${t('totalsCaption', { from: view.from, to: view.to })}</caption>
 <thead><tr><th>${t('currency')}</th><th class="num">${t('count')}</th><th class="num">${t('amount')}</th><th class="num">${t('actualAmount')}</th></tr></thead>
-<tbody>${totals.map(
-    (row) =>
-      html`<tr data-currency="${row.currency}"><td>${row.currency}</td><td class="num" data-count="${row.count}">${row.count}</td><td class="num"
+<tbody>${
+        view.totals.length === 0
+          ? html`<tr><td colspan="4">${t('totalsNone')}</td></tr>`
+          : view.totals.map(
+              (row) =>
+                html`<tr data-currency="${row.currency}"><td>${row.currency}</td><td class="num" data-count="${row.count}">${row.count}</td><td class="num"
 data-amount="${decimalText(row.amount, row.currency)}">${money(lang, row.amount, row.currency)}</td><td class="num"
 data-actual="${decimalText(row.actual, row.currency)}">${money(lang, row.actual, row.currency)}</td></tr>`,
-  )}</tbody></table></div>`;
+            )
+      }</tbody></table></div>`;
+  }
 }
 
 function listPage(
@@ -513,7 +562,7 @@ function listPage(
     filters: Filters;
     errors: FieldError[];
     orders: OrderRow[];
-    totals: readonly OrderTotals[];
+    totals: TotalsView;
     olderLink?: string | undefined;
     paged: boolean;
     pixReturns: Html;
@@ -537,13 +586,13 @@ function listPage(
       ? html`<nav class="pager" aria-label="${t('paging')}">${newest}${older}</nav>`
       : '';
   const exportLink =
-    input.errors.length === 0 && input.totals.length > 0
+    input.errors.length === 0 && input.orders.length > 0
       ? html`<p><a class="button secondary" id="orders-csv"
 href="${filterLink(f, {}, '/console/orders.csv')}" download>${t('download')}</a> <span class="muted">${t('downloadHint')}</span></p>`
       : '';
   const summary = errorSummary(ctx.lang, input.errors);
   const form = filterForm(t, ctx.lang, f, input.errors);
-  const totals = totalsTable(ctx.lang, t, input.totals);
+  const totals = totalsPanel(ctx.lang, t, input.totals);
   return ctx.page(reply, {
     status: input.errors.length > 0 ? 400 : 200,
     title: t('title'),
@@ -727,7 +776,7 @@ export function signed(lang: Language, amount: bigint, currency: string): string
   return amount < 0n ? money(lang, amount, currency) : `+${money(lang, amount, currency)}`;
 }
 
-/** The console's pages for orders: search with totals and CSV export, and detail; and the overview of their figures. */
+/** The console's pages for orders: search with totals on request and CSV export, and detail; and the overview of their figures. */
 export function registerOrderPages(router: ConsoleRouter, deps: ConsoleServices): void {
   router.get('/console/orders', async (ctx, request, reply) => {
     const t = translator('console.orders', ctx.lang);
@@ -737,17 +786,29 @@ export function registerOrderPages(router: ConsoleRouter, deps: ConsoleServices)
     const { search, errors } = parseFilters(ctx, t, filters, beforeAt, beforeId);
     const pixReturns = await pixReturnsLink(ctx, deps);
     if (errors.length > 0)
-      return listPage(ctx, reply, { filters, errors, orders: [], totals: [], paged: false, pixReturns });
-    const [rows, totals] = await Promise.all([
-      searchOrders(deps.store.read, search),
-      orderTotals(deps.store.read, { ...search, before: undefined }),
-    ]);
+      return listPage(ctx, reply, { filters, errors, orders: [], totals: { kind: 'none' }, paged: false, pixReturns });
+    const rows = await searchOrders(deps.store.read, search);
     const orders = rows.slice(0, PAGE_SIZE);
     const last = orders.at(-1);
     const olderLink =
       rows.length > PAGE_SIZE && last !== undefined
         ? filterLink(filters, { before_at: String(last.created_at), before_id: last.id })
         : undefined;
+    const days = totalsDays(filters, ctx.now);
+    let totals: TotalsView = { kind: 'none' };
+    if (queryParam(request, 'totals') === '1') {
+      // Only the days the filters name, never a default: the page shows what was summed.
+      const { from, until } = search;
+      totals =
+        days === undefined || from === undefined || until === undefined
+          ? { kind: 'needsDays' }
+          : { kind: 'summed', totals: await orderTotals(deps.store.read, { ...search, from, until }), ...days };
+    } else if (orders.length > 0 || search.before !== undefined) {
+      totals =
+        days === undefined
+          ? { kind: 'needsDays' }
+          : { kind: 'offered', link: filterLink({ ...filters, ...days }, { totals: '1' }), ...days };
+    }
     return listPage(ctx, reply, {
       filters,
       errors,
@@ -765,7 +826,7 @@ export function registerOrderPages(router: ConsoleRouter, deps: ConsoleServices)
     const { search, errors } = parseFilters(ctx, t, filters, '', '');
     if (errors.length > 0) {
       const pixReturns = await pixReturnsLink(ctx, deps);
-      return listPage(ctx, reply, { filters, errors, orders: [], totals: [], paged: false, pixReturns });
+      return listPage(ctx, reply, { filters, errors, orders: [], totals: { kind: 'none' }, paged: false, pixReturns });
     }
     const filename = `cashgate-orders-${ctx.merchantId}-${new Date(ctx.now).toISOString().slice(0, 10)}.csv`;
     return reply

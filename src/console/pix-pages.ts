@@ -5,18 +5,14 @@
  * payment, or refused by the order's rules).
  */
 import { maskDocument } from '../brazil/api-pix.js';
-import {
-  merchantHasPixReturns,
-  merchantPixReturns,
-  pixReceivedOfOrder,
-  type PixReceivedRow,
-} from '../brazil/queries.js';
+import { merchantPixReturns, pixReceivedOfOrder, type PixReceivedRow } from '../brazil/queries.js';
 import { html, type Html } from '../http/html.js';
 import type { Language } from '../http/language.js';
 import { badge } from './forms.js';
 import { translator, type Translator } from '../i18n/messages.js';
 import { dateTime, money } from './i18n.js';
 import type { ConsoleServices } from './plugin.js';
+import { merchantHasUncreditedPix } from './queries.js';
 import type { ConsoleContext, ConsoleRouter } from './router.js';
 
 /** The returns page lists this many, newest first. */
@@ -63,7 +59,7 @@ class="num">${money(ctx.lang, row.amount, 'BRL')}</td><td>${payer(row)}</td><td>
 
 /** A link to the returns page for the orders page, when the merchant has any. */
 export async function pixReturnsLink(ctx: ConsoleContext, deps: ConsoleServices): Promise<Html> {
-  if (!(await merchantHasPixReturns(deps.store.read, ctx.merchantId))) return html``;
+  if (!(await merchantHasUncreditedPix(deps.store.read, ctx.merchantId))) return html``;
   return html`<p><a href="/console/pix-returns">${translator('console.pix', ctx.lang)('link')}</a></p>`;
 }
 

@@ -4,8 +4,9 @@
  * one is scoped to one merchant and uses an existing index (orders_merchant_time,
  * orders_merchant_status_time, the primary key and the externalOrderId key of orders,
  * callback_events_merchant_state_time,
- * ledger_journals_order_idx, ledger_entries_account_idx). A search by a part of a text reads the
- * merchant's orders in the index's order (newest first) until a page is full. And
+ * ledger_journals_order_idx, ledger_entries_account_idx). A search by a part of a text (or the
+ * different amount) reads the merchant's orders in the index's order (newest first), a chunk at a
+ * time, until a page is full; totals read the index alone, a day at a time. And
  * the statements of its accounts: console users, their sessions and the failed sign-ins the rate
  * limit counts. And the request log of debug-mode keys. Each works on SQLite and PostgreSQL alike.
  */
@@ -216,45 +217,133 @@ function ordersNamed(db: ReadDb, merchantId: string, q: string): SelectQueryBuil
     .selectFrom('named as orders');
 }
 
+type OrdersQuery = SelectQueryBuilder<Database, 'orders', object>;
+
 /**
- * The merchant's orders that pass the search's filters, without paging. A text that names orders
- * exactly (their orderId or externalOrderId) finds those only, through their keys; any other text
- * is looked for as a part, which reads the merchant's orders newest first.
+ * The search's filters but its days: those orders_merchant_time holds the columns of, so that its
+ * walk checks them without reading an order.
  */
-async function filteredOrders(db: ReadDb, s: OrderSearch) {
+function indexedFilters(query: OrdersQuery, s: OrderSearch): OrdersQuery {
+  let q = query.where('merchant_id', '=', s.merchantId);
+  if (s.area !== undefined) q = q.where('area', '=', s.area);
+  if (s.kind !== undefined) q = q.where('kind', '=', s.kind);
+  if (s.status !== undefined) q = q.where('status', '=', s.status);
+  if (s.statuses !== undefined) q = q.where(inStatuses(s.statuses));
+  return q;
+}
+
+/** The orders a search reads, whatever their days: with every filter, and with the index's alone when they differ. */
+interface SearchScan {
+  matching: OrdersQuery;
+  /**
+   * The filters the index answers, when the search also has one it cannot (a part of a text, the
+   * different amount): such a search reads orders a chunk at a time. Undefined otherwise.
+   */
+  indexed: OrdersQuery | undefined;
+}
+
+/**
+ * The merchant's orders that pass the search's filters, without its days or paging. A text that
+ * names orders exactly (their orderId or externalOrderId) finds those only, through their keys; any
+ * other text is looked for as a part, which reads the merchant's orders newest first.
+ */
+async function searchScan(db: ReadDb, s: OrderSearch): Promise<SearchScan> {
   const q = s.q;
-  let query: SelectQueryBuilder<Database, 'orders', object> = db.selectFrom('orders');
+  const differs = s.differentAmount === true ? paidDifferentAmount(dialectOf(db)) : undefined;
+  const withDiffers = (query: OrdersQuery) => (differs === undefined ? query : query.where(differs));
   if (q !== undefined && q !== '') {
     const named = await ordersNamed(db, s.merchantId, q).select('id').limit(1).execute();
-    query = named.length > 0 ? ordersNamed(db, s.merchantId, q) : query.where(matchesText(dialectOf(db), q));
+    // A handful of orders, found through their keys: read whole.
+    if (named.length > 0)
+      return { matching: withDiffers(indexedFilters(ordersNamed(db, s.merchantId, q), s)), indexed: undefined };
   }
-  query = query.where('merchant_id', '=', s.merchantId);
-  if (s.area !== undefined) query = query.where('area', '=', s.area);
-  if (s.kind !== undefined) query = query.where('kind', '=', s.kind);
-  if (s.status !== undefined) query = query.where('status', '=', s.status);
-  if (s.statuses !== undefined) query = query.where(inStatuses(s.statuses));
-  if (s.differentAmount === true) query = query.where(paidDifferentAmount(dialectOf(db)));
-  if (s.from !== undefined) query = query.where('created_at', '>=', s.from);
-  if (s.until !== undefined) query = query.where('created_at', '<', s.until);
-  return query;
+  const indexed = indexedFilters(db.selectFrom('orders'), s);
+  const text = q === undefined || q === '' ? undefined : matchesText(dialectOf(db), q);
+  if (text === undefined && differs === undefined) return { matching: indexed, indexed: undefined };
+  return { matching: withDiffers(text === undefined ? indexed : indexed.where(text)), indexed };
 }
 
-/** The merchant's orders matching the search, newest first. */
-export async function searchOrders(db: ReadDb, s: OrderSearch): Promise<OrderRow[]> {
-  let query = (await filteredOrders(db, s)).selectAll();
-  const before = s.before;
-  if (before !== undefined) {
-    query = query.where((eb) =>
-      eb.or([
-        eb('created_at', '<', before.createdAt),
-        eb.and([eb('created_at', '=', before.createdAt), eb('id', '<', before.id)]),
-      ]),
+/** A stretch of the newest-first order: from `lower` (included) to `upper` (left out); open where undefined. */
+interface Span {
+  lower: OrderCursor | undefined;
+  upper: OrderCursor | undefined;
+}
+
+/** A moment's first position: before every order created then ('' sorts before every id). */
+const at = (createdAt: number): OrderCursor => ({ createdAt, id: '' });
+
+/** The search's days and its cursor as one span: the cursor, or the end of the days when the cursor is past them. */
+function spanOf(s: OrderSearch): Span {
+  const { before, until } = s;
+  return {
+    lower: s.from === undefined ? undefined : at(s.from),
+    upper:
+      before !== undefined && (until === undefined || before.createdAt < until)
+        ? before
+        : until === undefined
+          ? undefined
+          : at(until),
+  };
+}
+
+/**
+ * The orders of the span, its ends as row values ((created_at, id) ≥ …, < …): both databases seek
+ * the index to them. One end as a plain created_at and the other as a row value, SQLite seeks by
+ * the plain one and walks from there.
+ */
+function within(query: OrdersQuery, { lower, upper }: Span): OrdersQuery {
+  let q = query;
+  if (lower !== undefined)
+    q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '>=', eb.tuple(lower.createdAt, lower.id)));
+  if (upper !== undefined)
+    q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(upper.createdAt, upper.id)));
+  return q;
+}
+
+const newestFirst = (query: OrdersQuery, span: Span): OrdersQuery =>
+  within(query, span).orderBy('created_at', 'desc').orderBy('id', 'desc');
+
+/**
+ * How many orders, of those the index's filters match, a search that reads each order's row reads
+ * at a time on SQLite (a few milliseconds at most), after which the event loop is let go before the
+ * next chunk: SQLite reads on it, and a rare text over a long history must not hold every other
+ * request. PostgreSQL's reads do not hold the event loop: such a search is one statement there.
+ */
+const ROW_CHUNK = 500;
+
+/** The merchant's orders matching the search, newest first (`chunk`: orders read at a time, undefined for all at once). */
+export async function searchOrders(
+  db: ReadDb,
+  s: OrderSearch,
+  chunk: number | undefined = dialectOf(db) === 'sqlite' ? ROW_CHUNK : undefined,
+): Promise<OrderRow[]> {
+  const { matching, indexed } = await searchScan(db, s);
+  let span = spanOf(s);
+  if (indexed === undefined || chunk === undefined)
+    return newestFirst(matching, span).selectAll().limit(s.limit).execute();
+  const found: OrderRow[] = [];
+  for (;;) {
+    // The oldest order of the next chunk, from the index alone: this chunk reads none older.
+    const edge = await newestFirst(indexed, span)
+      .select(['created_at', 'id'])
+      .limit(1)
+      .offset(chunk - 1)
+      .executeTakeFirst();
+    const last = edge === undefined ? undefined : { createdAt: edge.created_at, id: edge.id };
+    const read = newestFirst(matching, last === undefined ? span : { ...span, lower: last });
+    found.push(
+      ...(await read
+        .selectAll()
+        .limit(s.limit - found.length)
+        .execute()),
     );
+    if (found.length >= s.limit || last === undefined) return found;
+    span = { ...span, upper: last };
+    await new Promise((resolve) => setImmediate(resolve));
   }
-  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(s.limit).execute();
 }
 
-/** The totals of one currency over every order the search matches (not one page). */
+/** The totals of one currency over every order the search matches in its days (not one page). */
 export interface OrderTotals {
   currency: string;
   count: number;
@@ -264,25 +353,48 @@ export interface OrderTotals {
   actual: Minor;
 }
 
-/** Per currency: how many orders match the search, and their amounts summed in the database (integer minor units). */
-export async function orderTotals(db: ReadDb, s: OrderSearch): Promise<OrderTotals[]> {
-  const filtered = await filteredOrders(db, s);
-  const rows = await filtered
-    .select((eb) => [
-      'currency',
-      eb.fn.countAll<number | string>().as('n'),
-      eb.fn.sum<number | string | null>('amount').as('amount'),
-      eb.fn.sum<number | string | null>('actual_amount').as('actual'),
-    ])
-    .groupBy('currency')
-    .orderBy('currency')
-    .execute();
-  return rows.map((r) => ({
-    currency: r.currency,
-    count: Number(r.n),
-    amount: fromDb(r.amount),
-    actual: fromDb(r.actual),
-  }));
+/** The most days the totals sum over in one request: a month, whatever the merchant's volume. */
+export const TOTALS_MAX_DAYS = 31;
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Per currency: how many orders match the search within [from, until), and their amounts summed in
+ * the database (integer minor units). Read from orders_merchant_time alone (it holds every column
+ * the filters other than a text or the different-amount one read). On SQLite one UTC day at a time,
+ * the event loop let go between days: SQLite reads on it, and a long range must not hold every other
+ * request; on PostgreSQL in one statement.
+ */
+export async function orderTotals(
+  db: ReadDb,
+  s: OrderSearch & { from: number; until: number },
+): Promise<OrderTotals[]> {
+  const { matching } = await searchScan(db, s);
+  const sums = new Map<string, OrderTotals>();
+  const step = dialectOf(db) === 'sqlite' ? DAY_MS : s.until - s.from;
+  for (let day = s.from; day < s.until; day += step) {
+    if (day > s.from) await new Promise((resolve) => setImmediate(resolve));
+    // Plain bounds (the range holds whole moments): PostgreSQL estimates them from its statistics.
+    const rows = await matching
+      .where('created_at', '>=', day)
+      .where('created_at', '<', Math.min(day + step, s.until))
+      .select((eb) => [
+        'currency',
+        eb.fn.countAll<number | string>().as('n'),
+        eb.fn.sum<number | string | null>('amount').as('amount'),
+        eb.fn.sum<number | string | null>('actual_amount').as('actual'),
+      ])
+      .groupBy('currency')
+      .execute();
+    for (const r of rows) {
+      const sum = sums.get(r.currency) ?? { currency: r.currency, count: 0, amount: 0n, actual: 0n };
+      sum.count += Number(r.n);
+      sum.amount += fromDb(r.amount);
+      sum.actual += fromDb(r.actual);
+      sums.set(r.currency, sum);
+    }
+  }
+  return [...sums.values()].sort((a, b) => (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));
 }
 
 /** One group of the overview: orders of an area and kind in one currency, created on one day of the range. */
@@ -348,6 +460,26 @@ export async function overviewFigures(
     differentAmount: Number(r.differs ?? 0),
     volume: fromDb(r.volume),
   }));
+}
+
+/**
+ * Whether any Pix paid for one of the merchant's orders was not credited (returned, or being): read
+ * from the uncredited Pix (the partial index pix_received_uncredited: a few), each one's order found
+ * by its key. Joined the other way round, SQLite walked every order of the merchant, on every view
+ * of the orders list that asks.
+ */
+export async function merchantHasUncreditedPix(db: ReadDb, merchantId: string): Promise<boolean> {
+  const found = await db
+    .selectFrom('pix_received as p')
+    .select('p.e2eid')
+    .where('p.disposition', '<>', 'credited')
+    .where((eb) =>
+      eb(eb.selectFrom('orders as o').select('o.merchant_id').whereRef('o.id', '=', 'p.order_id'), '=', merchantId),
+    )
+    .orderBy('p.created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return found !== undefined;
 }
 
 /** One of the merchant's orders; undefined for an unknown id or another merchant's order. */

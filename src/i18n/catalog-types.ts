@@ -287,7 +287,11 @@ export interface Catalog {
     stWaitToken: never;
     differsFilter: never;
     differentAmount: never;
-    totalsCaption: never;
+    totalsCaption: { from: string | number; to: string | number };
+    showTotals: never;
+    showTotalsHint: { from: string | number; to: string | number };
+    totalsNeedDays: { days: string | number };
+    totalsNone: never;
     count: never;
     download: never;
     downloadHint: never;
