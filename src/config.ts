@@ -89,6 +89,8 @@ export interface Config {
     sandboxXpubs: AddressFamily[];
     /** How long a token → fiat quote waits for its deposit. */
     quoteTtlMs: number;
+    /** TRON deposit addresses a worker keeps derived ahead for creates to take (0: every create derives its own). */
+    depositAddressPoolSize: number;
   };
   /** The Kenya rail: the sandbox simulator, or Safaricom's Daraja. */
   kenya: KenyaRailConfig;
@@ -809,6 +811,7 @@ function exchangeConfig(read: EnvReader, sandbox: boolean): Config['exchange'] {
     xpubs: { tron: tron.xpub ?? SANDBOX_XPUBS.tron, evm: evm.xpub },
     sandboxXpubs: [...(tron.sandbox ? (['tron'] as const) : []), ...(evm.sandbox ? (['evm'] as const) : [])],
     quoteTtlMs: read.integer('EXCHANGE_QUOTE_TTL_MS', 1_800_000, 60_000, 7 * 86_400_000),
+    depositAddressPoolSize: read.integer('DEPOSIT_ADDRESS_POOL_SIZE', 1_000, 0, 100_000),
   };
 }
 

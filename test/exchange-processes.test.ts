@@ -34,6 +34,8 @@ describe(`exchange deposit addresses across processes (${databaseLabel})`, { ski
       CASHGATE_ADMIN_TOKEN: ADMIN_TOKEN,
       KEY_ACTIVATION_DELAY_MS: '0',
       LOG_LEVEL: 'info',
+      // Every address derived inline from the counter (test/deposit-address-pool.test.ts covers the pool's).
+      DEPOSIT_ADDRESS_POOL_SIZE: '0',
       ...(database !== undefined && { DATABASE_URL: database.url }),
     };
     // One process migrates first; the second then opens a database that is already current.

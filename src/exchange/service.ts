@@ -131,6 +131,11 @@ export class ExchangeService {
     },
   ) {}
 
+  /** The deposit addresses token → fiat orders take (the pool's worker tops them up). */
+  get addresses(): DepositAddresses {
+    return this.deps.addresses;
+  }
+
   /** The two order kinds, registered with the order service. */
   readonly kinds: {
     fiatToToken: OrderKindSpec<Static<typeof FiatToTokenResult>>;
@@ -235,6 +240,8 @@ export class ExchangeService {
     const chain = this.deps.rails[d.chainType];
     return {
       name: chain.name,
+      // The sandbox's chain answers at once and in process: its first attempt commits with the order.
+      local: !chain.live,
       start: async ({ idempotencyKey }) =>
         order.kind === 'token_to_fiat'
           ? {

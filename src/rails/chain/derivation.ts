@@ -2,6 +2,7 @@
  * Deposit addresses derived from an operator's BIP32 account-level extended public key (BIP-44 layout),
  * so Cashgate never holds a private key. Address i is <account>/0/i.
  */
+import { createHmac } from 'node:crypto';
 import { HDKey } from '@scure/bip32';
 import { createBase58check, hex } from '@scure/base';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
@@ -72,30 +73,69 @@ function checkIndex(index: number): void {
   }
 }
 
+type CurvePoint = ReturnType<typeof secp256k1.Point.fromBytes>;
+
+/**
+ * secp256k1's generator with a table of its multiples of its own (window 8, about 3 MB, made on
+ * first use): multiplying it by each child's tweak is most of what an address costs, a third less
+ * than with the library's shared window-6 table. Still the constant-time multiplication.
+ */
+let tweakGenerator: CurvePoint | undefined;
+function generator(): CurvePoint {
+  tweakGenerator ??= secp256k1.Point.fromAffine(secp256k1.Point.BASE.toAffine()).precompute(8, false);
+  return tweakGenerator;
+}
+
 export class DepositAddressDeriver {
   /** A short stable id of the xpub (hex of the first 8 bytes of sha256 of the xpub text), used to key the address counter per xpub. */
   readonly keyId: string;
-  /** The external chain <account>/0. */
-  readonly #external: HDKey;
+  /** The external chain <account>/0: its chain code, compressed public key and that key as a point. */
+  readonly #chainCode: Uint8Array;
+  readonly #publicKey: Uint8Array;
+  readonly #point: CurvePoint;
 
   constructor(
     readonly family: AddressFamily,
-    xpub: string,
+    /** The account-level xpub the addresses derive from. */
+    readonly xpub: string,
   ) {
     const parsed = parseAccountXpub(xpub);
     if ('problem' in parsed) throw new Error(`${family} xpub: ${parsed.problem}`);
-    this.#external = parsed.key.deriveChild(0);
+    const external = parsed.key.deriveChild(0);
+    if (external.publicKey === null || external.chainCode === null) throw new Error(`${family} xpub: no public key`);
+    this.#chainCode = external.chainCode;
+    this.#publicKey = external.publicKey;
+    // Decompressed once: the child keys are this point plus a multiple of the generator.
+    this.#point = secp256k1.Point.fromBytes(external.publicKey);
     this.keyId = hex.encode(sha256(new TextEncoder().encode(xpub)).subarray(0, 8));
   }
 
-  /** The address at <account>/0/index: TRON base58check or EVM EIP-55. */
+  /**
+   * The address at <account>/0/index: TRON base58check or EVM EIP-55. BIP-32's public child
+   * derivation (CKDpub) done here rather than by HDKey.deriveChild, to skip what an address does
+   * not need (the parent's key decompressed each time, the child's compressed key, fingerprint and
+   * chain code): the same keys, for about 40 % of the CPU.
+   */
   address(index: number): string {
     checkIndex(index);
-    const compressed = this.#external.deriveChild(index).publicKey;
-    if (compressed === null) throw new Error('derived key has no public key');
-    const uncompressed = secp256k1.Point.fromBytes(compressed).toBytes(false);
+    const data = new Uint8Array(37);
+    data.set(this.#publicKey);
+    new DataView(data.buffer).setUint32(33, index, false);
+    const i = createHmac('sha512', this.#chainCode).update(data).digest();
+    const tweak = BigInt(`0x${i.subarray(0, 32).toString('hex')}`);
+    // BIP-32: parse256(IL) ≥ n, or the point at infinity, makes the index invalid; like HDKey
+    // (which Cashgate used before), the key of the next index stands in. Odds: below 2^-127.
+    if (tweak >= secp256k1.Point.Fn.ORDER) return this.#nextInstead(index);
+    const child = tweak === 0n ? this.#point : this.#point.add(generator().multiply(tweak));
+    if (child.is0()) return this.#nextInstead(index);
+    const uncompressed = child.toBytes(false);
     const body = keccak_256(uncompressed.subarray(1)).subarray(-20);
     return this.family === 'tron' ? tronAddress(body) : evmChecksumAddress(body);
+  }
+
+  #nextInstead(index: number): string {
+    if (index >= MAX_ADDRESS_INDEX) throw new Error(`cannot derive a key at index ${index}`);
+    return this.address(index + 1);
   }
 
   /** The full path, e.g. m/44'/195'/0'/0/7 */

@@ -26,6 +26,8 @@ import * as settledByHand from './0024_settled_by_hand.js';
 import * as backofficeMerchantList from './0025_backoffice_merchant_list.js';
 import * as backofficeToday from './0026_backoffice_today.js';
 import * as backofficeIndexes from './0027_backoffice_indexes.js';
+import * as consoleOrderTotals from './0028_console_order_totals.js';
+import * as depositAddressPool from './0029_deposit_address_pool.js';
 
 /** Every migration, in order. One set serves SQLite and PostgreSQL. */
 const migrations: Record<string, Migration> = {
@@ -56,6 +58,8 @@ const migrations: Record<string, Migration> = {
   '0025_backoffice_merchant_list': backofficeMerchantList,
   '0026_backoffice_today': backofficeToday,
   '0027_backoffice_indexes': backofficeIndexes,
+  '0028_console_order_totals': consoleOrderTotals,
+  '0029_deposit_address_pool': depositAddressPool,
 };
 
 export const migrationProvider: MigrationProvider = {
