@@ -512,11 +512,12 @@ describe(`Brazil on API Pix (${databaseLabel})`, () => {
   });
 
   it('makes a transfer’s create wait for its own send once too many sends are under way', async () => {
-    // The PSP takes the first sends slowly (three seconds each, long enough that they are still
-    // under way on a busy machine when the next create comes; they hold every connection to it, so
-    // the last of them end after about six): their creates answer before the PSP has taken them.
-    // Past the limit of sends under way, a create waits until the PSP took its own (status 2).
-    psp.delayNext('send-put', 3_000, MAX_BACKGROUND_HANDOVERS);
+    // The PSP takes the first sends slowly (eight seconds each, long enough that they are still
+    // under way when the next create comes even on a machine busy with other work; they hold every
+    // connection to it, so the last of them end after about sixteen): their creates answer before
+    // the PSP has taken them. Past the limit of sends under way, a create waits until the PSP took
+    // its own (status 2).
+    psp.delayNext('send-put', 8_000, MAX_BACKGROUND_HANDOVERS);
     const first = await Promise.all(
       Array.from({ length: MAX_BACKGROUND_HANDOVERS }, (_, i) => sendToKey('1.00', `lote${i}@example.com`, 'Lote')),
     );
@@ -524,7 +525,7 @@ describe(`Brazil on API Pix (${databaseLabel})`, () => {
     assert.equal((await order(waited)).status, 2, 'past the limit, the create waited for the PSP to take its send');
     await until(async () => {
       for (const id of [...first, waited]) assert.equal((await order(id)).status, 8, `${id} was paid`);
-    }, 20_000);
+    }, 40_000);
   });
 
   it('says plainly that boletos are not yet live', async () => {
