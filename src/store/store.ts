@@ -49,8 +49,8 @@ const MAX_UNITS_PER_COMMIT = 256;
  * answered only once the commit that holds its unit is durable; if that commit or its flush fails,
  * every unit in it fails. The flush runs off the event loop (WalSync), so requests are read, checked
  * and prepared meanwhile; their units form the next group, which begins once the flush is done.
- * Reads use a second, read-only
- * connection, which sees durable commits only and never waits for a commit in progress.
+ * Reads use a second, read-only connection, which sees durable commits only and never waits for a
+ * commit in progress.
  *
  * On PostgreSQL each unit is its own transaction on a pooled connection (the server coalesces the
  * fsyncs of concurrent commits itself).
