@@ -94,7 +94,8 @@ try {
     await server.stop();
   }
   const written = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile') && !before.has(f));
-  for (const file of written) report(join(profileDir, file));
+  // Node writes a profile per thread (<pid>.<thread>.<seq>): the main thread's answers the requests.
+  for (const file of written.filter((f) => /\.\d+\.0\.\d+\.cpuprofile$/.test(f))) report(join(profileDir, file));
 } finally {
   rmSync(dataDir, { recursive: true, force: true });
 }
