@@ -235,11 +235,6 @@ export function merchantPixReturns(db: ReadDb, merchantId: string, limit: number
     .execute();
 }
 
-/** Whether any Pix paid for the merchant's orders was not credited (it was returned, or is being). */
-export async function merchantHasPixReturns(db: ReadDb, merchantId: string): Promise<boolean> {
-  return (await merchantPixReturns(db, merchantId, 1)).length > 0;
-}
-
 /** Returns (refunds) due to be asked for or asked about. */
 export function pixReturnsDue(db: ReadDb, now: number, limit: number): Promise<PixReceivedRow[]> {
   return db
