@@ -74,7 +74,8 @@ export class Checkpointer {
   async beforeGroup(): Promise<void> {
     if (this.last.log < WAL_FRAMES_BEHIND) return;
     this.stats.waited += 1;
-    await this.#running;
+    // One checkpoint at a time: the thread answers one request at a time, in one reply slot.
+    while (this.#running !== undefined) await this.#running;
     await this.#start();
   }
 
